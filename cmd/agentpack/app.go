@@ -1,0 +1,216 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/targets"
+	"github.com/alecthomas/kong"
+)
+
+// exitPanic carries kong's exit code out of its Exit hook.
+type exitPanic struct{ code int }
+
+// Main runs agentpack with args and returns the process exit code. It is the
+// entry point for the binary and for testscript.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	targets.Register()
+	// The view is chosen before anything can fail, so even a flag error is an
+	// envelope under --json.
+	jsonMode := wantsJSON(args)
+	app := &App{Stdin: stdin, Stdout: stdout, Stderr: stderr, Env: engine.EnvFromOS()}
+	app.Globals.JSON = jsonMode
+	var cli CLI
+	defer func() {
+		if r := recover(); r != nil {
+			if ep, ok := r.(exitPanic); ok {
+				code = ep.code
+				return
+			}
+			err := apperr.New(apperr.Unexpected, "internal error: %v", r).WithHint("please report this bug")
+			code = app.fail(commandFromArgs(args), err)
+		}
+	}()
+	parser, err := kong.New(&cli,
+		kong.Name("agentpack"),
+		kong.Description("Compile AI-coding assets (instructions, skills, prompts, commands, agents) into files for codex, claude_code, cursor and vscode, and deploy them safely."),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(c int) { panic(exitPanic{c}) }),
+		kong.UsageOnError(),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Bind(app),
+	)
+	if err != nil {
+		return app.fail("agentpack", apperr.Wrap(err, apperr.Unexpected, "cannot build the command line"))
+	}
+	app.parser = parser
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		app.Globals.JSON = jsonMode
+		return app.fail(commandFromArgs(args), apperr.New(apperr.InvalidArgument, "%s", err.Error()).
+			WithHint("run `agentpack --help` for usage"))
+	}
+	app.Globals = cli.Globals
+	app.kctx = kctx
+	if err := kctx.Run(app); err != nil {
+		var ec exitCode
+		if errors.As(err, &ec) {
+			return int(ec)
+		}
+		return app.fail(commandFromArgs(args), err)
+	}
+	return 0
+}
+
+// exitCode is returned by a command's Run after it has printed its result.
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit %d", int(e)) }
+
+func wantsJSON(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "--json" || a == "--json=true" {
+			return true
+		}
+	}
+	return false
+}
+
+// commandFromArgs guesses the command name for an envelope when parsing failed.
+func commandFromArgs(args []string) string {
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			return a
+		}
+	}
+	return "agentpack"
+}
+
+// App is the per-invocation state bound into every command's Run.
+type App struct {
+	Globals Globals
+	Stdin   io.Reader
+	Stdout  io.Writer
+	Stderr  io.Writer
+	Env     engine.Env
+	parser  *kong.Kong
+	kctx    *kong.Context
+	engine  *engine.Engine
+}
+
+// Engine returns the engine for this invocation.
+func (a *App) Engine() *engine.Engine {
+	if a.engine == nil {
+		a.engine = engine.New(a.Env)
+	}
+	return a.engine
+}
+
+// Request builds an engine request from the global flags.
+func (a *App) Request() engine.Request {
+	return engine.Request{Repo: a.Globals.Repo, Profile: a.Globals.Profile, Target: a.Globals.Target, Machine: a.Globals.Machine}
+}
+
+// result is what a command hands back for rendering.
+type result struct {
+	Data     any
+	Warnings []string
+	// Human prints the human view; nil prints nothing.
+	Human func(p *Printer)
+}
+
+// run executes fn and renders its result as an envelope (--json) or as
+// human output, returning the exit code as an error for kong.
+func (a *App) run(command, commandID string, fn func() (*result, error)) error {
+	res, err := fn()
+	if err != nil {
+		var warnings []string
+		if res != nil {
+			warnings = res.Warnings
+		}
+		return exitCode(a.failWith(command, commandID, err, warnings))
+	}
+	if a.Globals.JSON {
+		env := engine.NewEnvelope(command, commandID).Succeed(res.Data, res.Warnings)
+		_, _ = a.Stdout.Write(env.JSON())
+		return nil
+	}
+	p := a.printer()
+	if res.Human != nil && !a.Globals.Quiet {
+		res.Human(p)
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(a.Stderr, "%s %s\n", p.yellow("warning:"), w)
+	}
+	return nil
+}
+
+func (a *App) fail(command string, err error) int {
+	return a.failWith(command, command, err, nil)
+}
+
+func (a *App) failWith(command, commandID string, err error, warnings []string) int {
+	if a.Globals.JSON {
+		env := engine.NewEnvelope(command, commandID).Fail(err, warnings)
+		_, _ = a.Stdout.Write(env.JSON())
+		return 1
+	}
+	p := a.errPrinter()
+	for _, w := range warnings {
+		fmt.Fprintf(a.Stderr, "%s %s\n", p.yellow("warning:"), w)
+	}
+	ae := apperr.As(err)
+	fmt.Fprintf(a.Stderr, "%s [%s] %s\n", p.red("error:"), ae.Code, ae.Message)
+	if ae.Hint != "" {
+		fmt.Fprintf(a.Stderr, "%s %s\n", p.dim("hint:"), ae.Hint)
+	}
+	return 1
+}
+
+// requireYesInJSON refuses a mutation in --json mode without --yes. Commands
+// whose arguments already say exactly what to change (init, add, remove) do
+// not prompt in a terminal.
+func (a *App) requireYesInJSON(commandID string) error {
+	if a.Globals.JSON && !a.Globals.Yes {
+		return a.confirm(commandID, "")
+	}
+	return nil
+}
+
+// confirm asks the user before a mutation. In --json mode, or without a
+// terminal, only --yes confirms.
+func (a *App) confirm(commandID, question string) error {
+	if a.Globals.Yes {
+		return nil
+	}
+	refuse := apperr.New(apperr.ConfirmRequired, "refusing to run '%s' without --yes", commandID).
+		WithHint("re-run with --yes to confirm").
+		With("command", commandID).With("reason_code", "confirm_required").With("next_actions", []string{"retry_with_yes"})
+	if a.Globals.JSON || !isTerminal(a.Stdin) {
+		return refuse
+	}
+	fmt.Fprintf(a.Stderr, "%s [y/N] ", question)
+	var answer string
+	_, _ = fmt.Fscanln(a.Stdin, &answer)
+	if a := strings.ToLower(strings.TrimSpace(answer)); a == "y" || a == "yes" {
+		return nil
+	}
+	return apperr.New(apperr.ConfirmRequired, "cancelled").WithHint("nothing was changed")
+}
+
+func isTerminal(r any) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

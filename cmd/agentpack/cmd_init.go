@@ -1,0 +1,113 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/engine/gitsource"
+	"github.com/go-git/go-git/v5"
+)
+
+// InitCmd is `agentpack init`.
+type InitCmd struct {
+	Git bool `help:"Also make the repo a git repository."`
+}
+
+// Run implements the command.
+func (c *InitCmd) Run(a *App) error {
+	return a.run("init", "init", func() (*result, error) {
+		if err := a.requireYesInJSON("init"); err != nil {
+			return nil, err
+		}
+		dir := a.Env.ResolveRepo(a.Globals.Repo)
+		d, err := a.Engine().InitRepo(dir)
+		if err != nil {
+			return nil, err
+		}
+		if c.Git {
+			if _, err := git.PlainInit(dir, false); err != nil && err != git.ErrRepositoryAlreadyExists {
+				return nil, apperr.Wrap(err, apperr.IOFailed, "cannot create a git repository in %s", dir).WithHint("check the folder's permissions")
+			}
+			d.Git = true
+		}
+		return &result{Data: d, Human: func(p *Printer) {
+			p.Printf("Created %s with %d files. Next: agentpack --repo %s plan\n", p.Path(d.Repo), len(d.Created), p.Path(d.Repo))
+		}}, nil
+	})
+}
+
+// AddCmd is `agentpack add`.
+type AddCmd struct {
+	Type    string   `arg:"" enum:"instructions,skill,prompt,command,agent,mcp" help:"Module type."`
+	Source  string   `arg:"" help:"Source spec: local:<path>, git:<url>#ref=..&subdir=.., gh:owner/repo/path@ref, pkg:@scope/name@ver."`
+	ID      string   `help:"Module id (default <type>:<name>)."`
+	Tags    []string `help:"Tags (default base)." sep:","`
+	Targets []string `name:"targets" help:"Restrict to these targets." sep:","`
+}
+
+// Run implements the command.
+func (c *AddCmd) Run(a *App) error {
+	return a.run("add", "add", func() (*result, error) {
+		if err := a.requireYesInJSON("add"); err != nil {
+			return nil, err
+		}
+		spec, err := gitsource.ParseSpec(c.Source)
+		if err != nil {
+			return nil, err
+		}
+		mod := engine.Module{ID: c.ID, Type: engine.ModuleType(c.Type), Tags: c.Tags, Targets: c.Targets}
+		name := ""
+		switch spec.Kind {
+		case gitsource.KindLocal:
+			mod.Source.LocalPath = &engine.LocalPathSource{Path: filepath.ToSlash(spec.Path)}
+			name = filepath.Base(spec.Path)
+		case gitsource.KindGit:
+			mod.Source.Git = &engine.GitSource{URL: spec.URL, Ref: spec.Ref, Subdir: spec.Subdir}
+			name = filepath.Base(strings.TrimSuffix(firstNonEmpty(spec.Subdir, spec.URL), ".git"))
+		case gitsource.KindPackage:
+			mod.Source.Package = &engine.PackageSource{Name: spec.Name, Version: spec.Version, Artifact: spec.Artifact}
+			name = firstNonEmpty(spec.Artifact, filepath.Base(spec.Name))
+		}
+		if mod.ID == "" {
+			mod.ID = c.Type + ":" + strings.TrimSuffix(name, ".md")
+		}
+		if len(mod.Tags) == 0 {
+			mod.Tags = []string{"base"}
+		}
+		d, err := a.Engine().AddModule(a.Request(), mod)
+		if err != nil {
+			return nil, err
+		}
+		return &result{Data: d, Human: func(p *Printer) { p.Printf("Added %s (%s) to %s\n", d.Module.ID, mod.Source, p.Path(d.ManifestPath)) }}, nil
+	})
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// RemoveCmd is `agentpack remove`.
+type RemoveCmd struct {
+	ID string `arg:"" help:"Module id."`
+}
+
+// Run implements the command.
+func (c *RemoveCmd) Run(a *App) error {
+	return a.run("remove", "remove", func() (*result, error) {
+		if err := a.requireYesInJSON("remove"); err != nil {
+			return nil, err
+		}
+		d, err := a.Engine().RemoveModule(a.Request(), c.ID)
+		if err != nil {
+			return nil, err
+		}
+		return &result{Data: d, Human: func(p *Printer) { p.Printf("Removed %s from %s\n", d.ID, p.Path(d.ManifestPath)) }}, nil
+	})
+}

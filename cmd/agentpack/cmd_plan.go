@@ -1,0 +1,68 @@
+package main
+
+// PlanCmd is `agentpack plan`.
+type PlanCmd struct{}
+
+// Run implements the command.
+func (c *PlanCmd) Run(a *App) error {
+	return a.run("plan", "plan", func() (*result, error) {
+		st, p, err := a.Engine().Plan(a.Request())
+		if err != nil {
+			return warningsOf(st), err
+		}
+		return &result{Data: p, Warnings: st.Warnings, Human: func(pr *Printer) {
+			printChanges(pr, p.Profile, p.Targets, p.Changes, p.Summary)
+		}}, nil
+	})
+}
+
+// DiffCmd is `agentpack diff`.
+type DiffCmd struct{}
+
+// Run implements the command.
+func (c *DiffCmd) Run(a *App) error {
+	return a.run("diff", "diff", func() (*result, error) {
+		st, d, err := a.Engine().Diff(a.Request())
+		if err != nil {
+			return warningsOf(st), err
+		}
+		return &result{Data: d, Warnings: st.Warnings, Human: func(pr *Printer) {
+			if len(d.Changes) == 0 {
+				pr.Printf("No changes.\n")
+				return
+			}
+			for _, c := range d.Changes {
+				pr.Printf("%s %s %s\n", pr.bold(c.Target), c.Op, pr.Path(c.Path))
+				if c.Unified != "" {
+					pr.Diff(c.Unified)
+				}
+			}
+		}}, nil
+	})
+}
+
+// PreviewCmd is `agentpack preview`.
+type PreviewCmd struct {
+	Diff bool `help:"Include unified diffs."`
+}
+
+// Run implements the command.
+func (c *PreviewCmd) Run(a *App) error {
+	return a.run("preview", "preview", func() (*result, error) {
+		st, d, err := a.Engine().Preview(a.Request(), c.Diff)
+		if err != nil {
+			return warningsOf(st), err
+		}
+		return &result{Data: d, Warnings: st.Warnings, Human: func(pr *Printer) {
+			printChanges(pr, d.Profile, d.Targets, d.Plan.Changes, d.Plan.Summary)
+			if d.Diff != nil {
+				for _, f := range d.Diff.Files {
+					if f.Unified != "" {
+						pr.Printf("\n")
+						pr.Diff(f.Unified)
+					}
+				}
+			}
+		}}, nil
+	})
+}

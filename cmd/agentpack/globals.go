@@ -1,0 +1,31 @@
+package main
+
+// Globals are the flags every command accepts (SPEC §5).
+type Globals struct {
+	Repo    string `help:"Desired-state repo (default $AGENTPACK_HOME/repo)." placeholder:"DIR" type:"path"`
+	Profile string `help:"Profile to use." default:"default"`
+	Target  string `help:"Target name or 'all'." default:"all"`
+	Machine string `help:"Machine id for machine-specific state."`
+	JSON    bool   `name:"json" help:"Print one JSON envelope on stdout."`
+	Yes     bool   `help:"Confirm mutations without asking."`
+	DryRun  bool   `name:"dry-run" help:"Show what would change; write nothing."`
+	NoColor bool   `name:"no-color" help:"Disable colours (also NO_COLOR)."`
+	Quiet   bool   `short:"q" help:"Print less."`
+	Verbose bool   `short:"v" help:"Print more."`
+}
+
+// CLI is the kong command tree.
+type CLI struct {
+	Globals
+
+	Init       InitCmd       `cmd:"" help:"Create a desired-state repo with an example of every module type."`
+	Add        AddCmd        `cmd:"" help:"Add a module to agentpack.yaml."`
+	Remove     RemoveCmd     `cmd:"" help:"Remove a module from agentpack.yaml."`
+	Plan       PlanCmd       `cmd:"" help:"Show which files would be created, updated or deleted."`
+	Diff       DiffCmd       `cmd:"" help:"Show unified diffs of the plan."`
+	Preview    PreviewCmd    `cmd:"" help:"Show the plan, and with --diff its diffs."`
+	Help       HelpCmd       `cmd:"" help:"Describe the commands (use --json for machines)."`
+	Schema     SchemaCmd     `cmd:"" help:"Print the JSON Schemas of the envelope and each command's data."`
+	Completion CompletionCmd `cmd:"" help:"Print a shell completion script."`
+	Version    VersionCmd    `cmd:"" help:"Print agentpack's version."`
+}

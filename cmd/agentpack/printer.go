@@ -1,0 +1,76 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Printer writes human output, coloured only when writing to a terminal and
+// neither NO_COLOR nor --no-color is set.
+type Printer struct {
+	W     io.Writer
+	color bool
+	home  string
+}
+
+func (a *App) printer() *Printer    { return a.newPrinter(a.Stdout) }
+func (a *App) errPrinter() *Printer { return a.newPrinter(a.Stderr) }
+
+func (a *App) newPrinter(w io.Writer) *Printer {
+	color := isTerminal(w) && !a.Globals.NoColor && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+	return &Printer{W: w, color: color, home: a.Env.Home}
+}
+
+// Printf writes formatted text.
+func (p *Printer) Printf(format string, args ...any) { fmt.Fprintf(p.W, format, args...) }
+
+func (p *Printer) paint(code, s string) string {
+	if !p.color {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+func (p *Printer) red(s string) string    { return p.paint("31", s) }
+func (p *Printer) green(s string) string  { return p.paint("32", s) }
+func (p *Printer) yellow(s string) string { return p.paint("33", s) }
+func (p *Printer) cyan(s string) string   { return p.paint("36", s) }
+func (p *Printer) bold(s string) string   { return p.paint("1", s) }
+func (p *Printer) dim(s string) string    { return p.paint("2", s) }
+
+// Path shortens a path under $HOME to ~/….
+func (p *Printer) Path(path string) string {
+	if p.home != "" {
+		if rel, err := filepath.Rel(p.home, path); err == nil && !strings.HasPrefix(rel, "..") {
+			if rel == "." {
+				return "~"
+			}
+			return "~/" + filepath.ToSlash(rel)
+		}
+	}
+	return path
+}
+
+// Diff prints a unified diff with coloured +/- lines.
+func (p *Printer) Diff(unified string) {
+	for _, line := range strings.SplitAfter(unified, "\n") {
+		if line == "" {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(line, "+++"), strings.HasPrefix(line, "---"):
+			p.Printf("%s", p.bold(line))
+		case strings.HasPrefix(line, "@@"):
+			p.Printf("%s", p.cyan(line))
+		case strings.HasPrefix(line, "+"):
+			p.Printf("%s", p.green(line))
+		case strings.HasPrefix(line, "-"):
+			p.Printf("%s", p.red(line))
+		default:
+			p.Printf("%s", line)
+		}
+	}
+}

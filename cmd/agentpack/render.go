@@ -1,0 +1,42 @@
+package main
+
+import (
+	"github.com/agentpack/agentpack/engine"
+)
+
+// printChanges prints a compact change list grouped by target.
+func printChanges(p *Printer, profile string, targets []string, changes []engine.Change, sum engine.Summary) {
+	if len(changes) == 0 {
+		p.Printf("No changes (profile %s, targets: %s).\n", profile, joinOrNone(targets))
+		return
+	}
+	p.Printf("Plan for profile %s:\n", p.bold(profile))
+	last := ""
+	for _, c := range changes {
+		if c.Target != last {
+			p.Printf("\n%s\n", p.bold(c.Target))
+			last = c.Target
+		}
+		mark := map[string]string{engine.OpCreate: p.green("+ create"), engine.OpUpdate: p.yellow("~ update"), engine.OpDelete: p.red("- delete")}[c.Op]
+		note := ""
+		switch {
+		case c.UpdateKind == engine.UpdateAdopt:
+			note = p.yellow("  (unmanaged file; needs --adopt)")
+		case c.UpdateKind == engine.UpdateDrifted, c.Op == engine.OpDelete && c.Reason == engine.ReasonEdited:
+			note = p.red("  (edited since last deploy; needs --force)")
+		}
+		p.Printf("  %s  %s%s\n", mark, p.Path(c.Path), note)
+	}
+	p.Printf("\n%d to create, %d to update, %d to delete.\n", sum.Create, sum.Update, sum.Delete)
+}
+
+func joinOrNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	out := s[0]
+	for _, x := range s[1:] {
+		out += ", " + x
+	}
+	return out
+}

@@ -1,0 +1,357 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/snapshots"
+)
+
+// LockTimeout is how long a mutating command waits for another agentpack.
+var LockTimeout = 10 * time.Second
+
+// ApplyOptions are the flags of `deploy --apply`.
+type ApplyOptions struct {
+	Adopt bool
+	Force bool
+	// Command names the holder in the lock file and the snapshot record.
+	Command string
+}
+
+// DeployData is the data of `agentpack deploy`.
+type DeployData struct {
+	Profile    string   `json:"profile"`
+	Targets    []string `json:"targets"`
+	Changes    []Change `json:"changes"`
+	Summary    Summary  `json:"summary"`
+	Applied    bool     `json:"applied"`
+	SnapshotID string   `json:"snapshot_id,omitempty"`
+	Reason     string   `json:"reason,omitempty"`
+
+	ConfirmToken          string `json:"confirm_token,omitempty"`
+	ConfirmPlanHash       string `json:"confirm_plan_hash,omitempty"`
+	ConfirmTokenExpiresAt string `json:"confirm_token_expires_at,omitempty"`
+}
+
+func deployData(p *Plan) *DeployData {
+	return &DeployData{Profile: p.Profile, Targets: p.Targets, Changes: p.Changes, Summary: p.Summary}
+}
+
+// Store returns the snapshot store.
+func (e *Engine) Store() *snapshots.Store { return snapshots.NewStore(e.Env.StateDir()) }
+
+// WithLock runs fn holding the cross-process state lock, after rolling back
+// any interrupted apply. The warnings of a recovery are returned.
+func (e *Engine) WithLock(command string, fn func(recovered []string) error) error {
+	release, err := snapshots.Lock(context.Background(), e.Env.StateDir(), command, LockTimeout)
+	if err != nil {
+		return err
+	}
+	defer release()
+	recovered, err := e.recover()
+	if err != nil {
+		return err
+	}
+	return fn(recovered)
+}
+
+// Deploy plans and, when apply is set, applies the plan as one transaction.
+func (e *Engine) Deploy(req Request, apply bool, opt ApplyOptions) (*State, *DeployData, error) {
+	if !apply {
+		st, p, err := e.Plan(req)
+		if err != nil {
+			return st, nil, err
+		}
+		return st, deployData(p), nil
+	}
+	var st *State
+	var out *DeployData
+	if opt.Command == "" {
+		opt.Command = "deploy --apply"
+	}
+	err := e.WithLock(opt.Command, func(recovered []string) error {
+		var p *Plan
+		var err error
+		st, p, err = e.Plan(req)
+		if st != nil {
+			st.Warnings = append(recovered, st.Warnings...)
+		}
+		if err != nil {
+			return err
+		}
+		out = deployData(p)
+		if err := checkRefusals(p, opt); err != nil {
+			return err
+		}
+		id, applied, err := e.apply(st, p, opt)
+		if err != nil {
+			return err
+		}
+		out.Applied, out.SnapshotID = applied, id
+		if !applied {
+			out.Reason = "no_changes"
+		}
+		return nil
+	})
+	return st, out, err
+}
+
+func checkRefusals(p *Plan, opt ApplyOptions) error {
+	var adopt, drift []string
+	for _, c := range p.Changes {
+		switch {
+		case c.UpdateKind == UpdateAdopt:
+			adopt = append(adopt, c.Path)
+		case c.UpdateKind == UpdateDrifted, c.Op == OpDelete && c.Reason == ReasonEdited:
+			drift = append(drift, c.Path)
+		}
+	}
+	if len(adopt) > 0 && !opt.Adopt {
+		return apperr.New(apperr.AdoptConfirmRequired, "%d file(s) exist but are not managed by agentpack; refusing to overwrite them", len(adopt)).
+			WithHint("re-run with --adopt to take them over (the current bytes are saved in the snapshot)").
+			With("paths", adopt).With("sample_paths", sample(adopt)).With("flag", "--adopt").
+			With("reason_code", "adopt_confirm_required").With("next_actions", []string{"retry_with_adopt"})
+	}
+	if len(drift) > 0 && !opt.Force {
+		return apperr.New(apperr.DriftConflict, "%d managed file(s) were edited since the last deploy; refusing to overwrite them", len(drift)).
+			WithHint("review with `agentpack diff`, then re-run with --force (the edited bytes are saved in the snapshot)").
+			With("paths", drift).With("sample_paths", sample(drift)).With("flag", "--force").
+			With("reason_code", "drift_conflict").With("next_actions", []string{"review_diff", "retry_with_force"})
+	}
+	return nil
+}
+
+func sample(paths []string) []string {
+	if len(paths) > 5 {
+		return paths[:5]
+	}
+	return paths
+}
+
+// write is one file operation of a transaction.
+type write struct {
+	change snapshots.FileChange
+	data   []byte // nil for a removal
+	mode   fs.FileMode
+}
+
+// apply runs the transaction of SPEC §6 for p. It returns the snapshot id,
+// or applied=false when neither files nor manifests would change.
+func (e *Engine) apply(st *State, p *Plan, opt ApplyOptions) (string, bool, error) {
+	store := e.Store()
+	now := time.Now()
+	id := store.NewID(now)
+	writes := make([]write, 0, len(p.Changes))
+	for _, c := range p.Changes {
+		w := write{change: snapshots.FileChange{Target: c.Target, Root: c.Root, Path: c.Path, Op: c.Op}}
+		if c.Before != nil {
+			w.change.Before = &snapshots.Content{SHA256: *c.BeforeSHA256, Size: int64(len(c.Before)), Mode: uint32(e.modeOf(c.Path))}
+		}
+		if c.Op != OpDelete {
+			w.data, w.mode = c.After, c.Mode
+			w.change.After = &snapshots.Content{SHA256: *c.AfterSHA256, Size: int64(len(c.After)), Mode: uint32(c.Mode.Perm())}
+		}
+		writes = append(writes, w)
+	}
+	manifests, err := e.manifestWrites(st, p, id, now)
+	if err != nil {
+		return "", false, err
+	}
+	if len(writes) == 0 && len(manifests) == 0 {
+		return "", false, nil
+	}
+	writes = append(writes, manifests...)
+
+	// Save the bytes every touched path had (a later record's Before is this
+	// one's After, so rollbacks never need After bytes), then the journal,
+	// then write.
+	blobs := make([]error, len(writes))
+	parallel(len(writes), func(i int) {
+		w := writes[i]
+		if w.change.Before != nil {
+			before, err := e.Sys.ReadFile(w.change.Path)
+			if err == nil {
+				_, err = store.SaveBlob(id, before)
+			}
+			blobs[i] = err
+		}
+	})
+	if err := errors.Join(blobs...); err != nil {
+		_ = store.DeleteBlobs(id)
+		return "", false, apperr.Wrap(err, apperr.IOFailed, "cannot save snapshot bytes").WithHint("check free space under %s", e.Env.StateDir())
+	}
+	j := &snapshots.Journal{ID: id, Command: opt.Command, PID: os.Getpid(), StartedAt: now.UTC()}
+	for _, w := range writes {
+		j.Files = append(j.Files, w.change)
+	}
+	if err := store.WriteJournal(j); err != nil {
+		_ = store.DeleteBlobs(id)
+		return "", false, err
+	}
+	for _, w := range writes {
+		var err error
+		if w.data == nil {
+			err = e.Sys.Remove(w.change.Path)
+			if err == nil {
+				e.pruneEmptyDirs(filepath.Dir(w.change.Path), w.change.Root)
+			}
+		} else {
+			err = e.Sys.WriteFile(w.change.Path, w.data, w.mode)
+		}
+		if err != nil {
+			if _, rerr := e.recover(); rerr != nil {
+				return "", false, fmt.Errorf("%w (and rolling back failed: %v)", err, rerr)
+			}
+			return "", false, err
+		}
+	}
+	rec := &snapshots.Record{ID: id, Kind: snapshots.KindDeploy, CreatedAt: now.UTC(), Command: opt.Command,
+		Profile: st.Profile, Targets: st.Targets, Machine: st.Req.Machine, Files: j.Files}
+	if err := store.Save(rec); err != nil {
+		_, _ = e.recover()
+		return "", false, err
+	}
+	if err := store.RemoveJournal(); err != nil {
+		return "", false, err
+	}
+	return id, true, nil
+}
+
+func (e *Engine) modeOf(path string) fs.FileMode {
+	fi, err := e.Sys.Lstat(path)
+	if err != nil {
+		return 0o644
+	}
+	return fi.Mode().Perm()
+}
+
+// manifestWrites returns the manifest files whose content must change after
+// applying p: each root lists the desired files under it.
+func (e *Engine) manifestWrites(st *State, p *Plan, id string, now time.Time) ([]write, error) {
+	perRoot := map[TargetRoot][]ManagedManifestFile{}
+	for _, f := range st.Desired.Files {
+		r := TargetRoot{Target: f.Target, Path: f.Root}
+		rel, err := filepath.Rel(f.Root, f.Path)
+		if err != nil {
+			return nil, apperr.Wrap(err, apperr.Unexpected, "path %s outside root %s", f.Path, f.Root)
+		}
+		perRoot[r] = append(perRoot[r], ManagedManifestFile{Path: filepath.ToSlash(rel), SHA256: f.SHA256, ModuleIDs: f.ModuleIDs})
+	}
+	var out []write
+	for _, root := range st.Desired.Roots {
+		key := TargetRoot{Target: root.Target, Path: root.Path}
+		files := perRoot[key]
+		old := p.Manifests[root]
+		if len(files) == 0 && old == nil {
+			continue
+		}
+		if old != nil && sameManaged(old.ManagedFiles, files) {
+			continue
+		}
+		path := filepath.Join(root.Path, TargetManifestName(root.Target))
+		data := renderTargetManifest(root.Target, id, now, files)
+		w := write{change: snapshots.FileChange{Target: root.Target, Root: root.Path, Path: path, Op: OpCreate, Manifest: true}, data: data, mode: 0o644}
+		if before, err := e.Sys.ReadFile(path); err == nil {
+			w.change.Op = OpUpdate
+			w.change.Before = &snapshots.Content{SHA256: sha256Hex(before), Size: int64(len(before)), Mode: uint32(e.modeOf(path))}
+		}
+		w.change.After = &snapshots.Content{SHA256: sha256Hex(data), Size: int64(len(data)), Mode: 0o644}
+		out = append(out, w)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].change.Path < out[j].change.Path })
+	return out, nil
+}
+
+func sameManaged(a, b []ManagedManifestFile) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	sort.Slice(b, func(i, j int) bool { return b[i].Path < b[j].Path })
+	for i := range a {
+		if a[i].Path != b[i].Path || a[i].SHA256 != b[i].SHA256 || !equalStrings(a[i].ModuleIDs, b[i].ModuleIDs) {
+			return false
+		}
+	}
+	return true
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// pruneEmptyDirs removes now-empty folders from dir up to (not including)
+// root, so deleting a skill does not leave its empty folder behind.
+func (e *Engine) pruneEmptyDirs(dir, root string) {
+	for within(root, dir) && dir != root {
+		entries, err := e.Sys.ReadDir(dir)
+		if err != nil || len(entries) > 0 {
+			return
+		}
+		if os.Remove(dir) != nil {
+			return
+		}
+		dir = filepath.Dir(dir)
+	}
+}
+
+// recover rolls back an interrupted apply found in the journal. The caller
+// holds the lock. It returns warnings describing what it did.
+func (e *Engine) recover() ([]string, error) {
+	store := e.Store()
+	j, err := store.ReadJournal()
+	if err != nil || j == nil {
+		return nil, err
+	}
+	if _, err := store.Load(j.ID); err == nil {
+		// The record was saved: the apply finished; only the journal is left.
+		return nil, store.RemoveJournal()
+	}
+	restored := 0
+	for i := len(j.Files) - 1; i >= 0; i-- {
+		f := j.Files[i]
+		if f.Before == nil {
+			if _, err := e.Sys.Lstat(f.Path); err == nil {
+				if err := e.Sys.Remove(f.Path); err != nil {
+					return nil, err
+				}
+				e.pruneEmptyDirs(filepath.Dir(f.Path), f.Root)
+				restored++
+			}
+			continue
+		}
+		if cur, err := e.Sys.ReadFile(f.Path); err == nil && sha256Hex(cur) == f.Before.SHA256 {
+			continue
+		}
+		data, err := store.ReadBlob(j.ID, f.Before.SHA256)
+		if err != nil {
+			return nil, err
+		}
+		if err := e.Sys.WriteFile(f.Path, data, fs.FileMode(f.Before.Mode)); err != nil {
+			return nil, err
+		}
+		restored++
+	}
+	if err := store.DeleteBlobs(j.ID); err != nil {
+		return nil, err
+	}
+	if err := store.RemoveJournal(); err != nil {
+		return nil, err
+	}
+	return []string{fmt.Sprintf("recovered from an interrupted %q (pid %d, started %s): restored %d file(s) to their previous bytes",
+		j.Command, j.PID, j.StartedAt.Format(time.RFC3339), restored)}, nil
+}

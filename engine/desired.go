@@ -1,0 +1,103 @@
+package engine
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/agentpack/agentpack/engine/apperr"
+)
+
+// TargetRoot is a managed folder of one target.
+type TargetRoot struct {
+	Target     string
+	Path       string
+	ScanExtras bool
+}
+
+// TargetFile is one desired file with the root it belongs to.
+type TargetFile struct {
+	Target string
+	Root   string
+	DesiredFile
+	SHA256 string
+}
+
+// DesiredState is every file the selected profile and targets want on disk.
+type DesiredState struct {
+	Targets []string
+	Roots   []TargetRoot
+	// Files sorted by (Target, Path).
+	Files  []*TargetFile
+	byPath map[string]*TargetFile
+}
+
+// File returns the desired file at an absolute path, or nil.
+func (d *DesiredState) File(path string) *TargetFile { return d.byPath[path] }
+
+// add merges f into the state: identical bytes merge module ids; different
+// bytes for one path are E_DESIRED_STATE_CONFLICT.
+func (d *DesiredState) add(f *TargetFile) error {
+	prev, ok := d.byPath[f.Path]
+	if !ok {
+		d.byPath[f.Path] = f
+		d.Files = append(d.Files, f)
+		return nil
+	}
+	if bytes.Equal(prev.Data, f.Data) && prev.Target == f.Target {
+		prev.ModuleIDs = mergeIDs(prev.ModuleIDs, f.ModuleIDs)
+		return nil
+	}
+	return apperr.New(apperr.DesiredStateConflict, "modules %s and %s both write %s with different content",
+		strings.Join(prev.ModuleIDs, ","), strings.Join(f.ModuleIDs, ","), f.Path).
+		WithHint("give one module a different name, or limit it with `targets:`").
+		With("path", f.Path).With("path_posix", filepath.ToSlash(f.Path)).
+		With("target", f.Target).With("other_target", prev.Target).
+		With("modules", []map[string]any{
+			{"module_ids": prev.ModuleIDs, "sha256": prev.SHA256},
+			{"module_ids": f.ModuleIDs, "sha256": f.SHA256},
+		})
+}
+
+func mergeIDs(a, b []string) []string {
+	out := append([]string(nil), a...)
+	for _, x := range b {
+		if !contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// rootFor returns the deepest root of target containing path.
+func (d *DesiredState) rootFor(target, path string) string {
+	best := ""
+	for _, r := range d.Roots {
+		if r.Target != target {
+			continue
+		}
+		if within(r.Path, path) && len(r.Path) > len(best) {
+			best = r.Path
+		}
+	}
+	return best
+}
+
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+func sha256Hex(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// SHA256Hex returns the hex sha256 of data.
+func SHA256Hex(data []byte) string { return sha256Hex(data) }
+
+func toSlash(p string) string { return filepath.ToSlash(p) }

@@ -1,0 +1,212 @@
+package engine
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/agentpack/agentpack/engine/apperr"
+)
+
+// Version is agentpack's version, set at build time with -ldflags.
+var Version = "0.1.0-dev"
+
+// Engine runs agentpack operations for one environment.
+type Engine struct {
+	Env Env
+	// Sys is the real filesystem the engine reads; apply wraps it.
+	Sys System
+	// ResolveSource maps a non-local module source to a folder or file on
+	// disk (git checkouts, package cache). Nil: only local sources work.
+	ResolveSource func(st *State, mod *Module) (string, error)
+}
+
+// New returns an Engine over the real filesystem.
+func New(env Env) *Engine {
+	return &Engine{Env: env, Sys: &RealSystem{Fsync: env.Fsync}}
+}
+
+// Request names what an operation works on; every field is optional.
+type Request struct {
+	Repo    string `json:"repo,omitempty"`
+	Profile string `json:"profile,omitempty"`
+	// Target is a target name, "all" or "".
+	Target  string `json:"target,omitempty"`
+	Machine string `json:"machine,omitempty"`
+}
+
+// State is a loaded desired-state repo for one request.
+type State struct {
+	Req      Request
+	Repo     string
+	Profile  string
+	Manifest *Manifest
+	// Targets are the selected target names, sorted.
+	Targets  []string
+	Modules  []*LoadedModule
+	Desired  *DesiredState
+	Warnings []string
+}
+
+// Warn adds a warning.
+func (st *State) Warn(format string, args ...any) {
+	st.Warnings = append(st.Warnings, fmt.Sprintf(format, args...))
+}
+
+// LoadManifest reads the request's agentpack.yaml without loading modules.
+func (e *Engine) LoadManifest(req Request) (*Manifest, string, error) {
+	repo := e.Env.ResolveRepo(req.Repo)
+	m, err := LoadManifest(repo, Targets())
+	return m, repo, err
+}
+
+// Load reads the manifest, selects modules and targets, loads module files
+// and compiles the desired state. Nothing is written.
+func (e *Engine) Load(req Request) (*State, error) {
+	m, repo, err := e.LoadManifest(req)
+	if err != nil {
+		return nil, err
+	}
+	st := &State{Req: req, Repo: repo, Manifest: m, Profile: req.Profile, Warnings: append([]string(nil), m.Warnings...)}
+	if st.Profile == "" {
+		st.Profile = "default"
+	}
+	if st.Targets, err = selectTargets(m, req.Target); err != nil {
+		return nil, err
+	}
+	mods, err := m.SelectModules(st.Profile)
+	if err != nil {
+		return nil, err
+	}
+	for _, mod := range mods {
+		lm, err := e.loadModule(st, mod)
+		if err != nil {
+			return nil, err
+		}
+		st.Modules = append(st.Modules, lm)
+	}
+	if st.Desired, err = e.compile(st); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+func (e *Engine) loadModule(st *State, mod *Module) (*LoadedModule, error) {
+	var path string
+	switch {
+	case mod.Source.LocalPath != nil:
+		p := e.Env.ExpandHome(mod.Source.LocalPath.Path)
+		if p == "" {
+			return nil, apperr.New(apperr.ConfigInvalid, "module %q: source.local_path.path is empty", mod.ID).
+				WithHint("set the path of the module's folder or file").With("line", st.Manifest.Lines[mod.ID])
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(st.Repo, filepath.FromSlash(p))
+		}
+		path = p
+	case e.ResolveSource != nil:
+		var err error
+		if path, err = e.ResolveSource(st, mod); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, apperr.New(apperr.ModuleInvalid, "module %q: source %s is not supported by this build", mod.ID, mod.Source.String()).
+			WithHint("use a local_path source")
+	}
+	return LoadModule(mod, path)
+}
+
+func selectTargets(m *Manifest, target string) ([]string, error) {
+	configured := m.TargetNames()
+	if target == "" || target == "all" {
+		return configured, nil
+	}
+	if _, err := LookupTarget(target); err != nil {
+		return nil, err
+	}
+	if !contains(configured, target) {
+		return nil, apperr.New(apperr.TargetUnsupported, "target %q is not configured in agentpack.yaml", target).
+			WithHint("add `targets: {%s: {scope: project}}` or pick one of: %s", target, strings.Join(configured, ", ")).
+			With("target", target)
+	}
+	return []string{target}, nil
+}
+
+// ScopeDefaulter is implemented by adapters whose default scope is not
+// "both" (project-only targets).
+type ScopeDefaulter interface{ DefaultScope() Scope }
+
+// compile renders every selected target and merges the results.
+func (e *Engine) compile(st *State) (*DesiredState, error) {
+	d := &DesiredState{Targets: st.Targets, byPath: map[string]*TargetFile{}}
+	project := e.Env.ProjectRoot()
+	for _, name := range st.Targets {
+		t, err := LookupTarget(name)
+		if err != nil {
+			return nil, err
+		}
+		cfg := st.Manifest.Targets[name]
+		if err := t.Validate(cfg); err != nil {
+			return nil, err
+		}
+		scope := cfg.Scope
+		if scope == "" {
+			scope = ScopeBoth
+			if sd, ok := t.(ScopeDefaulter); ok {
+				scope = sd.DefaultScope()
+			}
+		}
+		var mods []*LoadedModule
+		for _, lm := range st.Modules {
+			if len(lm.Targets) > 0 && !contains(lm.Targets, name) {
+				continue
+			}
+			if !t.Supports(lm.Type) {
+				if len(lm.Targets) > 0 {
+					st.Warn("module %s: target %s does not support type %s; skipped", lm.ID, name, lm.Type)
+				}
+				continue
+			}
+			mods = append(mods, lm)
+		}
+		rc := &RenderContext{Target: name, Config: cfg, Scope: scope, Home: e.Env.Home, CodexHome: e.Env.CodexHome,
+			ProjectRoot: project, Machine: st.Req.Machine, FS: e.Sys, warnings: &st.Warnings}
+		out, err := t.Render(rc, mods)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range out.Roots {
+			d.Roots = append(d.Roots, TargetRoot{Target: name, Path: filepath.Clean(r.Path), ScanExtras: r.ScanExtras})
+		}
+		for _, f := range out.Files {
+			f.Path = filepath.Clean(f.Path)
+			if f.Mode == 0 {
+				f.Mode = 0o644
+			}
+			tf := &TargetFile{Target: name, DesiredFile: f, SHA256: sha256Hex(f.Data)}
+			if err := d.add(tf); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, f := range d.Files {
+		f.Root = d.rootFor(f.Target, f.Path)
+		if f.Root == "" {
+			return nil, apperr.New(apperr.Unexpected, "target %s produced %s outside its roots", f.Target, f.Path)
+		}
+	}
+	sort.Slice(d.Files, func(i, j int) bool {
+		if d.Files[i].Target != d.Files[j].Target {
+			return d.Files[i].Target < d.Files[j].Target
+		}
+		return d.Files[i].Path < d.Files[j].Path
+	})
+	sort.Slice(d.Roots, func(i, j int) bool {
+		if d.Roots[i].Target != d.Roots[j].Target {
+			return d.Roots[i].Target < d.Roots[j].Target
+		}
+		return d.Roots[i].Path < d.Roots[j].Path
+	})
+	return d, nil
+}

@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Env is the part of the process environment the engine depends on. It is
+// resolved once by the caller (CLI or MCP server) so tests can point every
+// directory into a temp dir.
+type Env struct {
+	// Home is $HOME.
+	Home string
+	// AgentpackHome is $AGENTPACK_HOME, default ~/.agentpack.
+	AgentpackHome string
+	// CodexHome is $CODEX_HOME when set, else "".
+	CodexHome string
+	// Cwd is the working directory; the project root is derived from it.
+	Cwd string
+	// Fsync makes real writes fsync file and directory (AGENTPACK_FSYNC=1).
+	Fsync bool
+}
+
+// EnvFromOS reads [Env] from the process environment.
+func EnvFromOS() Env {
+	home, _ := os.UserHomeDir()
+	if h := os.Getenv("HOME"); h != "" {
+		home = h
+	}
+	cwd, _ := os.Getwd()
+	e := Env{Home: home, CodexHome: os.Getenv("CODEX_HOME"), Cwd: cwd, Fsync: os.Getenv("AGENTPACK_FSYNC") == "1"}
+	e.AgentpackHome = os.Getenv("AGENTPACK_HOME")
+	if e.AgentpackHome == "" {
+		e.AgentpackHome = filepath.Join(home, ".agentpack")
+	}
+	e.AgentpackHome = e.ExpandHome(e.AgentpackHome)
+	return e
+}
+
+// ExpandHome expands a leading "~" to Home.
+func (e Env) ExpandHome(p string) string {
+	if p == "~" {
+		return e.Home
+	}
+	if strings.HasPrefix(p, "~/") || strings.HasPrefix(p, `~\`) {
+		return filepath.Join(e.Home, p[2:])
+	}
+	return p
+}
+
+// StateDir is $AGENTPACK_HOME/state.
+func (e Env) StateDir() string { return filepath.Join(e.AgentpackHome, "state") }
+
+// CacheDir is $AGENTPACK_HOME/cache.
+func (e Env) CacheDir() string { return filepath.Join(e.AgentpackHome, "cache") }
+
+// DefaultRepo is $AGENTPACK_HOME/repo.
+func (e Env) DefaultRepo() string { return filepath.Join(e.AgentpackHome, "repo") }
+
+// ProjectRoot is the git top-level of Cwd, else Cwd itself.
+func (e Env) ProjectRoot() string {
+	dir := e.Cwd
+	for {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return e.Cwd
+		}
+		dir = parent
+	}
+}
+
+// ResolveRepo returns the absolute desired-state repo path for a --repo value.
+func (e Env) ResolveRepo(repo string) string {
+	if repo == "" {
+		return e.DefaultRepo()
+	}
+	repo = e.ExpandHome(repo)
+	if !filepath.IsAbs(repo) {
+		repo = filepath.Join(e.Cwd, repo)
+	}
+	return filepath.Clean(repo)
+}

@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/agentpack/agentpack/engine/apperr"
+)
+
+// SchemaVersion is the envelope's schema_version.
+const SchemaVersion = 1
+
+// Envelope is the one JSON document every --json command and every MCP tool
+// result carries (SPEC §7).
+type Envelope struct {
+	SchemaVersion int             `json:"schema_version"`
+	OK            bool            `json:"ok"`
+	Command       string          `json:"command"`
+	CommandID     string          `json:"command_id"`
+	CommandPath   []string        `json:"command_path"`
+	Version       string          `json:"version"`
+	Data          any             `json:"data"`
+	Warnings      []string        `json:"warnings"`
+	Errors        []EnvelopeError `json:"errors"`
+}
+
+// EnvelopeError is one entry of errors[].
+type EnvelopeError struct {
+	Code    apperr.Code    `json:"code"`
+	Message string         `json:"message"`
+	Details map[string]any `json:"details"`
+}
+
+// NewEnvelope starts an envelope for a command. commandID is the command
+// with its mode flags, e.g. "deploy --apply"; its words form command_path.
+func NewEnvelope(command, commandID string) *Envelope {
+	if commandID == "" {
+		commandID = command
+	}
+	return &Envelope{SchemaVersion: SchemaVersion, Command: command, CommandID: commandID,
+		CommandPath: strings.Fields(commandID), Version: Version, Data: map[string]any{},
+		Warnings: []string{}, Errors: []EnvelopeError{}}
+}
+
+// Succeed sets data and ok=true.
+func (e *Envelope) Succeed(data any, warnings []string) *Envelope {
+	e.OK, e.Data = true, data
+	e.addWarnings(warnings)
+	return e
+}
+
+// Fail records err; data becomes {}.
+func (e *Envelope) Fail(err error, warnings []string) *Envelope {
+	e.OK, e.Data = false, map[string]any{}
+	e.addWarnings(warnings)
+	ae := apperr.As(err)
+	details := map[string]any{}
+	for k, v := range ae.Details {
+		details[k] = v
+	}
+	if ae.Hint != "" {
+		details["hint"] = ae.Hint
+	}
+	if _, ok := details["reason_code"]; !ok {
+		details["reason_code"] = strings.ToLower(strings.TrimPrefix(string(ae.Code), "E_"))
+	}
+	if _, ok := details["next_actions"]; !ok {
+		details["next_actions"] = []string{}
+	}
+	msg := ae.Message
+	if ae.Code == apperr.Unexpected && ae.Err != nil {
+		msg = ae.Err.Error()
+	}
+	e.Errors = append(e.Errors, EnvelopeError{Code: ae.Code, Message: msg, Details: details})
+	return e
+}
+
+func (e *Envelope) addWarnings(ws []string) {
+	for _, w := range ws {
+		if !contains(e.Warnings, w) {
+			e.Warnings = append(e.Warnings, w)
+		}
+	}
+}
+
+// JSON renders the envelope with two-space indent and a trailing newline.
+func (e *Envelope) JSON() []byte {
+	b, err := json.MarshalIndent(e, "", "  ")
+	if err != nil {
+		fallback := NewEnvelope(e.Command, e.CommandID).Fail(apperr.Wrap(err, apperr.Unexpected, "cannot encode result"), nil)
+		b, _ = json.MarshalIndent(fallback, "", "  ")
+	}
+	return append(b, '\n')
+}

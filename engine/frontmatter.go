@@ -1,0 +1,159 @@
+package engine
+
+import (
+	"bytes"
+	"fmt"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Frontmatter is the YAML header of a Markdown file, order kept.
+type Frontmatter struct {
+	node *yaml.Node // mapping node
+}
+
+// ParseFrontmatter splits "---\n<yaml>\n---\n<body>". A file without a
+// header has nil frontmatter and the whole input as body.
+func ParseFrontmatter(data []byte) (*Frontmatter, []byte, error) {
+	rest, ok := cutPrefixLine(data, "---")
+	if !ok {
+		return nil, data, nil
+	}
+	end := -1
+	for i := 0; i < len(rest); {
+		j := bytes.IndexByte(rest[i:], '\n')
+		line := rest[i:]
+		next := len(rest)
+		if j >= 0 {
+			line = rest[i : i+j]
+			next = i + j + 1
+		}
+		if string(bytes.TrimRight(line, " \t\r")) == "---" {
+			end = i
+			rest, data = rest[:end], rest[next:]
+			break
+		}
+		i = next
+	}
+	if end < 0 {
+		return nil, nil, fmt.Errorf("frontmatter starts with --- but never ends")
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(rest, &doc); err != nil {
+		return nil, nil, fmt.Errorf("frontmatter YAML: %s", yamlMessage(err))
+	}
+	fm := &Frontmatter{node: &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}}
+	if len(doc.Content) == 1 {
+		if doc.Content[0].Kind != yaml.MappingNode {
+			return nil, nil, fmt.Errorf("frontmatter must be a YAML mapping")
+		}
+		fm.node = doc.Content[0]
+	}
+	return fm, data, nil
+}
+
+func cutPrefixLine(data []byte, want string) ([]byte, bool) {
+	i := bytes.IndexByte(data, '\n')
+	if i < 0 {
+		return nil, false
+	}
+	if string(bytes.TrimRight(data[:i], " \t\r")) != want {
+		return nil, false
+	}
+	return data[i+1:], true
+}
+
+// Keys returns the top-level keys in file order.
+func (f *Frontmatter) Keys() []string {
+	if f == nil {
+		return nil
+	}
+	var out []string
+	for i := 0; i+1 < len(f.node.Content); i += 2 {
+		out = append(out, f.node.Content[i].Value)
+	}
+	return out
+}
+
+// Node returns the value node of key, or nil.
+func (f *Frontmatter) Node(key string) *yaml.Node {
+	if f == nil {
+		return nil
+	}
+	for i := 0; i+1 < len(f.node.Content); i += 2 {
+		if f.node.Content[i].Value == key {
+			return f.node.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// String returns a scalar value, or "".
+func (f *Frontmatter) String(key string) string {
+	n := f.Node(key)
+	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		return ""
+	}
+	return n.Value
+}
+
+// Value decodes key into a plain Go value (nil when absent).
+func (f *Frontmatter) Value(key string) any {
+	n := f.Node(key)
+	if n == nil {
+		return nil
+	}
+	var v any
+	_ = n.Decode(&v)
+	return v
+}
+
+// Has reports whether key is present.
+func (f *Frontmatter) Has(key string) bool { return f.Node(key) != nil }
+
+// Subset returns a frontmatter with only keys, in this file's order.
+func (f *Frontmatter) Subset(keys ...string) *Frontmatter {
+	out := &Frontmatter{node: &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}}
+	if f == nil {
+		return out
+	}
+	for i := 0; i+1 < len(f.node.Content); i += 2 {
+		if contains(keys, f.node.Content[i].Value) {
+			out.node.Content = append(out.node.Content, f.node.Content[i], f.node.Content[i+1])
+		}
+	}
+	return out
+}
+
+// Set sets key to a Go value, appending it when absent.
+func (f *Frontmatter) Set(key string, value any) {
+	var v yaml.Node
+	_ = v.Encode(value)
+	for i := 0; i+1 < len(f.node.Content); i += 2 {
+		if f.node.Content[i].Value == key {
+			f.node.Content[i+1] = &v
+			return
+		}
+	}
+	f.node.Content = append(f.node.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, &v)
+}
+
+// NewFrontmatter returns an empty frontmatter.
+func NewFrontmatter() *Frontmatter {
+	return &Frontmatter{node: &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}}
+}
+
+// Render writes "---\n<yaml>---\n" followed by body.
+func (f *Frontmatter) Render(body []byte) []byte {
+	var buf bytes.Buffer
+	buf.WriteString("---\n")
+	if f != nil && len(f.node.Content) > 0 {
+		enc := yaml.NewEncoder(&buf)
+		enc.SetIndent(2)
+		_ = enc.Encode(f.node)
+		_ = enc.Close()
+	}
+	buf.WriteString("---\n")
+	buf.Write(body)
+	return buf.Bytes()
+}

@@ -1,0 +1,184 @@
+package gitsource
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/engine/lockfile"
+)
+
+// MarkerFile is the file written last into every complete checkout.
+const MarkerFile = lockfile.TreeMarker
+
+// ErrNotCached is the cause of the error [Cache.Dir] returns for a checkout
+// that is absent or incomplete; match it with errors.Is.
+var ErrNotCached = errors.New("git checkout not in cache")
+
+// Cache is the immutable git checkout cache: Root/<sha256(url)>/<commit>/
+// holds the work tree of one commit (no .git folder) and [MarkerFile].
+type Cache struct {
+	// Root is $AGENTPACK_HOME/cache/git.
+	Root string
+}
+
+// marker is the content of [MarkerFile].
+type marker struct {
+	URL        string `json:"url"`
+	Commit     string `json:"commit"`
+	TreeSHA256 string `json:"tree_sha256"`
+}
+
+// URLKey is the cache folder name of a (normalised) URL: hex sha256 of it,
+// as the original tool computes it.
+func URLKey(url string) string {
+	sum := sha256.Sum256([]byte(url))
+	return hex.EncodeToString(sum[:])
+}
+
+// Path returns where the checkout of (url, commit) lives, whether or not it
+// exists.
+func (c *Cache) Path(url, commit string) (string, error) {
+	u, err := NormalizeURL(url)
+	if err != nil {
+		return "", err
+	}
+	if !isFullSHA(commit) {
+		return "", apperr.New(apperr.InvalidArgument, "%q is not a full 40-character commit SHA", commit).With("commit", commit)
+	}
+	if c.Root == "" {
+		return "", apperr.New(apperr.InvalidArgument, "git cache root is not set")
+	}
+	return filepath.Join(c.Root, URLKey(u), strings.ToLower(commit)), nil
+}
+
+// Checkout returns the full commit SHA that ref names at url and the cached
+// checkout of it, fetching it first when it is absent or incomplete.
+//
+// ref is resolved as by [Resolve]; an abbreviated SHA that is no branch or
+// tag tip is looked up after a full fetch. A cached full-SHA checkout is
+// returned without touching the network; any other ref lists the remote
+// first. Fetches are shallow when the remote allows it (not for file:// and
+// local paths, which are copied in full) and fall back to a full fetch. The
+// checkout is written to a temporary folder next to its final place, its
+// marker last, and renamed into place, so no partial checkout is ever
+// visible; on failure nothing is left behind. A complete checkout that was
+// edited on disk is E_CACHE_CORRUPTED and is not repaired silently.
+func (c *Cache) Checkout(ctx context.Context, url, ref string, opt FetchOptions) (commit, dir string, err error) {
+	u, err := NormalizeURL(url)
+	if err != nil {
+		return "", "", err
+	}
+	if c.Root == "" {
+		return "", "", apperr.New(apperr.InvalidArgument, "git cache root is not set")
+	}
+	opt = opt.withDefaults()
+	m := match{commit: strings.ToLower(ref)}
+	if !isFullSHA(ref) {
+		refs, err := listRefs(ctx, u, opt, apperr.GitCloneFailed)
+		if err != nil {
+			return "", "", err
+		}
+		var ok bool
+		if m, ok = refs.match(ref); !ok {
+			return "", "", refs.notFound(u, ref)
+		}
+	}
+	if m.commit != "" {
+		dir, err := c.Dir(u, m.commit)
+		if err == nil || !errors.Is(err, ErrNotCached) {
+			return m.commit, dir, err
+		}
+	}
+	return c.fetch(ctx, u, m, opt)
+}
+
+// Dir returns the cached checkout of (url, commit) after checking that its
+// files still hash to the value recorded in its marker. It never touches the
+// network. An absent or incomplete checkout is an E_SOURCE_NOT_FOUND error
+// wrapping [ErrNotCached]; an edited one is E_CACHE_CORRUPTED.
+func (c *Cache) Dir(url, commit string) (string, error) {
+	dir, err := c.Path(url, commit)
+	if err != nil {
+		return "", err
+	}
+	u, _ := NormalizeURL(url)
+	commit = strings.ToLower(commit)
+	raw, err := os.ReadFile(filepath.Join(dir, MarkerFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", apperr.Wrap(ErrNotCached, apperr.SourceNotFound, "commit %s of %s is not in the git cache", commit, u).
+			WithHint("run `agentpack fetch` to download it").
+			With("url", u).With("commit", commit).With("path", dir)
+	}
+	if err != nil {
+		return "", corrupted(dir, err, "cannot read the checkout marker")
+	}
+	var mk marker
+	if err := json.Unmarshal(raw, &mk); err != nil {
+		return "", corrupted(dir, err, "unreadable checkout marker")
+	}
+	if mk.URL != u || mk.Commit != commit {
+		return "", corrupted(dir, nil, "checkout marker names "+mk.URL+"@"+mk.Commit)
+	}
+	files, err := lockfile.HashDir(dir)
+	if err != nil {
+		return "", corrupted(dir, err, "cannot hash the checkout")
+	}
+	if got := lockfile.ModuleHash(files); got != mk.TreeSHA256 {
+		return "", corrupted(dir, nil, "files were changed after download").
+			With("expected", mk.TreeSHA256).With("actual", got)
+	}
+	return dir, nil
+}
+
+func corrupted(dir string, cause error, why string) *apperr.Error {
+	e := apperr.New(apperr.CacheCorrupted, "git cache entry %s is corrupted: %s", dir, why)
+	if cause != nil {
+		e = apperr.Wrap(cause, apperr.CacheCorrupted, "git cache entry %s is corrupted: %s", dir, why)
+	}
+	return e.WithHint("remove it with `rm -rf %s`; `agentpack fetch` downloads it again", dir).With("path", dir)
+}
+
+// install writes the marker into the finished tree and renames it into
+// place. If a complete checkout appeared meanwhile (another process), that
+// one is kept.
+func (c *Cache) install(u, commit, tree string) (string, error) {
+	files, err := lockfile.HashDir(tree)
+	if err != nil {
+		return "", apperr.Wrap(err, apperr.GitCloneFailed, "hash checkout of %s@%s", u, commit)
+	}
+	raw, err := json.MarshalIndent(marker{URL: u, Commit: commit, TreeSHA256: lockfile.ModuleHash(files)}, "", "  ")
+	if err != nil {
+		return "", apperr.Wrap(err, apperr.Unexpected, "encode checkout marker")
+	}
+	if err := os.WriteFile(filepath.Join(tree, MarkerFile), append(raw, '\n'), 0o644); err != nil {
+		return "", apperr.Wrap(err, apperr.IOFailed, "write checkout marker")
+	}
+	final, err := c.Path(u, commit)
+	if err != nil {
+		return "", err
+	}
+	for range 2 {
+		if err = os.Rename(tree, final); err == nil {
+			return final, nil
+		}
+		if dir, derr := c.Dir(u, commit); derr == nil {
+			return dir, nil
+		} else if !errors.Is(derr, ErrNotCached) {
+			return "", derr
+		}
+		// An incomplete leftover (or the original tool's checkout, which
+		// has a .git folder and no marker) is in the way: replace it.
+		if rerr := os.RemoveAll(final); rerr != nil {
+			return "", apperr.Wrap(rerr, apperr.IOFailed, "remove incomplete checkout %s", final)
+		}
+	}
+	return "", apperr.Wrap(err, apperr.IOFailed, "move checkout into %s", final)
+}

@@ -1,0 +1,313 @@
+package gitsource
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/agentpack/agentpack/engine/apperr"
+)
+
+// wantRef is where a fetch stores the ref or commit it was asked for.
+const wantRef = "refs/agentpack/want"
+
+// errCommitNotFound means the fetched objects lack the wanted commit.
+var errCommitNotFound = errors.New("commit not found on the remote")
+
+// strategy is one way of fetching: a shallow fetch of one ref or commit, or
+// a full fetch of every branch and tag.
+type strategy struct {
+	refspecs []config.RefSpec
+	depth    int
+}
+
+func strategies(u string, m match) []strategy {
+	full := strategy{refspecs: []config.RefSpec{
+		"+refs/heads/*:refs/remotes/origin/*",
+		"+refs/tags/*:refs/tags/*",
+	}}
+	var want config.RefSpec
+	switch {
+	case m.ref != "":
+		want = config.RefSpec("+" + m.ref.String() + ":" + wantRef)
+		full.refspecs = append(full.refspecs, want)
+	case m.commit != "":
+		want = config.RefSpec(m.commit + ":" + wantRef)
+	}
+	// Local repositories are read in place, so a shallow copy saves nothing
+	// (and go-git's in-process server cannot produce one).
+	if want == "" || isLocalURL(u) {
+		return []strategy{full}
+	}
+	return []strategy{{refspecs: []config.RefSpec{want}, depth: 1}, full}
+}
+
+func isLocalURL(u string) bool {
+	return strings.HasPrefix(strings.ToLower(u), "file:") || filepath.IsAbs(u)
+}
+
+// fetch downloads m from u into a temporary folder under the URL's cache
+// folder, writes the work tree and installs it. Whatever happens, the
+// temporary folder is removed, and so is the URL's folder if it is empty.
+func (c *Cache) fetch(ctx context.Context, u string, m match, opt FetchOptions) (string, string, error) {
+	base := filepath.Join(c.Root, URLKey(u))
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return "", "", apperr.Wrap(err, apperr.IOFailed, "create git cache folder %s", base)
+	}
+	defer os.Remove(base) // succeeds only when nothing was installed
+	tmp, err := os.MkdirTemp(base, ".fetch-")
+	if err != nil {
+		return "", "", apperr.Wrap(err, apperr.IOFailed, "create temporary folder in %s", base)
+	}
+	defer os.RemoveAll(tmp)
+
+	var commit *object.Commit
+	for i, st := range strategies(u, m) {
+		var repo *git.Repository
+		repo, err = fetchInto(ctx, filepath.Join(tmp, "git"+strconv.Itoa(i)), u, st, opt)
+		if err == nil {
+			commit, err = findCommit(repo, m)
+		}
+		if err == nil || !fallback(err) {
+			break
+		}
+	}
+	if err != nil {
+		if errors.Is(err, errCommitNotFound) {
+			want := m.commit + m.prefix
+			if m.ref != "" {
+				want = m.ref.Short()
+			}
+			return "", "", apperr.Wrap(err, apperr.GitRefNotFound, "%s not found in %s", want, u).
+				WithHint("check that the commit exists on a branch or tag of the remote").
+				With("url", u).With("ref", want)
+		}
+		return "", "", remoteError(err, apperr.GitCloneFailed, u, opt.Retries, "cannot fetch %s", u)
+	}
+
+	sha := commit.Hash.String()
+	if dir, err := c.Dir(u, sha); err == nil || !errors.Is(err, ErrNotCached) {
+		return sha, dir, err
+	}
+	tree := filepath.Join(tmp, "tree")
+	if err := materialise(commit, tree); err != nil {
+		return "", "", err
+	}
+	dir, err := c.install(u, sha, tree)
+	if err != nil {
+		return "", "", err
+	}
+	return sha, dir, nil
+}
+
+// fallback reports whether a failed strategy is worth following with the
+// next one: not for network, credential or missing-repository failures,
+// which a full fetch would hit again.
+func fallback(err error) bool {
+	return !isNetwork(err) && !errors.Is(err, context.Canceled) && !anyCause(err, func(e error) bool {
+		return errors.Is(e, transport.ErrRepositoryNotFound) || errors.Is(e, transport.ErrAuthenticationRequired) ||
+			errors.Is(e, transport.ErrAuthorizationFailed) || errors.Is(e, transport.ErrInvalidAuthMethod)
+	})
+}
+
+// fetchInto fetches st from u into a fresh bare repository at gitDir.
+func fetchInto(ctx context.Context, gitDir, u string, st strategy, opt FetchOptions) (*git.Repository, error) {
+	var repo *git.Repository
+	err := retry(ctx, opt, "fetching "+u, func(ctx context.Context) error {
+		if err := os.RemoveAll(gitDir); err != nil {
+			return err
+		}
+		r, err := git.Init(filesystem.NewStorage(osfs.New(gitDir), cache.NewObjectLRUDefault()), nil)
+		if err != nil {
+			return err
+		}
+		rem, err := r.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{u}, Fetch: st.refspecs})
+		if err != nil {
+			return err
+		}
+		err = rem.FetchContext(ctx, &git.FetchOptions{
+			RemoteName: "origin",
+			RefSpecs:   st.refspecs,
+			Depth:      st.depth,
+			Tags:       git.NoTags,
+			Progress:   opt.Progress,
+		})
+		if errors.Is(err, git.NoErrAlreadyUpToDate) {
+			err = nil
+		}
+		repo = r
+		return err
+	})
+	return repo, err
+}
+
+// findCommit returns the commit m names among the fetched objects. If the
+// remote ref moved between listing and fetching, the ref's new commit is
+// used: it is what the ref names now.
+func findCommit(repo *git.Repository, m match) (*object.Commit, error) {
+	if m.prefix != "" {
+		h, err := repo.ResolveRevision(plumbing.Revision(m.prefix))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", errCommitNotFound, m.prefix, err)
+		}
+		return commitOf(repo, *h)
+	}
+	c, err := commitOf(repo, plumbing.NewHash(m.commit))
+	if err == nil || m.ref == "" {
+		return c, err
+	}
+	ref, rerr := repo.Reference(wantRef, true)
+	if rerr != nil {
+		return nil, err
+	}
+	return commitOf(repo, ref.Hash())
+}
+
+// commitOf peels tags from h down to a commit.
+func commitOf(repo *git.Repository, h plumbing.Hash) (*object.Commit, error) {
+	for range 32 {
+		tag, err := repo.TagObject(h)
+		if err != nil {
+			break
+		}
+		h = tag.Target
+	}
+	c, err := repo.CommitObject(h)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s", errCommitNotFound, h)
+	}
+	return c, nil
+}
+
+// materialise writes the files of commit's tree into dir: regular files
+// with 0644 or 0755, and symlinks only when they resolve to something inside
+// dir (others are left out, since nothing may follow them out of the cache).
+// Submodules are not fetched. A root file named [MarkerFile] is left out.
+func materialise(commit *object.Commit, dir string) error {
+	tree, err := commit.Tree()
+	if err != nil {
+		return apperr.Wrap(err, apperr.GitCloneFailed, "read tree of %s", commit.Hash)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return apperr.Wrap(err, apperr.IOFailed, "create %s", dir)
+	}
+	var links [][2]string
+	err = tree.Files().ForEach(func(f *object.File) error {
+		if skip, err := checkTreePath(f.Name); skip || err != nil {
+			return err
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(f.Name))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return apperr.Wrap(err, apperr.IOFailed, "create %s", filepath.Dir(dst))
+		}
+		switch f.Mode {
+		case filemode.Symlink:
+			target, err := f.Contents()
+			links = append(links, [2]string{f.Name, target})
+			return err
+		case filemode.Executable:
+			return writeBlob(f, dst, 0o755)
+		case filemode.Regular, filemode.Deprecated:
+			return writeBlob(f, dst, 0o644)
+		}
+		return nil
+	})
+	if err != nil {
+		return apperr.Wrap(err, apperr.GitCloneFailed, "write checkout of %s", commit.Hash)
+	}
+	return placeLinks(dir, links)
+}
+
+// checkTreePath refuses paths that would escape the checkout and skips
+// .git entries and the root marker.
+func checkTreePath(name string) (skip bool, err error) {
+	if name == MarkerFile {
+		return true, nil
+	}
+	if strings.ContainsAny(name, "\x00\\") || strings.HasPrefix(name, "/") {
+		return false, fmt.Errorf("unsafe path %q in git tree", name)
+	}
+	for seg := range strings.SplitSeq(name, "/") {
+		switch {
+		case seg == "" || seg == "." || seg == "..":
+			return false, fmt.Errorf("unsafe path %q in git tree", name)
+		case strings.EqualFold(seg, ".git"):
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func writeBlob(f *object.File, dst string, mode os.FileMode) error {
+	r, err := f.Reader()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, r); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// placeLinks creates the relative symlinks whose targets stay inside dir,
+// then removes, until none is left, any that dangle or resolve outside dir
+// (through other links).
+func placeLinks(dir string, links [][2]string) error {
+	realDir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return apperr.Wrap(err, apperr.IOFailed, "resolve %s", dir)
+	}
+	var placed []string
+	for _, l := range links {
+		name, target := l[0], l[1]
+		if target == "" || strings.HasPrefix(target, "/") || filepath.IsAbs(target) || strings.ContainsRune(target, 0) {
+			continue
+		}
+		if j := path.Join(path.Dir(name), target); j == ".." || strings.HasPrefix(j, "../") {
+			continue
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(name))
+		if os.Symlink(filepath.FromSlash(target), dst) == nil {
+			placed = append(placed, dst)
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for i, p := range placed {
+			if p == "" {
+				continue
+			}
+			real, err := filepath.EvalSymlinks(p)
+			rel, rerr := filepath.Rel(realDir, real)
+			if err != nil || rerr != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				if err := os.Remove(p); err != nil {
+					return apperr.Wrap(err, apperr.IOFailed, "remove symlink %s", p)
+				}
+				placed[i], changed = "", true
+			}
+		}
+	}
+	return nil
+}

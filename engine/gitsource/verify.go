@@ -1,0 +1,58 @@
+package gitsource
+
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/engine/lockfile"
+)
+
+// VerifySubdir checks that the files under subdir of the checkout dir are
+// exactly want (a locked module's file manifest). A difference is
+// E_CHECKSUM_MISMATCH naming the first differing file (in path order) and
+// whether it is missing, unexpected or modified; a missing subdir is a
+// mismatch too.
+func VerifySubdir(dir, subdir string, want []lockfile.File) error {
+	sub, err := CleanSubdir(subdir)
+	if err != nil {
+		return err
+	}
+	root := filepath.Join(dir, filepath.FromSlash(sub))
+	got, err := lockfile.HashDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return apperr.Wrap(err, apperr.ChecksumMismatch, "module folder %q is missing from %s", sub, dir).
+			WithHint("the source no longer has this path; run `agentpack lock` to re-pin the module").
+			With("path", root).With("subdir", sub)
+	}
+	if err != nil {
+		return err
+	}
+	if lockfile.ModuleHash(got) == lockfile.ModuleHash(want) {
+		return nil
+	}
+	path, reason, exp, act := firstDifference(lockfile.SortFiles(want), got)
+	return apperr.New(apperr.ChecksumMismatch, "%s in %s does not match the lockfile: %s", path, root, reason).
+		WithHint("run `agentpack lock` to accept the new content, or `rm -rf %s` and `agentpack fetch` to download it again", dir).
+		With("path", path).With("subdir", sub).With("reason", reason).
+		With("expected_sha256", exp).With("actual_sha256", act)
+}
+
+// firstDifference merges two path-sorted manifests and describes the first
+// entry that differs.
+func firstDifference(want, got []lockfile.File) (path, reason, expected, actual string) {
+	i, j := 0, 0
+	for i < len(want) || j < len(got) {
+		switch {
+		case j == len(got) || i < len(want) && want[i].Path < got[j].Path:
+			return want[i].Path, "missing", want[i].SHA256, ""
+		case i == len(want) || got[j].Path < want[i].Path:
+			return got[j].Path, "unexpected", "", got[j].SHA256
+		case want[i] != got[j]:
+			return want[i].Path, "modified", want[i].SHA256, got[j].SHA256
+		}
+		i, j = i+1, j+1
+	}
+	return "", "module hash differs", "", ""
+}

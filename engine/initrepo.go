@@ -1,0 +1,144 @@
+package engine
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/agentpack/agentpack/engine/apperr"
+)
+
+// initFiles is the example repo `agentpack init` writes: one working module
+// of every file-based type.
+var initFiles = map[string]string{
+	ManifestFile: `version: 1
+
+# Profiles pick modules by tag. "default" is required.
+profiles:
+  default:
+    include_tags: [base]
+
+# Where files go. Scope: user (home dirs), project (the current git repo) or both.
+targets:
+  codex:
+    mode: files
+    scope: both
+  claude_code:
+    mode: files
+    scope: both
+  cursor:
+    mode: files
+    scope: project
+  vscode:
+    mode: files
+    scope: project
+
+modules:
+  - id: instructions:base
+    type: instructions
+    tags: [base]
+    source:
+      local_path:
+        path: modules/instructions/base
+  - id: skill:hello
+    type: skill
+    tags: [base]
+    source:
+      local_path:
+        path: modules/skills/hello
+  - id: prompt:review
+    type: prompt
+    tags: [base]
+    source:
+      local_path:
+        path: modules/prompts/review.md
+  - id: command:plan
+    type: command
+    tags: [base]
+    source:
+      local_path:
+        path: modules/commands/ap-plan.md
+  - id: agent:reviewer
+    type: agent
+    tags: [base]
+    source:
+      local_path:
+        path: modules/agents/reviewer.md
+`,
+	"modules/instructions/base/AGENTS.md": `---
+description: Base instructions for every project
+---
+# Working agreements
+
+- Run the tests before you say a change is done.
+- Keep changes small and explain why, not what.
+`,
+	"modules/skills/hello/SKILL.md": `---
+name: hello
+description: Greets the user and explains what agentpack deployed.
+---
+# Hello skill
+
+When the user says hello, answer briefly and list the skills you have.
+`,
+	"modules/prompts/review.md": `---
+description: Review the current diff
+---
+Review the staged changes. Point out bugs first, then style. $ARGUMENTS
+`,
+	"modules/commands/ap-plan.md": `---
+description: Show what agentpack would change
+allowed-tools: Bash(agentpack plan:*)
+---
+Run ` + "`agentpack plan`" + ` and summarise the changes by target.
+`,
+	"modules/agents/reviewer.md": `---
+name: reviewer
+description: A careful code reviewer
+tools: Read, Grep
+---
+You review code changes. Be specific, cite lines, and suggest fixes.
+`,
+	".gitignore": "# agentpack keeps nothing secret here; add local files to ignore below.\n",
+}
+
+// InitData is the data of `agentpack init`.
+type InitData struct {
+	Repo      string   `json:"repo"`
+	RepoPosix string   `json:"repo_posix"`
+	Created   []string `json:"created"`
+	Git       bool     `json:"git"`
+}
+
+// InitRepo writes the example repo into dir. It refuses to touch a folder
+// that already has an agentpack.yaml and never overwrites an existing file.
+func (e *Engine) InitRepo(dir string) (*InitData, error) {
+	if _, err := os.Stat(filepath.Join(dir, ManifestFile)); err == nil {
+		return nil, apperr.New(apperr.InvalidArgument, "%s already has %s", dir, ManifestFile).
+			WithHint("use another --repo, or edit the existing manifest").With("path", filepath.Join(dir, ManifestFile))
+	}
+	names := make([]string, 0, len(initFiles))
+	for n := range initFiles {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(n))); err == nil {
+			return nil, apperr.New(apperr.InvalidArgument, "%s already exists", filepath.Join(dir, n)).
+				WithHint("init writes into an empty folder; move the file or pick another --repo")
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, ioError(err, filepath.Join(dir, n))
+		}
+	}
+	sys := &RealSystem{Fsync: e.Env.Fsync}
+	out := &InitData{Repo: dir, RepoPosix: filepath.ToSlash(dir), Created: []string{}}
+	for _, n := range names {
+		if err := sys.WriteFile(filepath.Join(dir, filepath.FromSlash(n)), []byte(initFiles[n]), 0o644); err != nil {
+			return nil, err
+		}
+		out.Created = append(out.Created, n)
+	}
+	return out, nil
+}

@@ -1,0 +1,403 @@
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/agentpack/agentpack/engine/apperr"
+	"go.yaml.in/yaml/v3"
+)
+
+// ManifestFile is the desired-state repo's manifest name.
+const ManifestFile = "agentpack.yaml"
+
+// Manifest is a parsed agentpack.yaml (version 1).
+type Manifest struct {
+	Version  int                     `yaml:"version" json:"version"`
+	Profiles map[string]Profile      `yaml:"profiles" json:"profiles"`
+	Targets  map[string]TargetConfig `yaml:"targets" json:"targets"`
+	Modules  []Module                `yaml:"modules" json:"modules"`
+	Sources  []ArtifactSource        `yaml:"sources,omitempty" json:"sources,omitempty"`
+
+	// Path is the absolute path of the file; Dir its repo folder.
+	Path string `yaml:"-" json:"-"`
+	Dir  string `yaml:"-" json:"-"`
+	// Warnings are non-fatal findings (unknown top-level keys, ...).
+	Warnings []string `yaml:"-" json:"-"`
+	// Lines maps module id to its line in the file, for error messages.
+	Lines map[string]int `yaml:"-" json:"-"`
+}
+
+// Profile selects modules.
+type Profile struct {
+	IncludeTags    []string `yaml:"include_tags,omitempty" json:"include_tags"`
+	IncludeModules []string `yaml:"include_modules,omitempty" json:"include_modules"`
+	ExcludeModules []string `yaml:"exclude_modules,omitempty" json:"exclude_modules"`
+}
+
+// TargetConfig is one entry of the manifest's targets map.
+type TargetConfig struct {
+	Mode    string         `yaml:"mode,omitempty" json:"mode"`
+	Scope   Scope          `yaml:"scope,omitempty" json:"scope"`
+	Options map[string]any `yaml:"options,omitempty" json:"options"`
+}
+
+// Scope says which roots a target writes.
+type Scope string
+
+// Scopes.
+const (
+	ScopeUser    Scope = "user"
+	ScopeProject Scope = "project"
+	ScopeBoth    Scope = "both"
+)
+
+// User reports whether the scope includes user-level roots.
+func (s Scope) User() bool { return s == ScopeUser || s == ScopeBoth }
+
+// Project reports whether the scope includes project-level roots.
+func (s Scope) Project() bool { return s == ScopeProject || s == ScopeBoth }
+
+// ArtifactSource is a registered git repo scanned for artifacts (SPEC §10).
+type ArtifactSource struct {
+	Name   string `yaml:"name" json:"name"`
+	URL    string `yaml:"url" json:"url"`
+	Ref    string `yaml:"ref,omitempty" json:"ref,omitempty"`
+	Path   string `yaml:"path,omitempty" json:"path,omitempty"`
+	Commit string `yaml:"commit,omitempty" json:"commit,omitempty"`
+}
+
+// knownKeys lists the keys allowed in each known object; an unknown key is
+// E_CONFIG_INVALID with its line. The top level only warns (forward
+// compatibility with newer manifests).
+var knownKeys = map[string][]string{
+	"profile":    {"include_tags", "include_modules", "exclude_modules"},
+	"target":     {"mode", "scope", "options"},
+	"module":     {"id", "type", "enabled", "tags", "targets", "source", "metadata"},
+	"source":     {"local_path", "git", "package"},
+	"local_path": {"path"},
+	"git":        {"url", "ref", "subdir", "shallow"},
+	"package":    {"name", "version", "artifact", "registry"},
+	"artifact":   {"name", "url", "ref", "path", "commit"},
+}
+
+var topLevelKeys = []string{"version", "profiles", "targets", "modules", "sources"}
+
+// LoadManifest reads and validates repo/agentpack.yaml. knownTargets is the
+// set of registered target names.
+func LoadManifest(repo string, knownTargets []string) (*Manifest, error) {
+	path := filepath.Join(repo, ManifestFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, apperr.New(apperr.ConfigMissing, "no %s in %s", ManifestFile, repo).
+				WithHint("run `agentpack init` or pass --repo <dir>").With("path", path)
+		}
+		return nil, apperr.Wrap(err, apperr.ConfigInvalid, "cannot read %s", path).WithHint("check file permissions")
+	}
+	m, err := ParseManifest(data, knownTargets)
+	if err != nil {
+		if ae, ok := err.(*apperr.Error); ok {
+			ae.With("path", path)
+			ae.Message = path + ": " + ae.Message
+		}
+		return nil, err
+	}
+	m.Path, m.Dir = path, repo
+	return m, nil
+}
+
+// ParseManifest parses and validates manifest bytes.
+func ParseManifest(data []byte, knownTargets []string) (*Manifest, error) {
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, errEOF) || strings.Contains(err.Error(), "EOF") {
+			return nil, configErr(0, "the file is empty").WithHint("start from `agentpack init`")
+		}
+		return nil, apperr.Wrap(err, apperr.ConfigInvalid, "YAML syntax error: %s", yamlMessage(err)).
+			WithHint("fix the YAML at the reported line").With("line", yamlLine(err))
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, configErr(root.Line, "the top level must be a mapping")
+	}
+	m := &Manifest{Lines: map[string]int{}}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k := root.Content[i]
+		if !contains(topLevelKeys, k.Value) {
+			m.Warnings = append(m.Warnings, fmt.Sprintf("agentpack.yaml line %d: unknown top-level key %q ignored", k.Line, k.Value))
+		}
+	}
+	if err := checkKeys(root, m); err != nil {
+		return nil, err
+	}
+	if err := decodeKnown(root, m); err != nil {
+		return nil, err
+	}
+	if err := m.validate(root, knownTargets); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+var errEOF = errors.New("EOF")
+
+// decodeKnown decodes only the known top-level keys, so unknown ones (already
+// warned about) cannot fail the decode.
+func decodeKnown(root *yaml.Node, m *Manifest) error {
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		var err error
+		switch k.Value {
+		case "version":
+			err = v.Decode(&m.Version)
+		case "profiles":
+			err = v.Decode(&m.Profiles)
+		case "targets":
+			err = v.Decode(&m.Targets)
+		case "modules":
+			err = v.Decode(&m.Modules)
+			for j, mod := range v.Content {
+				if j < len(m.Modules) {
+					m.Lines[m.Modules[j].ID] = mod.Line
+				}
+			}
+		case "sources":
+			err = v.Decode(&m.Sources)
+		}
+		if err != nil {
+			return configErr(v.Line, "%s: %s", k.Value, yamlMessage(err)).WithHint("check the type of the value at that line")
+		}
+	}
+	return nil
+}
+
+// checkKeys rejects unknown keys inside known objects.
+func checkKeys(root *yaml.Node, m *Manifest) error {
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		switch k.Value {
+		case "profiles", "targets":
+			if v.Kind != yaml.MappingNode {
+				return configErr(v.Line, "%s must be a mapping", k.Value)
+			}
+			kind := strings.TrimSuffix(k.Value, "s")
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				if err := checkObject(v.Content[j+1], kind, k.Value+"."+v.Content[j].Value); err != nil {
+					return err
+				}
+			}
+		case "modules", "sources":
+			if v.Kind != yaml.SequenceNode {
+				return configErr(v.Line, "%s must be a list", k.Value)
+			}
+			kind := "module"
+			if k.Value == "sources" {
+				kind = "artifact"
+			}
+			for j, item := range v.Content {
+				if err := checkObject(item, kind, fmt.Sprintf("%s[%d]", k.Value, j)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func checkObject(n *yaml.Node, kind, where string) error {
+	if n.Kind != yaml.MappingNode {
+		if n.Tag == "!!null" {
+			return nil
+		}
+		return configErr(n.Line, "%s must be a mapping", where)
+	}
+	allowed := knownKeys[kind]
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if !contains(allowed, k.Value) {
+			return configErr(k.Line, "unknown key %q in %s", k.Value, where).
+				WithHint("allowed keys: %s", strings.Join(allowed, ", "))
+		}
+		switch {
+		case kind == "module" && k.Value == "source":
+			if err := checkObject(v, "source", where+".source"); err != nil {
+				return err
+			}
+		case kind == "source":
+			if err := checkObject(v, k.Value, where+"."+k.Value); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (m *Manifest) validate(root *yaml.Node, knownTargets []string) error {
+	if m.Version != 1 {
+		line := lineOfKey(root, "version")
+		if m.Version == 0 {
+			return configErr(line, "missing `version: 1`").WithHint("add `version: 1` at the top of agentpack.yaml")
+		}
+		return apperr.New(apperr.ConfigUnsupported, "unsupported manifest version %d (this agentpack reads version 1)", m.Version).
+			WithHint("set `version: 1` or upgrade agentpack").With("line", line)
+	}
+	if _, ok := m.Profiles["default"]; !ok {
+		return configErr(lineOfKey(root, "profiles"), "no `default` profile").
+			WithHint("add `profiles: {default: {include_tags: [base]}}`")
+	}
+	for name, tc := range m.Targets {
+		if !contains(knownTargets, name) {
+			return apperr.New(apperr.TargetUnsupported, "unknown target %q in agentpack.yaml", name).
+				WithHint("supported targets: %s", strings.Join(knownTargets, ", ")).With("target", name)
+		}
+		switch tc.Scope {
+		case "", ScopeUser, ScopeProject, ScopeBoth:
+		default:
+			return configErr(0, "targets.%s.scope %q must be user, project or both", name, tc.Scope)
+		}
+		if tc.Mode != "" && tc.Mode != "files" {
+			return configErr(0, "targets.%s.mode %q is not supported (only `files`)", name, tc.Mode)
+		}
+	}
+	seen := map[string]bool{}
+	for i := range m.Modules {
+		mod := &m.Modules[i]
+		line := m.Lines[mod.ID]
+		if mod.ID == "" {
+			return configErr(line, "modules[%d] has no id", i).WithHint("give every module a unique id such as `skill:review`")
+		}
+		if seen[mod.ID] {
+			return configErr(line, "duplicate module id %q", mod.ID).WithHint("module ids must be unique")
+		}
+		seen[mod.ID] = true
+		if !mod.Type.Valid() {
+			return configErr(line, "module %q has unknown type %q", mod.ID, mod.Type).
+				WithHint("types: %s", strings.Join(moduleTypeNames(), ", "))
+		}
+		if n := mod.Source.count(); n != 1 {
+			return configErr(line, "module %q must have exactly one source (local_path, git or package), has %d", mod.ID, n).
+				WithHint("set exactly one of source.local_path, source.git, source.package")
+		}
+		for _, t := range mod.Targets {
+			if !contains(knownTargets, t) {
+				return apperr.New(apperr.TargetUnsupported, "module %q names unknown target %q", mod.ID, t).
+					WithHint("supported targets: %s", strings.Join(knownTargets, ", ")).With("line", line)
+			}
+		}
+	}
+	names := make([]string, 0, len(m.Profiles))
+	for name := range m.Profiles {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		p := m.Profiles[name]
+		for _, id := range append(append([]string{}, p.IncludeModules...), p.ExcludeModules...) {
+			if !seen[id] {
+				m.Warnings = append(m.Warnings, fmt.Sprintf("profile %q names unknown module %q", name, id))
+			}
+		}
+	}
+	return nil
+}
+
+// SelectModules returns the enabled modules the profile selects, in id order.
+func (m *Manifest) SelectModules(profile string) ([]*Module, error) {
+	p, ok := m.Profiles[profile]
+	if !ok {
+		names := make([]string, 0, len(m.Profiles))
+		for n := range m.Profiles {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return nil, apperr.New(apperr.InvalidArgument, "unknown profile %q", profile).
+			WithHint("profiles in agentpack.yaml: %s", strings.Join(names, ", ")).With("profile", profile)
+	}
+	var out []*Module
+	for i := range m.Modules {
+		mod := &m.Modules[i]
+		if !mod.IsEnabled() || contains(p.ExcludeModules, mod.ID) {
+			continue
+		}
+		if contains(p.IncludeModules, mod.ID) || intersects(p.IncludeTags, mod.Tags) {
+			out = append(out, mod)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// TargetNames returns the configured target names, sorted.
+func (m *Manifest) TargetNames() []string {
+	out := make([]string, 0, len(m.Targets))
+	for n := range m.Targets {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func configErr(line int, format string, args ...any) *apperr.Error {
+	msg := fmt.Sprintf(format, args...)
+	if line > 0 {
+		msg = fmt.Sprintf("line %d: %s", line, msg)
+	}
+	e := apperr.New(apperr.ConfigInvalid, "%s", msg).WithHint("fix agentpack.yaml and run the command again")
+	if line > 0 {
+		e.With("line", line)
+	}
+	return e
+}
+
+func lineOfKey(root *yaml.Node, key string) int {
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value == key {
+			return root.Content[i].Line
+		}
+	}
+	return 0
+}
+
+func yamlMessage(err error) string {
+	s := err.Error()
+	s = strings.TrimPrefix(s, "yaml: ")
+	return strings.ReplaceAll(s, "unmarshal errors:\n  ", "")
+}
+
+func yamlLine(err error) int {
+	var line int
+	s := strings.TrimPrefix(err.Error(), "yaml: ")
+	if _, e := fmt.Sscanf(s, "line %d:", &line); e == nil {
+		return line
+	}
+	return 0
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func intersects(a, b []string) bool {
+	for _, x := range a {
+		if contains(b, x) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,144 @@
+package engine
+
+import (
+	"regexp"
+	"strings"
+)
+
+// ModuleType is the kind of asset a module holds.
+type ModuleType string
+
+// Module types.
+const (
+	TypeInstructions ModuleType = "instructions"
+	TypeSkill        ModuleType = "skill"
+	TypePrompt       ModuleType = "prompt"
+	TypeCommand      ModuleType = "command"
+	TypeAgent        ModuleType = "agent"
+	TypeMCP          ModuleType = "mcp"
+)
+
+var moduleTypes = []ModuleType{TypeInstructions, TypeSkill, TypePrompt, TypeCommand, TypeAgent, TypeMCP}
+
+// Valid reports whether t is a known module type.
+func (t ModuleType) Valid() bool {
+	for _, x := range moduleTypes {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+func moduleTypeNames() []string {
+	out := make([]string, len(moduleTypes))
+	for i, t := range moduleTypes {
+		out[i] = string(t)
+	}
+	return out
+}
+
+// Module is one entry of the manifest's modules list.
+type Module struct {
+	ID       string         `yaml:"id" json:"id"`
+	Type     ModuleType     `yaml:"type" json:"type"`
+	Enabled  *bool          `yaml:"enabled,omitempty" json:"enabled,omitempty"`
+	Tags     []string       `yaml:"tags,omitempty" json:"tags"`
+	Targets  []string       `yaml:"targets,omitempty" json:"targets"`
+	Source   Source         `yaml:"source" json:"source"`
+	Metadata map[string]any `yaml:"metadata,omitempty" json:"metadata,omitempty"`
+}
+
+// IsEnabled reports whether the module is enabled (the default).
+func (m *Module) IsEnabled() bool { return m.Enabled == nil || *m.Enabled }
+
+// Name is the id after its first ':', made safe as one path element.
+func (m *Module) Name() string {
+	name := m.ID
+	if i := strings.Index(name, ":"); i >= 0 {
+		name = name[i+1:]
+	}
+	return SafeName(name)
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]`)
+
+// SafeName turns s into one path element: no separators, no "..".
+func SafeName(s string) string {
+	s = unsafeName.ReplaceAllString(s, "_")
+	s = strings.Trim(s, ".")
+	if s == "" {
+		return "_"
+	}
+	return s
+}
+
+// Source says where a module's files come from: exactly one field is set.
+type Source struct {
+	LocalPath *LocalPathSource `yaml:"local_path,omitempty" json:"local_path,omitempty"`
+	Git       *GitSource       `yaml:"git,omitempty" json:"git,omitempty"`
+	Package   *PackageSource   `yaml:"package,omitempty" json:"package,omitempty"`
+}
+
+// LocalPathSource is a folder or file inside (or relative to) the repo.
+type LocalPathSource struct {
+	Path string `yaml:"path" json:"path"`
+}
+
+// GitSource is a git repo pinned by the lockfile.
+type GitSource struct {
+	URL     string `yaml:"url" json:"url"`
+	Ref     string `yaml:"ref,omitempty" json:"ref,omitempty"`
+	Subdir  string `yaml:"subdir,omitempty" json:"subdir,omitempty"`
+	Shallow *bool  `yaml:"shallow,omitempty" json:"shallow,omitempty"`
+}
+
+// PackageSource is an artifact of a registry package.
+type PackageSource struct {
+	Name     string `yaml:"name" json:"name"`
+	Version  string `yaml:"version,omitempty" json:"version,omitempty"`
+	Artifact string `yaml:"artifact,omitempty" json:"artifact,omitempty"`
+	Registry string `yaml:"registry,omitempty" json:"registry,omitempty"`
+}
+
+func (s Source) count() int {
+	n := 0
+	if s.LocalPath != nil {
+		n++
+	}
+	if s.Git != nil {
+		n++
+	}
+	if s.Package != nil {
+		n++
+	}
+	return n
+}
+
+// String renders the source as a command-line source spec.
+func (s Source) String() string {
+	switch {
+	case s.LocalPath != nil:
+		return "local:" + s.LocalPath.Path
+	case s.Git != nil:
+		q := []string{}
+		if s.Git.Ref != "" {
+			q = append(q, "ref="+s.Git.Ref)
+		}
+		if s.Git.Subdir != "" {
+			q = append(q, "subdir="+s.Git.Subdir)
+		}
+		out := "git:" + s.Git.URL
+		if len(q) > 0 {
+			out += "#" + strings.Join(q, "&")
+		}
+		return out
+	case s.Package != nil:
+		out := "pkg:" + s.Package.Name
+		if s.Package.Version != "" {
+			out += "@" + s.Package.Version
+		}
+		return out
+	}
+	return ""
+}

@@ -1,0 +1,309 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/agentpack/agentpack/engine/apperr"
+	"go.yaml.in/yaml/v3"
+)
+
+// ModuleFile is one file of a loaded module.
+type ModuleFile struct {
+	// Path is relative to the module root, with '/' separators.
+	Path string
+	Data []byte
+	Mode fs.FileMode
+}
+
+// LoadedModule is a module with its source files read and validated.
+type LoadedModule struct {
+	*Module
+	// SourcePath is the absolute folder or file the module came from.
+	SourcePath string
+	// Files are sorted by Path. Single-file modules have exactly one.
+	Files []ModuleFile
+	// Main is the module's principal file (AGENTS.md, SKILL.md, the .md file,
+	// the MCP definition); Frontmatter and Body are parsed from it.
+	Main        *ModuleFile
+	Frontmatter *Frontmatter
+	Body        []byte
+	// MCP is the parsed server definition of an mcp module.
+	MCP *MCPServer
+}
+
+// MCPServer is the definition held by an mcp module (SPEC §3).
+type MCPServer struct {
+	Name      string            `yaml:"name" json:"name"`
+	Transport string            `yaml:"transport" json:"transport"`
+	Command   string            `yaml:"command,omitempty" json:"command,omitempty"`
+	Args      []string          `yaml:"args,omitempty" json:"args,omitempty"`
+	Env       map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
+	EnvVars   []string          `yaml:"env_vars,omitempty" json:"env_vars,omitempty"`
+	URL       string            `yaml:"url,omitempty" json:"url,omitempty"`
+	Headers   map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
+}
+
+// loadModuleFiles reads a module's files from path (a folder or a file).
+func loadModuleFiles(mod *Module, path string) ([]ModuleFile, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, moduleErr(mod, path, "source path %s does not exist", path).
+				WithHint("fix source.local_path.path or create the folder")
+		}
+		return nil, moduleErr(mod, path, "cannot read %s: %v", path, err)
+	}
+	if !fi.IsDir() {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, moduleErr(mod, path, "cannot read %s: %v", path, err)
+		}
+		return []ModuleFile{{Path: filepath.Base(path), Data: data, Mode: fi.Mode().Perm()}}, nil
+	}
+	var paths []string
+	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" && p != path {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			target, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				return moduleErr(mod, p, "broken symlink %s", p)
+			}
+			root, _ := filepath.EvalSymlinks(path)
+			if rel, err := filepath.Rel(root, target); err != nil || strings.HasPrefix(rel, "..") {
+				return moduleErr(mod, p, "symlink %s points outside the module folder", p).
+					WithHint("copy the file into the module instead of linking it")
+			}
+		}
+		paths = append(paths, p)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	files := make([]ModuleFile, len(paths))
+	errs := make([]error, len(paths))
+	parallel(len(paths), func(i int) {
+		p := paths[i]
+		data, err := os.ReadFile(p)
+		if err != nil {
+			errs[i] = moduleErr(mod, p, "cannot read %s: %v", p, err)
+			return
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			errs[i] = moduleErr(mod, p, "cannot stat %s: %v", p, err)
+			return
+		}
+		rel, _ := filepath.Rel(path, p)
+		files[i] = ModuleFile{Path: filepath.ToSlash(rel), Data: data, Mode: fi.Mode().Perm()}
+	})
+	if err := errors.Join(errs...); err != nil {
+		for _, e := range errs {
+			if e != nil {
+				return nil, e
+			}
+		}
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	return files, nil
+}
+
+// parallel runs fn(0..n-1) on a bounded pool.
+func parallel(n int, fn func(i int)) {
+	workers := workerCount()
+	if n < workers {
+		workers = n
+	}
+	if workers <= 1 {
+		for i := 0; i < n; i++ {
+			fn(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	next := make(chan int, workers)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				fn(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// LoadModule reads and validates a module from its resolved source path.
+func LoadModule(mod *Module, path string) (*LoadedModule, error) {
+	files, err := loadModuleFiles(mod, path)
+	if err != nil {
+		return nil, err
+	}
+	lm := &LoadedModule{Module: mod, SourcePath: path, Files: files}
+	if err := lm.validate(); err != nil {
+		return nil, err
+	}
+	return lm, nil
+}
+
+var bashInBody = regexp.MustCompile("(?m)(^|\\s)!`|!bash\\b|```bash\\s*\\n[^`]*!")
+
+func (lm *LoadedModule) validate() error {
+	switch lm.Type {
+	case TypeInstructions:
+		if err := lm.pickMain("AGENTS.md"); err != nil {
+			return err
+		}
+	case TypeSkill:
+		if err := lm.pickMain("SKILL.md"); err != nil {
+			return err
+		}
+		if lm.Frontmatter.String("name") == "" || lm.Frontmatter.String("description") == "" {
+			return moduleErr(lm.Module, lm.mainPath(), "SKILL.md needs frontmatter with non-empty `name` and `description`").
+				WithHint("start SKILL.md with ---\\nname: ...\\ndescription: ...\\n---")
+		}
+	case TypePrompt, TypeCommand, TypeAgent:
+		if err := lm.pickSingleMarkdown(); err != nil {
+			return err
+		}
+		if lm.Type == TypeCommand {
+			if lm.Frontmatter.String("description") == "" {
+				return moduleErr(lm.Module, lm.mainPath(), "command needs frontmatter `description`").
+					WithHint("start the file with ---\\ndescription: what the command does\\n---")
+			}
+			if bashInBody.Match(lm.Body) && !strings.Contains(yamlText(lm.Frontmatter.Node("allowed-tools")), "Bash(") {
+				return moduleErr(lm.Module, lm.mainPath(), "command runs bash but `allowed-tools` does not allow Bash(...)").
+					WithHint("add `allowed-tools: Bash(...)` to the frontmatter")
+			}
+		}
+		if lm.Type == TypeAgent && (lm.Frontmatter.String("name") == "" || lm.Frontmatter.String("description") == "") {
+			return moduleErr(lm.Module, lm.mainPath(), "agent needs frontmatter `name` and `description`").
+				WithHint("start the file with ---\\nname: ...\\ndescription: ...\\n---")
+		}
+	case TypeMCP:
+		return lm.loadMCP()
+	}
+	return nil
+}
+
+func (lm *LoadedModule) mainPath() string {
+	if lm.Main == nil {
+		return lm.SourcePath
+	}
+	if len(lm.Files) == 1 && filepath.Base(lm.SourcePath) == lm.Main.Path {
+		return lm.SourcePath
+	}
+	return filepath.Join(lm.SourcePath, filepath.FromSlash(lm.Main.Path))
+}
+
+// pickMain selects the named file at the module root, or the module's only
+// file when the source is that file itself.
+func (lm *LoadedModule) pickMain(name string) error {
+	for i := range lm.Files {
+		f := &lm.Files[i]
+		if f.Path == name || (len(lm.Files) == 1 && strings.EqualFold(filepath.Ext(f.Path), ".md") && lm.Type == TypeInstructions) {
+			lm.Main = f
+			return lm.parseMain()
+		}
+	}
+	return moduleErr(lm.Module, lm.SourcePath, "%s module has no %s", lm.Type, name).
+		WithHint("add %s to %s", name, lm.SourcePath)
+}
+
+func (lm *LoadedModule) pickSingleMarkdown() error {
+	var md []*ModuleFile
+	for i := range lm.Files {
+		if strings.EqualFold(filepath.Ext(lm.Files[i].Path), ".md") {
+			md = append(md, &lm.Files[i])
+		}
+	}
+	if len(md) != 1 {
+		return moduleErr(lm.Module, lm.SourcePath, "%s module must be exactly one .md file, found %d", lm.Type, len(md)).
+			WithHint("point source.local_path.path at one .md file")
+	}
+	lm.Main = md[0]
+	lm.Files = []ModuleFile{*md[0]}
+	lm.Main = &lm.Files[0]
+	return lm.parseMain()
+}
+
+func (lm *LoadedModule) parseMain() error {
+	fm, body, err := ParseFrontmatter(lm.Main.Data)
+	if err != nil {
+		return moduleErr(lm.Module, lm.mainPath(), "%v", err).WithHint("fix the --- header of the file")
+	}
+	lm.Frontmatter, lm.Body = fm, body
+	return nil
+}
+
+func (lm *LoadedModule) loadMCP() error {
+	if len(lm.Files) != 1 {
+		return moduleErr(lm.Module, lm.SourcePath, "mcp module must be one YAML or JSON file").
+			WithHint("point source.local_path.path at the server definition file")
+	}
+	lm.Main = &lm.Files[0]
+	var s MCPServer
+	var err error
+	if strings.HasSuffix(lm.Main.Path, ".json") {
+		err = json.Unmarshal(lm.Main.Data, &s)
+	} else {
+		err = yaml.Unmarshal(lm.Main.Data, &s)
+	}
+	if err != nil {
+		return moduleErr(lm.Module, lm.mainPath(), "cannot parse MCP server definition: %v", err)
+	}
+	if s.Name == "" {
+		s.Name = lm.Name()
+	}
+	switch s.Transport {
+	case "", "stdio":
+		s.Transport = "stdio"
+		if s.Command == "" {
+			return moduleErr(lm.Module, lm.mainPath(), "stdio MCP server needs `command`")
+		}
+	case "http":
+		if s.URL == "" {
+			return moduleErr(lm.Module, lm.mainPath(), "http MCP server needs `url`")
+		}
+	default:
+		return moduleErr(lm.Module, lm.mainPath(), "MCP transport %q must be stdio or http", s.Transport)
+	}
+	lm.MCP = &s
+	return nil
+}
+
+func yamlText(n *yaml.Node) string {
+	if n == nil {
+		return ""
+	}
+	b, _ := yaml.Marshal(n)
+	return string(b)
+}
+
+func moduleErr(mod *Module, path, format string, args ...any) *apperr.Error {
+	e := apperr.New(apperr.ModuleInvalid, format, args...)
+	e.Message = "module " + mod.ID + ": " + e.Message
+	return e.With("module_id", mod.ID).With("path", path).With("path_posix", filepath.ToSlash(path)).
+		WithHint("fix the module's files and run the command again")
+}

@@ -1,0 +1,119 @@
+package engine
+
+import (
+	"fmt"
+	"path/filepath"
+)
+
+// Plan loads the request's desired state and compares it with the disk.
+func (e *Engine) Plan(req Request) (*State, *Plan, error) {
+	st, err := e.Load(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := ComputePlan(st, e.Sys)
+	if err != nil {
+		return st, nil, err
+	}
+	return st, p, nil
+}
+
+// DiffChange is a plan change with its unified diff.
+type DiffChange struct {
+	Change
+	Unified string `json:"unified,omitempty"`
+}
+
+// DiffData is the data of `agentpack diff`.
+type DiffData struct {
+	Profile string       `json:"profile"`
+	Targets []string     `json:"targets"`
+	Changes []DiffChange `json:"changes"`
+	Summary Summary      `json:"summary"`
+}
+
+// Diff returns the plan with a unified diff per change. Binary files and
+// diffs over 100 KiB are left out with a warning.
+func (e *Engine) Diff(req Request) (*State, *DiffData, error) {
+	st, p, err := e.Plan(req)
+	if err != nil {
+		return st, nil, err
+	}
+	return st, diffData(st, p), nil
+}
+
+func diffData(st *State, p *Plan) *DiffData {
+	d := &DiffData{Profile: p.Profile, Targets: p.Targets, Changes: make([]DiffChange, len(p.Changes)), Summary: p.Summary}
+	for i, c := range p.Changes {
+		d.Changes[i] = DiffChange{Change: c}
+		u, ok := UnifiedDiff("a/"+filepath.ToSlash(c.Path), "b/"+filepath.ToSlash(c.Path), c.Before, c.After)
+		if !ok {
+			st.Warn("diff of %s omitted (binary or over 100 KiB)", c.Path)
+			continue
+		}
+		d.Changes[i].Unified = u
+	}
+	return d
+}
+
+// PreviewData is the data of `agentpack preview`.
+type PreviewData struct {
+	Profile string       `json:"profile"`
+	Targets []string     `json:"targets"`
+	Plan    PreviewPlan  `json:"plan"`
+	Diff    *PreviewDiff `json:"diff,omitempty"`
+}
+
+// PreviewPlan is preview's plan block.
+type PreviewPlan struct {
+	Changes []Change `json:"changes"`
+	Summary Summary  `json:"summary"`
+}
+
+// PreviewDiff is preview's diff block.
+type PreviewDiff struct {
+	Changes []Change      `json:"changes"`
+	Summary Summary       `json:"summary"`
+	Files   []PreviewFile `json:"files"`
+}
+
+// PreviewFile is one file of preview's diff block.
+type PreviewFile struct {
+	Target     string  `json:"target"`
+	Root       string  `json:"root"`
+	RootPosix  string  `json:"root_posix"`
+	Path       string  `json:"path"`
+	PathPosix  string  `json:"path_posix"`
+	Op         string  `json:"op"`
+	BeforeHash *string `json:"before_hash"`
+	AfterHash  *string `json:"after_hash"`
+	Unified    string  `json:"unified,omitempty"`
+}
+
+// Preview is plan plus, when withDiff, per-file diffs.
+func (e *Engine) Preview(req Request, withDiff bool) (*State, *PreviewData, error) {
+	st, p, err := e.Plan(req)
+	if err != nil {
+		return st, nil, err
+	}
+	out := &PreviewData{Profile: p.Profile, Targets: p.Targets, Plan: PreviewPlan{Changes: p.Changes, Summary: p.Summary}}
+	if withDiff {
+		dd := diffData(st, p)
+		pd := &PreviewDiff{Changes: p.Changes, Summary: p.Summary, Files: []PreviewFile{}}
+		for _, c := range dd.Changes {
+			pd.Files = append(pd.Files, PreviewFile{Target: c.Target, Root: c.Root, RootPosix: filepath.ToSlash(c.Root),
+				Path: c.Path, PathPosix: c.PathPosix, Op: c.Op, BeforeHash: prefixed(c.BeforeSHA256),
+				AfterHash: prefixed(c.AfterSHA256), Unified: c.Unified})
+		}
+		out.Diff = pd
+	}
+	return st, out, nil
+}
+
+func prefixed(h *string) *string {
+	if h == nil {
+		return nil
+	}
+	s := fmt.Sprintf("sha256:%s", *h)
+	return &s
+}

@@ -1,0 +1,224 @@
+package engine
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"sort"
+
+	"github.com/agentpack/agentpack/engine/apperr"
+)
+
+// Change ops, update kinds and reasons (SPEC §6).
+const (
+	OpCreate = "create"
+	OpUpdate = "update"
+	OpDelete = "delete"
+
+	UpdateManaged = "managed_update"
+	UpdateAdopt   = "adopt_update"
+	UpdateDrifted = "drifted_update"
+
+	ReasonMissing   = "file missing"
+	ReasonDiffers   = "content differs"
+	ReasonUnmanaged = "would overwrite unmanaged existing file"
+	ReasonNoLonger  = "no longer managed"
+	ReasonEdited    = "edited since last deploy"
+)
+
+// Change is one file operation of a plan.
+type Change struct {
+	Target       string   `json:"target"`
+	Op           string   `json:"op"`
+	Path         string   `json:"path"`
+	PathPosix    string   `json:"path_posix"`
+	BeforeSHA256 *string  `json:"before_sha256"`
+	AfterSHA256  *string  `json:"after_sha256"`
+	UpdateKind   string   `json:"update_kind,omitempty"`
+	Reason       string   `json:"reason"`
+	ModuleIDs    []string `json:"module_ids"`
+
+	// Root is the managed root holding Path.
+	Root string `json:"-"`
+	// Before is the current bytes (nil when the file does not exist).
+	Before []byte `json:"-"`
+	// After is the desired bytes for create/update.
+	After []byte      `json:"-"`
+	Mode  fs.FileMode `json:"-"`
+}
+
+// Summary counts changes by op.
+type Summary struct {
+	Create int `json:"create"`
+	Update int `json:"update"`
+	Delete int `json:"delete"`
+}
+
+// Plan is the pure-data result of comparing desired state with the disk.
+type Plan struct {
+	Profile string   `json:"profile"`
+	Targets []string `json:"targets"`
+	Changes []Change `json:"changes"`
+	Summary Summary  `json:"summary"`
+
+	// Manifests are the last-applied manifests per root (nil when absent).
+	Manifests map[TargetRoot]*TargetManifest `json:"-"`
+	// Managed maps each last-applied absolute path to its manifest entry.
+	Managed map[string]ManagedManifestFile `json:"-"`
+}
+
+// Hash identifies the plan's content; a confirm token binds to it.
+func (p *Plan) Hash() string {
+	h := sha256.New()
+	b, _ := json.Marshal(struct {
+		Profile string
+		Targets []string
+		Changes []Change
+	}{p.Profile, p.Targets, p.Changes})
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// actual is what is on disk at a path.
+type actual struct {
+	exists bool
+	data   []byte
+	mode   fs.FileMode
+	err    error
+}
+
+func readActual(sys System, path string) actual {
+	fi, err := sys.Lstat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
+			return actual{}
+		}
+		return actual{err: ioError(err, path)}
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return actual{err: apperr.New(apperr.IOInvalidPath, "%s is a symlink where agentpack manages a file", path).
+			WithHint("remove the link; agentpack never writes through links").With("path", path)}
+	}
+	if fi.IsDir() {
+		return actual{err: apperr.New(apperr.IOInvalidPath, "%s is a directory where agentpack manages a file", path).
+			WithHint("move the directory away").With("path", path)}
+	}
+	data, err := sys.ReadFile(path)
+	if err != nil {
+		return actual{err: ioError(err, path)}
+	}
+	return actual{exists: true, data: data, mode: fi.Mode().Perm()}
+}
+
+// ComputePlan compares st's desired state with what sys shows.
+func ComputePlan(st *State, sys System) (*Plan, error) {
+	d := st.Desired
+	p := &Plan{Profile: st.Profile, Targets: append([]string{}, d.Targets...), Changes: []Change{}, Manifests: map[TargetRoot]*TargetManifest{}}
+	managed := map[string]ManagedManifestFile{} // abs path → last applied
+	p.Managed = managed
+	managedTarget := map[string]TargetRoot{}
+	for _, r := range d.Roots {
+		m := readTargetManifest(sys, r.Path, r.Target, func(w string) { st.Warn("%s", w) })
+		p.Manifests[r] = m
+		if m == nil {
+			continue
+		}
+		for _, f := range m.ManagedFiles {
+			abs := filepath.Join(r.Path, filepath.FromSlash(f.Path))
+			// The deepest root wins when roots nest (a project root holding .agents/skills).
+			if prev, ok := managedTarget[abs]; ok && len(prev.Path) > len(r.Path) {
+				continue
+			}
+			managed[abs] = f
+			managedTarget[abs] = r
+		}
+	}
+
+	actuals := make([]actual, len(d.Files))
+	parallel(len(d.Files), func(i int) { actuals[i] = readActual(sys, d.Files[i].Path) })
+	for i, f := range d.Files {
+		a := actuals[i]
+		if a.err != nil {
+			return nil, a.err
+		}
+		after := f.SHA256
+		c := Change{Target: f.Target, Path: f.Path, PathPosix: filepath.ToSlash(f.Path), AfterSHA256: &after,
+			ModuleIDs: f.ModuleIDs, Root: f.Root, After: f.Data, Mode: f.Mode}
+		if !a.exists {
+			c.Op, c.Reason = OpCreate, ReasonMissing
+			p.Changes = append(p.Changes, c)
+			continue
+		}
+		if bytes.Equal(a.data, f.Data) && (a.mode&0o111 == f.Mode&0o111) {
+			continue
+		}
+		before := sha256Hex(a.data)
+		c.Op, c.BeforeSHA256, c.Before, c.Reason = OpUpdate, &before, a.data, ReasonDiffers
+		last, isManaged := managed[f.Path]
+		switch {
+		case !isManaged:
+			c.UpdateKind, c.Reason = UpdateAdopt, ReasonUnmanaged
+		case last.SHA256 == before:
+			c.UpdateKind = UpdateManaged
+		default:
+			c.UpdateKind, c.Reason = UpdateDrifted, ReasonEdited
+		}
+		p.Changes = append(p.Changes, c)
+	}
+
+	var stale []string
+	for abs := range managed {
+		if d.File(abs) == nil && contains(d.Targets, managedTarget[abs].Target) {
+			stale = append(stale, abs)
+		}
+	}
+	sort.Strings(stale)
+	staleActual := make([]actual, len(stale))
+	parallel(len(stale), func(i int) { staleActual[i] = readActual(sys, stale[i]) })
+	for i, abs := range stale {
+		a := staleActual[i]
+		if a.err != nil || !a.exists {
+			continue
+		}
+		last, r := managed[abs], managedTarget[abs]
+		before := sha256Hex(a.data)
+		c := Change{Target: r.Target, Op: OpDelete, Path: abs, PathPosix: filepath.ToSlash(abs), BeforeSHA256: &before,
+			Reason: ReasonNoLonger, ModuleIDs: nonNil(last.ModuleIDs), Root: r.Path, Before: a.data}
+		if last.SHA256 != before {
+			c.Reason = ReasonEdited
+		}
+		p.Changes = append(p.Changes, c)
+	}
+	sortChanges(p.Changes)
+	for _, c := range p.Changes {
+		switch c.Op {
+		case OpCreate:
+			p.Summary.Create++
+		case OpUpdate:
+			p.Summary.Update++
+		case OpDelete:
+			p.Summary.Delete++
+		}
+	}
+	return p, nil
+}
+
+func sortChanges(cs []Change) {
+	sort.SliceStable(cs, func(i, j int) bool {
+		if cs[i].Target != cs[j].Target {
+			return cs[i].Target < cs[j].Target
+		}
+		return cs[i].Path < cs[j].Path
+	})
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

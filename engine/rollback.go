@@ -1,0 +1,259 @@
+package engine
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/snapshots"
+)
+
+// RollbackData is the data of `agentpack rollback`.
+type RollbackData struct {
+	RolledBackTo    *string `json:"rolled_back_to"`
+	EventSnapshotID string  `json:"event_snapshot_id"`
+	Restored        int     `json:"restored"`
+	Removed         int     `json:"removed"`
+}
+
+// RollbackOptions select what to roll back to.
+type RollbackOptions struct {
+	// To is a snapshot id; Last undoes only the newest snapshot.
+	To   string
+	Last bool
+	// Target limits the rollback to one target ("" or "all": every target).
+	Target string
+}
+
+// Rollback restores the exact bytes the disk had right after snapshot To
+// (or before the newest snapshot, with Last) and records the rollback as a
+// snapshot of its own, so it can be undone too.
+func (e *Engine) Rollback(opt RollbackOptions) (*RollbackData, []string, error) {
+	if (opt.To == "") == !opt.Last {
+		return nil, nil, apperr.New(apperr.InvalidArgument, "give exactly one of --to <snapshot> or --last").
+			WithHint("list snapshots with `agentpack snapshots`")
+	}
+	var targets []string
+	if opt.Target != "" && opt.Target != "all" {
+		if _, err := LookupTarget(opt.Target); err != nil {
+			return nil, nil, err
+		}
+		targets = []string{opt.Target}
+	}
+	var out *RollbackData
+	var warnings []string
+	err := e.WithLock("rollback", func(recovered []string) error {
+		warnings = recovered
+		store := e.Store()
+		records, ws, err := store.List()
+		warnings = append(warnings, ws...)
+		if err != nil {
+			return err
+		}
+		var restores []snapshots.Restore
+		var to string
+		if opt.Last {
+			restores, to, err = snapshots.RestoreLast(records, targets)
+		} else {
+			if _, err := store.Load(opt.To); err != nil {
+				return err
+			}
+			to = opt.To
+			restores, err = snapshots.RestoreTo(records, opt.To, targets)
+		}
+		if err != nil {
+			return err
+		}
+		out, err = e.restore(store, restores, to, targets)
+		return err
+	})
+	return out, warnings, err
+}
+
+// restore writes restores as one recorded transaction. Every saved byte is
+// read and verified before the first write, so a damaged snapshot changes
+// nothing.
+func (e *Engine) restore(store *snapshots.Store, restores []snapshots.Restore, to string, targets []string) (*RollbackData, error) {
+	type op struct {
+		r    snapshots.Restore
+		data []byte
+		cur  []byte
+		has  bool
+	}
+	var ops []op
+	for _, r := range restores {
+		o := op{r: r}
+		if cur, err := e.Sys.ReadFile(r.Path); err == nil {
+			o.cur, o.has = cur, true
+		}
+		if r.Content != nil {
+			data, err := store.ReadBlob(r.BlobID, r.Content.SHA256)
+			if err != nil {
+				return nil, err
+			}
+			if o.has && bytes.Equal(o.cur, data) && e.modeOf(r.Path) == fs.FileMode(r.Content.Mode).Perm() {
+				continue
+			}
+			o.data = data
+		} else if !o.has {
+			continue
+		}
+		ops = append(ops, o)
+	}
+	now := time.Now()
+	id := store.NewID(now)
+	rec := &snapshots.Record{ID: id, Kind: snapshots.KindRollback, CreatedAt: now.UTC(), Command: "rollback", Targets: targetsOf(restores, targets)}
+	if to != "" {
+		rec.RolledBackTo = &to
+	}
+	out := &RollbackData{RolledBackTo: rec.RolledBackTo, EventSnapshotID: id}
+	for _, o := range ops {
+		fc := snapshots.FileChange{Target: o.r.Target, Root: o.r.Root, Path: o.r.Path, Manifest: o.r.Manifest}
+		if o.has {
+			if _, err := store.SaveBlob(id, o.cur); err != nil {
+				_ = store.DeleteBlobs(id)
+				return nil, err
+			}
+			fc.Before = &snapshots.Content{SHA256: sha256Hex(o.cur), Size: int64(len(o.cur)), Mode: uint32(e.modeOf(o.r.Path))}
+		}
+		fc.After = o.r.Content
+		switch {
+		case o.r.Content == nil:
+			fc.Op = OpDelete
+		case o.has:
+			fc.Op = OpUpdate
+		default:
+			fc.Op = OpCreate
+		}
+		rec.Files = append(rec.Files, fc)
+	}
+	j := &snapshots.Journal{ID: id, Command: "rollback", PID: os.Getpid(), StartedAt: now.UTC(), Files: rec.Files}
+	if err := store.WriteJournal(j); err != nil {
+		_ = store.DeleteBlobs(id)
+		return nil, err
+	}
+	for _, o := range ops {
+		var err error
+		if o.r.Content == nil {
+			err = e.Sys.Remove(o.r.Path)
+			e.pruneEmptyDirs(filepath.Dir(o.r.Path), o.r.Root)
+			if !o.r.Manifest {
+				out.Removed++
+			}
+		} else {
+			err = e.Sys.WriteFile(o.r.Path, o.data, fs.FileMode(o.r.Content.Mode))
+			if !o.r.Manifest {
+				out.Restored++
+			}
+		}
+		if err != nil {
+			_, _ = e.recover()
+			return nil, err
+		}
+	}
+	if err := store.Save(rec); err != nil {
+		_, _ = e.recover()
+		return nil, err
+	}
+	return out, store.RemoveJournal()
+}
+
+func targetsOf(restores []snapshots.Restore, filter []string) []string {
+	if len(filter) > 0 {
+		return filter
+	}
+	var out []string
+	for _, r := range restores {
+		if !contains(out, r.Target) {
+			out = append(out, r.Target)
+		}
+	}
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}
+
+// SnapshotSummary is one entry of `agentpack snapshots`.
+type SnapshotSummary struct {
+	ID        string    `json:"id"`
+	Kind      string    `json:"kind"`
+	CreatedAt time.Time `json:"created_at"`
+	Targets   []string  `json:"targets"`
+	Files     int       `json:"files"`
+}
+
+// Snapshots lists snapshot records, oldest first.
+func (e *Engine) Snapshots() ([]SnapshotSummary, []string, error) {
+	records, warnings, err := e.Store().List()
+	if err != nil {
+		return nil, warnings, err
+	}
+	out := []SnapshotSummary{}
+	for _, r := range records {
+		n := 0
+		for _, f := range r.Files {
+			if !f.Manifest {
+				n++
+			}
+		}
+		out = append(out, SnapshotSummary{ID: r.ID, Kind: r.Kind, CreatedAt: r.CreatedAt, Targets: nonNil(r.Targets), Files: n})
+	}
+	return out, warnings, nil
+}
+
+// SnapshotFile is one file of `snapshots show`.
+type SnapshotFile struct {
+	Target    string `json:"target"`
+	Root      string `json:"root"`
+	RootPosix string `json:"root_posix"`
+	Path      string `json:"path"`
+	PathPosix string `json:"path_posix"`
+	Op        string `json:"op"`
+	Manifest  bool   `json:"manifest,omitempty"`
+}
+
+// SnapshotDetail is the data of `snapshots show`.
+type SnapshotDetail struct {
+	ID           string         `json:"id"`
+	Kind         string         `json:"kind"`
+	CreatedAt    time.Time      `json:"created_at"`
+	Targets      []string       `json:"targets"`
+	Profile      string         `json:"profile,omitempty"`
+	RolledBackTo *string        `json:"rolled_back_to,omitempty"`
+	Files        []SnapshotFile `json:"files"`
+}
+
+// Snapshot returns one snapshot's details.
+func (e *Engine) Snapshot(id string) (*SnapshotDetail, error) {
+	r, err := e.Store().Load(id)
+	if err != nil {
+		return nil, err
+	}
+	d := &SnapshotDetail{ID: r.ID, Kind: r.Kind, CreatedAt: r.CreatedAt, Targets: nonNil(r.Targets), Profile: r.Profile, RolledBackTo: r.RolledBackTo, Files: []SnapshotFile{}}
+	for _, f := range r.Files {
+		d.Files = append(d.Files, SnapshotFile{Target: f.Target, Root: f.Root, RootPosix: filepath.ToSlash(f.Root), Path: f.Path,
+			PathPosix: filepath.ToSlash(f.Path), Op: f.Op, Manifest: f.Manifest})
+	}
+	return d, nil
+}
+
+// PruneSnapshots keeps the newest keep snapshots.
+func (e *Engine) PruneSnapshots(keep int) (removed []string, kept int, err error) {
+	err = e.WithLock("snapshots prune", func([]string) error {
+		removed, err = e.Store().Prune(keep)
+		if err != nil {
+			return err
+		}
+		records, _, err := e.Store().List()
+		kept = len(records)
+		return err
+	})
+	if removed == nil {
+		removed = []string{}
+	}
+	return removed, kept, err
+}

@@ -1,0 +1,254 @@
+package engine
+
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/agentpack/agentpack/engine/apperr"
+)
+
+// Drift kinds (SPEC §6).
+const (
+	DriftModified = "modified"
+	DriftMissing  = "missing"
+	DriftExtra    = "extra"
+	DriftPending  = "pending"
+)
+
+// DriftKinds lists the valid --only values.
+var DriftKinds = []string{DriftMissing, DriftModified, DriftExtra, DriftPending}
+
+// DriftItem is one path that differs between desired, actual and last applied.
+type DriftItem struct {
+	Target    string  `json:"target"`
+	Root      string  `json:"root"`
+	RootPosix string  `json:"root_posix"`
+	Path      string  `json:"path"`
+	PathPosix string  `json:"path_posix"`
+	Expected  *string `json:"expected"`
+	Actual    *string `json:"actual"`
+	Kind      string  `json:"kind"`
+}
+
+// DriftSummary counts drift by kind.
+type DriftSummary struct {
+	Modified int `json:"modified"`
+	Missing  int `json:"missing"`
+	Extra    int `json:"extra"`
+	Pending  int `json:"pending"`
+}
+
+func (s *DriftSummary) add(kind string) {
+	switch kind {
+	case DriftModified:
+		s.Modified++
+	case DriftMissing:
+		s.Missing++
+	case DriftExtra:
+		s.Extra++
+	case DriftPending:
+		s.Pending++
+	}
+}
+
+// RootSummary is drift per managed root.
+type RootSummary struct {
+	Target    string       `json:"target"`
+	Root      string       `json:"root"`
+	RootPosix string       `json:"root_posix"`
+	Summary   DriftSummary `json:"summary"`
+}
+
+// NextAction is a suggested follow-up command.
+type NextAction struct {
+	Action  string `json:"action"`
+	Command string `json:"command"`
+}
+
+// StatusData is the data of `agentpack status`.
+type StatusData struct {
+	Profile             string        `json:"profile"`
+	Targets             []string      `json:"targets"`
+	Drift               []DriftItem   `json:"drift"`
+	Summary             DriftSummary  `json:"summary"`
+	SummaryByRoot       []RootSummary `json:"summary_by_root"`
+	NextActions         []string      `json:"next_actions"`
+	NextActionsDetailed []NextAction  `json:"next_actions_detailed"`
+}
+
+// Status reports three-way drift: desired vs actual vs last applied.
+func (e *Engine) Status(req Request, only []string) (*State, *StatusData, error) {
+	for _, k := range only {
+		if !contains(DriftKinds, k) {
+			return nil, nil, apperr.New(apperr.InvalidArgument, "unknown --only kind %q", k).
+				WithHint("use any of: %s", strings.Join(DriftKinds, ", "))
+		}
+	}
+	st, p, err := e.Plan(req)
+	if err != nil {
+		return st, nil, err
+	}
+	out := &StatusData{Profile: st.Profile, Targets: st.Targets, Drift: []DriftItem{}, SummaryByRoot: []RootSummary{},
+		NextActions: []string{}, NextActionsDetailed: []NextAction{}}
+	seen := map[string]bool{}
+	add := func(target, root, path, kind string, expected, actual *string) {
+		if seen[path] {
+			return
+		}
+		seen[path] = true
+		out.Drift = append(out.Drift, DriftItem{Target: target, Root: root, RootPosix: filepath.ToSlash(root), Path: path,
+			PathPosix: filepath.ToSlash(path), Expected: expected, Actual: actual, Kind: kind})
+	}
+	// Last applied vs actual.
+	for _, r := range st.Desired.Roots {
+		m := p.Manifests[r]
+		if m == nil {
+			continue
+		}
+		for _, f := range m.ManagedFiles {
+			abs := filepath.Join(r.Path, filepath.FromSlash(f.Path))
+			if st.Desired.rootFor(r.Target, abs) != r.Path {
+				continue
+			}
+			a := readActual(e.Sys, abs)
+			want := prefixedHex(f.SHA256)
+			switch {
+			case a.err != nil:
+				add(r.Target, r.Path, abs, DriftModified, want, nil)
+			case !a.exists:
+				add(r.Target, r.Path, abs, DriftMissing, want, nil)
+			case sha256Hex(a.data) != f.SHA256:
+				add(r.Target, r.Path, abs, DriftModified, want, prefixedHex(sha256Hex(a.data)))
+			}
+		}
+	}
+	// Desired vs last applied.
+	for _, c := range p.Changes {
+		if seen[c.Path] {
+			continue
+		}
+		var expected *string
+		if c.AfterSHA256 != nil {
+			expected = prefixedHex(*c.AfterSHA256)
+		}
+		var actual *string
+		if c.BeforeSHA256 != nil {
+			actual = prefixedHex(*c.BeforeSHA256)
+		}
+		add(c.Target, c.Root, c.Path, DriftPending, expected, actual)
+	}
+	for _, f := range st.Desired.Files {
+		if last, ok := p.Managed[f.Path]; !seen[f.Path] && (!ok || last.SHA256 != f.SHA256) {
+			h := prefixedHex(f.SHA256)
+			add(f.Target, f.Root, f.Path, DriftPending, h, h)
+		}
+	}
+	// Extras: unmanaged files in folders agentpack owns.
+	for _, r := range st.Desired.Roots {
+		if !r.ScanExtras {
+			continue
+		}
+		managed := map[string]bool{}
+		if m := p.Manifests[r]; m != nil {
+			for _, f := range m.ManagedFiles {
+				managed[filepath.Join(r.Path, filepath.FromSlash(f.Path))] = true
+			}
+		}
+		for _, path := range e.walkFiles(r.Path) {
+			if managed[path] || st.Desired.File(path) != nil || IsTargetManifestName(filepath.Base(path)) {
+				continue
+			}
+			if st.Desired.rootFor(r.Target, path) != r.Path {
+				continue
+			}
+			if data, err := e.Sys.ReadFile(path); err == nil {
+				add(r.Target, r.Path, path, DriftExtra, nil, prefixedHex(sha256Hex(data)))
+			}
+		}
+	}
+	out.finish(st, only)
+	return st, out, nil
+}
+
+func (out *StatusData) finish(st *State, only []string) {
+	if len(only) > 0 {
+		kept := out.Drift[:0]
+		for _, d := range out.Drift {
+			if contains(only, d.Kind) {
+				kept = append(kept, d)
+			}
+		}
+		out.Drift = kept
+	}
+	sort.Slice(out.Drift, func(i, j int) bool {
+		a, b := out.Drift[i], out.Drift[j]
+		if a.Target != b.Target {
+			return a.Target < b.Target
+		}
+		return a.Path < b.Path
+	})
+	byRoot := map[TargetRoot]*RootSummary{}
+	for _, r := range st.Desired.Roots {
+		byRoot[TargetRoot{Target: r.Target, Path: r.Path}] = &RootSummary{Target: r.Target, Root: r.Path, RootPosix: filepath.ToSlash(r.Path)}
+	}
+	for _, d := range out.Drift {
+		out.Summary.add(d.Kind)
+		if rs := byRoot[TargetRoot{Target: d.Target, Path: d.Root}]; rs != nil {
+			rs.Summary.add(d.Kind)
+		}
+	}
+	for _, r := range st.Desired.Roots {
+		out.SummaryByRoot = append(out.SummaryByRoot, *byRoot[TargetRoot{Target: r.Target, Path: r.Path}])
+	}
+	s := out.Summary
+	if s.Pending+s.Missing > 0 {
+		out.next("deploy", "agentpack deploy --apply")
+	}
+	if s.Modified > 0 {
+		out.next("diff", "agentpack diff")
+		out.next("deploy_force", "agentpack deploy --apply --force")
+	}
+	if s.Modified+s.Missing+s.Pending > 0 {
+		out.next("rollback", "agentpack rollback --last")
+	}
+}
+
+func (out *StatusData) next(action, command string) {
+	out.NextActions = append(out.NextActions, command)
+	out.NextActionsDetailed = append(out.NextActionsDetailed, NextAction{Action: action, Command: command})
+}
+
+// walkFiles lists regular files under dir (recursively); a missing dir is empty.
+func (e *Engine) walkFiles(dir string) []string {
+	var out []string
+	var walk func(d string)
+	walk = func(d string) {
+		entries, err := e.Sys.ReadDir(d)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				return
+			}
+			return
+		}
+		for _, ent := range entries {
+			p := filepath.Join(d, ent.Name())
+			switch {
+			case ent.IsDir():
+				walk(p)
+			case ent.Type().IsRegular():
+				out = append(out, p)
+			}
+		}
+	}
+	walk(dir)
+	sort.Strings(out)
+	return out
+}
+
+func prefixedHex(h string) *string {
+	s := "sha256:" + h
+	return &s
+}

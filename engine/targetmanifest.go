@@ -1,0 +1,106 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// TargetManifestSchemaVersion is the version of .agentpack.manifest.*.json.
+const TargetManifestSchemaVersion = 1
+
+// TargetManifest records what agentpack wrote into one root (SPEC §2). It is
+// the "last applied" leg of three-way drift.
+type TargetManifest struct {
+	SchemaVersion int                   `json:"schema_version"`
+	GeneratedAt   string                `json:"generated_at"`
+	Tool          string                `json:"tool"`
+	SnapshotID    string                `json:"snapshot_id,omitempty"`
+	ManagedFiles  []ManagedManifestFile `json:"managed_files"`
+}
+
+// ManagedManifestFile is one managed file, root-relative with '/'.
+type ManagedManifestFile struct {
+	Path      string   `json:"path"`
+	SHA256    string   `json:"sha256"`
+	ModuleIDs []string `json:"module_ids,omitempty"`
+}
+
+// TargetManifestName is the manifest file name for a target.
+func TargetManifestName(target string) string {
+	return ".agentpack.manifest." + SafeName(target) + ".json"
+}
+
+// IsTargetManifestName reports whether a file name is an agentpack manifest.
+func IsTargetManifestName(name string) bool {
+	return strings.HasPrefix(name, ".agentpack.manifest.") && strings.HasSuffix(name, ".json")
+}
+
+// readTargetManifest loads root's manifest for target. A missing manifest is
+// (nil, nil); an unreadable one or another schema_version is a warning and
+// treated as missing. Entries that escape the root are dropped with a warning.
+func readTargetManifest(sys System, root, target string, warn func(string)) *TargetManifest {
+	p := filepath.Join(root, TargetManifestName(target))
+	data, err := sys.ReadFile(p)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) && !isNotDir(err) {
+			warn(fmt.Sprintf("cannot read %s: %v; treating it as missing", p, err))
+		}
+		return nil
+	}
+	var m TargetManifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		warn(fmt.Sprintf("%s is not valid JSON (%v); treating it as missing", p, err))
+		return nil
+	}
+	if m.SchemaVersion != TargetManifestSchemaVersion {
+		warn(fmt.Sprintf("%s has schema_version %d (want %d); treating it as missing", p, m.SchemaVersion, TargetManifestSchemaVersion))
+		return nil
+	}
+	kept := m.ManagedFiles[:0]
+	for _, f := range m.ManagedFiles {
+		if !safeRelPath(f.Path) {
+			warn(fmt.Sprintf("%s lists %q, which leaves its root; entry ignored", p, f.Path))
+			continue
+		}
+		kept = append(kept, f)
+	}
+	m.ManagedFiles = kept
+	return &m
+}
+
+func isNotDir(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "not a directory")
+}
+
+// safeRelPath accepts a clean relative '/' path that stays inside its root.
+func safeRelPath(p string) bool {
+	if p == "" || strings.HasPrefix(p, "/") || strings.Contains(p, `\`) || filepath.IsAbs(p) {
+		return false
+	}
+	c := path.Clean(p)
+	return c == p && c != "." && c != ".." && !strings.HasPrefix(c, "../")
+}
+
+// renderTargetManifest builds manifest bytes for a root.
+func renderTargetManifest(target, snapshotID string, now time.Time, files []ManagedManifestFile) []byte {
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	if files == nil {
+		files = []ManagedManifestFile{}
+	}
+	m := TargetManifest{
+		SchemaVersion: TargetManifestSchemaVersion,
+		GeneratedAt:   now.UTC().Format(time.RFC3339),
+		Tool:          target,
+		SnapshotID:    snapshotID,
+		ManagedFiles:  files,
+	}
+	out, _ := json.MarshalIndent(m, "", "  ")
+	return append(out, '\n')
+}

@@ -1,0 +1,78 @@
+package snapshots
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+
+	"github.com/agentpack/agentpack/engine/apperr"
+)
+
+// SaveBlob stores data in snapshots/<id>/<sha256> atomically and returns the
+// hex SHA-256. Saving the same bytes twice under one id writes once; a blob
+// already there with other bytes (damage) is replaced.
+func (s *Store) SaveBlob(id string, data []byte) (sha256hex string, err error) {
+	if err := checkID(id); err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	sha := hex.EncodeToString(sum[:])
+	path := s.blobPath(id, sha)
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return sha, nil
+	}
+	if err := writeState(path, data); err != nil {
+		return "", err
+	}
+	return sha, nil
+}
+
+// ReadBlob returns the bytes saved under id with the given SHA-256 after
+// checking their hash. Missing or damaged bytes are E_SNAPSHOT_CORRUPTED.
+func (s *Store) ReadBlob(id, sha string) ([]byte, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	if !isSHA256(sha) {
+		return nil, blobCorrupted(id, sha, "", "snapshot %s names an invalid hash %q", id, sha)
+	}
+	path := s.blobPath(id, sha)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, blobCorrupted(id, sha, path, "snapshot %s is missing its saved bytes %s", id, sha)
+	}
+	if err != nil {
+		return nil, ioError(err, "cannot read saved bytes %s of snapshot %s", sha, id)
+	}
+	sum := sha256.Sum256(data)
+	if got := hex.EncodeToString(sum[:]); got != sha {
+		return nil, blobCorrupted(id, sha, path, "saved bytes %s of snapshot %s are damaged (their hash is %s)", sha, id, got)
+	}
+	return data, nil
+}
+
+func blobCorrupted(id, sha, path, format string, args ...any) *apperr.Error {
+	e := apperr.New(apperr.SnapshotCorrupted, format, args...).
+		WithHint("this snapshot cannot be restored exactly; pick another with `agentpack snapshots` or redeploy with `agentpack deploy --apply`").
+		With("id", id).
+		With("sha256", sha)
+	if path != "" {
+		e = e.With("path", path)
+	}
+	return e
+}
+
+// DeleteBlobs removes the blob folder of id (absent is fine). The engine uses
+// it when it rolls an apply back from the journal before its record existed.
+func (s *Store) DeleteBlobs(id string) error {
+	if err := checkID(id); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(s.blobDir(id)); err != nil {
+		return ioError(err, "cannot remove saved bytes of snapshot %s", id)
+	}
+	return maybeSyncDir(s.snapshotsDir())
+}

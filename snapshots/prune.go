@@ -1,0 +1,105 @@
+package snapshots
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/agentpack/agentpack/engine/apperr"
+)
+
+// Prune keeps the newest keep records with their blob folders and removes
+// the older ones (record first, so a crash leaves an orphan folder, never a
+// record without its bytes). It also removes orphan blob folders that have no
+// record. Nothing with the id of the current journal is touched. removed
+// lists the ids whose record or folder went, sorted.
+func (s *Store) Prune(keep int) (removed []string, err error) {
+	if keep < 0 {
+		return nil, apperr.New(apperr.InvalidArgument, "keep must be 0 or more, got %d", keep).With("keep", keep)
+	}
+	j, err := s.ReadJournal()
+	if err != nil {
+		return nil, err
+	}
+	inFlight := ""
+	if j != nil {
+		inFlight = j.ID
+	}
+	records, dirs, err := s.scan()
+	if err != nil {
+		return nil, err
+	}
+	gone := map[string]bool{}
+	if drop := len(records) - keep; drop > 0 {
+		for _, id := range records[:drop] {
+			if id == inFlight {
+				continue
+			}
+			if err := removeState(s.recordPath(id)); err != nil {
+				return sorted(gone), err
+			}
+			gone[id] = true
+			delete(dirs, id) // now an orphan: removed below
+			if err := os.RemoveAll(s.blobDir(id)); err != nil {
+				return sorted(gone), ioError(err, "cannot remove saved bytes of snapshot %s", id)
+			}
+		}
+	}
+	hasRecord := map[string]bool{}
+	for _, id := range records {
+		hasRecord[id] = !gone[id]
+	}
+	for id := range dirs {
+		if hasRecord[id] || id == inFlight {
+			continue
+		}
+		if err := os.RemoveAll(s.blobDir(id)); err != nil {
+			return sorted(gone), ioError(err, "cannot remove saved bytes of snapshot %s", id)
+		}
+		gone[id] = true
+	}
+	if len(gone) > 0 {
+		if err := maybeSyncDir(s.snapshotsDir()); err != nil {
+			return sorted(gone), err
+		}
+	}
+	return sorted(gone), nil
+}
+
+// scan returns the record ids (sorted) and the blob folder ids of the
+// snapshots folder.
+func (s *Store) scan() (records []string, dirs map[string]bool, err error) {
+	entries, err := os.ReadDir(s.snapshotsDir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, ioError(err, "cannot list %s", s.snapshotsDir())
+	}
+	dirs = map[string]bool{}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() {
+			if checkID(name) == nil {
+				dirs[name] = true
+			}
+			continue
+		}
+		if id, ok := strings.CutSuffix(name, ".json"); ok && checkID(id) == nil {
+			records = append(records, id)
+		}
+	}
+	slices.Sort(records)
+	return records, dirs, nil
+}
+
+func sorted(set map[string]bool) []string {
+	out := make([]string, 0, len(set))
+	for id := range set {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,142 @@
+// Package snapshots stores agentpack's apply history: snapshot records and the
+// bytes they saved, the in-flight apply journal, and the cross-process lock.
+//
+// It is pure storage. It never writes target files: the engine executes
+// restores through its own filesystem layer using the [Restore] values that
+// [RestoreTo] and [RestoreLast] compute from [Record] values.
+//
+// Layout under the state directory (SPEC §2):
+//
+//	snapshots/<id>.json    one Record per apply or rollback
+//	snapshots/<id>/<sha>   the bytes that Record saved, named by SHA-256
+//	journal.json           the Journal of an apply in flight (or crashed)
+//	lock, lock.holder      the flock and who holds it
+package snapshots
+
+import (
+	"fmt"
+	"time"
+)
+
+// Kinds of [Record].
+const (
+	KindDeploy   = "deploy"
+	KindRollback = "rollback"
+)
+
+// Operations of a [FileChange].
+const (
+	OpCreate = "create"
+	OpUpdate = "update"
+	OpDelete = "delete"
+)
+
+// Content identifies saved bytes.
+type Content struct {
+	SHA256 string `json:"sha256"`
+	Mode   uint32 `json:"mode"`
+	Size   int64  `json:"size"`
+}
+
+// FileChange is one path an apply touched.
+type FileChange struct {
+	Target string `json:"target"`
+	// Root is the target root the path belongs to; absolute, OS-native.
+	Root string `json:"root"`
+	// Path is absolute and OS-native.
+	Path string `json:"path"`
+	// Op is one of create, update or delete.
+	Op string `json:"op"`
+	// Before is nil when the file did not exist before.
+	Before *Content `json:"before"`
+	// After is nil when the file does not exist after.
+	After *Content `json:"after"`
+	// Manifest marks a .agentpack.manifest.<target>.json file.
+	Manifest bool `json:"manifest,omitempty"`
+}
+
+// Record is the stored history of one apply (kind deploy) or one rollback
+// (kind rollback).
+type Record struct {
+	ID        string    `json:"id"`
+	Kind      string    `json:"kind"`
+	CreatedAt time.Time `json:"created_at"`
+	Command   string    `json:"command,omitempty"`
+	Profile   string    `json:"profile,omitempty"`
+	Targets   []string  `json:"targets"`
+	Machine   string    `json:"machine,omitempty"`
+	// RolledBackTo is set for kind rollback; nil means "the state before the
+	// first snapshot".
+	RolledBackTo *string      `json:"rolled_back_to,omitempty"`
+	Files        []FileChange `json:"files"`
+}
+
+// Validate reports the first structural problem of r: an invalid id, an
+// unknown kind or op, a bad hash, an op that disagrees with Before/After, or
+// the same (target, path) twice.
+func (r *Record) Validate() error {
+	if err := checkID(r.ID); err != nil {
+		return err
+	}
+	if r.Kind != KindDeploy && r.Kind != KindRollback {
+		return fmt.Errorf("unknown kind %q", r.Kind)
+	}
+	seen := make(map[fileKey]bool, len(r.Files))
+	for i := range r.Files {
+		f := &r.Files[i]
+		if err := f.validate(); err != nil {
+			return fmt.Errorf("file %d (%s): %w", i, f.Path, err)
+		}
+		k := fileKey{f.Target, f.Path}
+		if seen[k] {
+			return fmt.Errorf("file %s of target %s is listed twice", f.Path, f.Target)
+		}
+		seen[k] = true
+	}
+	return nil
+}
+
+// fileKey identifies a path on disk as one target sees it.
+type fileKey struct{ target, path string }
+
+func (f *FileChange) validate() error {
+	if f.Target == "" || f.Path == "" {
+		return fmt.Errorf("target and path are required")
+	}
+	for _, c := range []*Content{f.Before, f.After} {
+		if c != nil && !isSHA256(c.SHA256) {
+			return fmt.Errorf("invalid sha256 %q", c.SHA256)
+		}
+	}
+	switch f.Op {
+	case OpCreate:
+		if f.Before != nil || f.After == nil {
+			return fmt.Errorf("create needs no before and an after")
+		}
+	case OpUpdate:
+		if f.Before == nil || f.After == nil {
+			return fmt.Errorf("update needs a before and an after")
+		}
+	case OpDelete:
+		if f.Before == nil || f.After != nil {
+			return fmt.Errorf("delete needs a before and no after")
+		}
+	default:
+		return fmt.Errorf("unknown op %q", f.Op)
+	}
+	return nil
+}
+
+// isSHA256 reports whether s is 64 lowercase hex digits.
+func isSHA256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,106 @@
+package snapshots
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/agentpack/agentpack/engine/apperr"
+)
+
+// Restore is what one path must become for a rollback.
+type Restore struct {
+	Target string
+	Root   string
+	Path   string
+	// Content is nil when the path must not exist.
+	Content *Content
+	// BlobID is the snapshot id whose blob folder holds Content's bytes
+	// (read them with [Store.ReadBlob]); empty when Content is nil.
+	BlobID   string
+	Manifest bool
+}
+
+// RestoreTo returns what to write so the disk is back to its state right
+// after snapshot toID was applied, by undoing every record newer than toID:
+// for each (target, path) touched by a newer record, the Before of the
+// oldest newer record touching it. toID "" means before the oldest record
+// (undo everything). Only files whose Target is in targets count (empty, or
+// one "all", means every target). records may come in any order. The result
+// is sorted by (Target, Path) and keeps paths whose net recorded change is
+// nil, since only the disk can tell whether they need writing. An unknown toID is E_SNAPSHOT_NOT_FOUND.
+func RestoreTo(records []*Record, toID string, targets []string) ([]Restore, error) {
+	ordered := sortedRecords(records)
+	start := 0
+	if toID != "" {
+		i := slices.IndexFunc(ordered, func(r *Record) bool { return r.ID == toID })
+		if i < 0 {
+			return nil, apperr.New(apperr.SnapshotNotFound, "snapshot %s not found", toID).
+				WithHint("run `agentpack snapshots` to list snapshot ids").
+				With("id", toID)
+		}
+		start = i + 1
+	}
+	seen := map[fileKey]bool{}
+	out := []Restore{}
+	for _, r := range ordered[start:] {
+		for _, f := range r.Files {
+			k := fileKey{f.Target, f.Path}
+			if seen[k] || !wanted(f.Target, targets) {
+				continue
+			}
+			seen[k] = true
+			out = append(out, restoreOf(r.ID, f))
+		}
+	}
+	slices.SortFunc(out, func(a, b Restore) int {
+		if c := strings.Compare(a.Target, b.Target); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Path, b.Path)
+	})
+	return out, nil
+}
+
+// RestoreLast undoes only the newest record (for `rollback --last`). It also
+// returns the id the disk is rolled back to: the previous record's id, or ""
+// when the newest record is the only one. No records at all is
+// E_SNAPSHOT_NOT_FOUND.
+func RestoreLast(records []*Record, targets []string) (restores []Restore, rolledBackTo string, err error) {
+	ordered := sortedRecords(records)
+	if len(ordered) == 0 {
+		return nil, "", apperr.New(apperr.SnapshotNotFound, "there is no snapshot to roll back").
+			WithHint("deploy with `agentpack deploy --apply` first; every apply records a snapshot")
+	}
+	if n := len(ordered); n > 1 {
+		rolledBackTo = ordered[n-2].ID
+	}
+	restores, err = RestoreTo(ordered, rolledBackTo, targets)
+	return restores, rolledBackTo, err
+}
+
+// sortedRecords returns the non-nil records oldest first (by id, which sorts
+// by time) without changing the caller's slice.
+func sortedRecords(records []*Record) []*Record {
+	out := make([]*Record, 0, len(records))
+	for _, r := range records {
+		if r != nil {
+			out = append(out, r)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *Record) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+func wanted(target string, targets []string) bool {
+	return len(targets) == 0 || slices.Contains(targets, target) || slices.Contains(targets, "all")
+}
+
+func restoreOf(id string, f FileChange) Restore {
+	r := Restore{Target: f.Target, Root: f.Root, Path: f.Path, Manifest: f.Manifest}
+	if f.Before != nil {
+		c := *f.Before
+		r.Content = &c
+		r.BlobID = id
+	}
+	return r
+}

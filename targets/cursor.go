@@ -1,0 +1,113 @@
+package targets
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"path/filepath"
+	"regexp"
+
+	"github.com/agentpack/agentpack/engine"
+	"go.yaml.in/yaml/v3"
+)
+
+// Cursor is the adapter for the Cursor editor (project scope only).
+type Cursor struct{}
+
+var cursorSpec = &targetSpec{
+	name:        "cursor",
+	types:       []engine.ModuleType{engine.TypeInstructions, engine.TypeSkill, engine.TypeCommand, engine.TypeAgent},
+	projectOnly: true,
+	outputs: []output{
+		{kind: "rules", write: "write_rules", path: "rules_dir", def: ".cursor/rules"},
+		{kind: "skills", write: "write_skills", path: "skills_dir", def: ".cursor/skills"},
+		{kind: "commands", write: "write_commands", path: "commands_dir", def: ".cursor/commands"},
+		{kind: "agents", write: "write_agents", path: "agents_dir", def: ".cursor/agents"},
+	},
+}
+
+// Name implements engine.Target.
+func (Cursor) Name() string { return cursorSpec.name }
+
+// Supports implements engine.Target.
+func (Cursor) Supports(t engine.ModuleType) bool { return cursorSpec.supports(t) }
+
+// Validate implements engine.Target.
+func (Cursor) Validate(cfg engine.TargetConfig) error { return cursorSpec.validate(cfg) }
+
+// Render implements engine.Target.
+func (c Cursor) Render(rc *engine.RenderContext, modules []*engine.LoadedModule) (*engine.TargetOutput, error) {
+	return c.render(rc, modules, rc.Warn)
+}
+
+func (Cursor) render(rc *engine.RenderContext, modules []*engine.LoadedModule, warn warnFunc) (*engine.TargetOutput, error) {
+	r := newRenderer(cursorSpec, rc, rc.ProjectRoot, warn)
+	for _, lm := range modules {
+		switch lm.Type {
+		case engine.TypeInstructions:
+			if dir, ok := r.path("rules", false); ok {
+				r.add(filepath.Join(dir, CursorRuleKey(lm.ID)+".mdc"), r.cursorRule(lm), 0o644, lm.ID)
+			}
+		case engine.TypeSkill:
+			if dir, ok := r.path("skills", false); ok {
+				r.copyModule(filepath.Join(dir, lm.Name()), lm)
+			}
+		case engine.TypeCommand:
+			if dir, ok := r.path("commands", false); ok {
+				r.add(filepath.Join(dir, mainFile(lm)), lm.Main.Data, lm.Main.Mode, lm.ID)
+			}
+		case engine.TypeAgent:
+			if dir, ok := r.path("agents", false); ok {
+				r.add(filepath.Join(dir, lm.Name()+".md"), r.markdownAgent(lm, agentKeys), 0o644, lm.ID)
+			}
+		}
+	}
+	return r.output(), nil
+}
+
+var unsafeKeyChar = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+
+// CursorRuleKey is the file name (without .mdc) of a module's Cursor rule:
+// the id with every character outside [A-Za-z0-9_-] replaced by '_', cut at
+// 64 bytes, then "--" and the first 10 hex digits of sha256(id). It matches
+// the original agentpack, so rules it wrote are recognised.
+func CursorRuleKey(id string) string {
+	key := unsafeKeyChar.ReplaceAllString(id, "_")
+	if key == "" {
+		key = "module"
+	}
+	if len(key) > 64 {
+		key = key[:64]
+	}
+	sum := sha256.Sum256([]byte(id))
+	return key + "--" + hex.EncodeToString(sum[:])[:10]
+}
+
+// cursorRule renders an instructions module as a Cursor rule: frontmatter
+// description, globs and alwaysApply, a blank line, then the body.
+func (r *renderer) cursorRule(lm *engine.LoadedModule) []byte {
+	r.dropKeys(lm, "rules", []string{"description", "globs", "alwaysApply"}, instructionMeta)
+	fm := lm.Frontmatter
+	desc := fm.Node("description")
+	if fm.String("description") == "" {
+		desc = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "agentpack: " + lm.ID, Style: yaml.DoubleQuotedStyle}
+	}
+	globs := fm.Node("globs")
+	if !hasValue(fm, "globs") {
+		globs = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
+	}
+	always := fm.Node("alwaysApply")
+	if !hasValue(fm, "alwaysApply") {
+		always = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"}
+	}
+	out := engine.NewFrontmatter()
+	out.Set("description", desc)
+	out.Set("globs", globs)
+	out.Set("alwaysApply", always)
+	body := instructionBody(lm)
+	data := out.Render(append([]byte("\n"), body...))
+	if !bytes.HasSuffix(data, []byte("\n")) {
+		data = append(data, '\n')
+	}
+	return data
+}

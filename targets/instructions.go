@@ -1,0 +1,132 @@
+package targets
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/apperr"
+)
+
+// Marker lines that wrap each module's text in an aggregated instructions
+// file (the same markers the original agentpack writes).
+const (
+	markerStartPrefix = "<!-- agentpack:module="
+	markerStartSuffix = " -->"
+	markerEnd         = "<!-- /agentpack -->"
+)
+
+// instructionMeta is instruction frontmatter that only steers targets
+// (Cursor rules, VS Code instruction files); it is never written into an
+// aggregated file and never warned about.
+var instructionMeta = []string{"description", "globs", "alwaysApply", "applyTo"}
+
+// instructionBody is the text of a module's AGENTS.md without its
+// frontmatter (and without the blank lines that followed it).
+func instructionBody(lm *engine.LoadedModule) []byte {
+	if lm.Frontmatter == nil {
+		return lm.Body
+	}
+	return bytes.TrimLeft(lm.Body, "\r\n")
+}
+
+// instructionsFile adds the aggregated instructions file at p for mods.
+func (r *renderer) instructionsFile(p string, mods []*engine.LoadedModule) error {
+	if len(mods) == 0 {
+		return nil
+	}
+	existing, err := r.readExisting(p)
+	if err != nil {
+		return err
+	}
+	ids := make([]string, len(mods))
+	for i, lm := range mods {
+		r.dropKeys(lm, "instructions", nil, instructionMeta)
+		ids[i] = lm.ID
+	}
+	r.add(p, composeInstructions(existing, mods), 0o644, ids...)
+	return nil
+}
+
+// readExisting returns the current bytes of p, or nil when it does not exist.
+func (r *renderer) readExisting(p string) ([]byte, error) {
+	if r.rc.FS == nil {
+		return nil, nil
+	}
+	data, err := r.rc.FS.ReadFile(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		var ae *apperr.Error
+		if errors.As(err, &ae) {
+			return nil, err
+		}
+		code := apperr.IOFailed
+		if errors.Is(err, fs.ErrPermission) {
+			code = apperr.IOPermissionDenied
+		}
+		return nil, apperr.Wrap(err, code, "cannot read %s", p).
+			WithHint("agentpack reads the existing file to keep your text outside its markers").
+			With("path", p).With("path_posix", filepath.ToSlash(p))
+	}
+	return data, nil
+}
+
+// composeInstructions joins the modules' bodies. One module alone is written
+// raw; several are wrapped in markers, in id order, one blank line apart. If
+// the existing file already has markers, its text before the first and after
+// the last marker is kept and the marker form is always used.
+func composeInstructions(existing []byte, mods []*engine.LoadedModule) []byte {
+	prefix, suffix, adopted := outsideMarkers(string(existing))
+	if len(mods) == 1 && !adopted {
+		return instructionBody(mods[0])
+	}
+	var b strings.Builder
+	b.WriteString(prefix)
+	for i, lm := range mods {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		body := string(instructionBody(lm))
+		b.WriteString(markerStartPrefix + lm.ID + markerStartSuffix + "\n")
+		b.WriteString(body)
+		if !strings.HasSuffix(body, "\n") {
+			b.WriteString("\n")
+		}
+		b.WriteString(markerEnd)
+	}
+	b.WriteString("\n")
+	b.WriteString(suffix)
+	return []byte(b.String())
+}
+
+// outsideMarkers splits text around its agentpack blocks: prefix is
+// everything before the line of the first start marker, suffix everything
+// after the line of the last end marker. ok is false when text has no
+// complete block.
+func outsideMarkers(text string) (prefix, suffix string, ok bool) {
+	first, lastEnd := -1, -1
+	for off := 0; off < len(text); {
+		end := strings.IndexByte(text[off:], '\n')
+		next := len(text)
+		if end >= 0 {
+			next = off + end + 1
+		}
+		line := strings.TrimSpace(text[off:next])
+		switch {
+		case first < 0 && strings.HasPrefix(line, markerStartPrefix) && strings.HasSuffix(line, "-->"):
+			first = off
+		case first >= 0 && line == markerEnd:
+			lastEnd = next
+		}
+		off = next
+	}
+	if first < 0 || lastEnd < 0 {
+		return "", "", false
+	}
+	return text[:first], text[lastEnd:], true
+}

@@ -1,0 +1,162 @@
+package targets
+
+import (
+	"io/fs"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/agentpack/agentpack/engine"
+)
+
+// warnFunc records a warning. Adapters get rc.Warn; tests pass a recorder.
+type warnFunc func(format string, args ...any)
+
+// renderer collects one adapter's output for one render.
+type renderer struct {
+	rc   *engine.RenderContext
+	spec *targetSpec
+	warn warnFunc
+	// paths holds the resolved path of every enabled output.
+	paths  map[outputKey]string
+	roots  map[string]bool // path -> scan extras
+	files  []engine.DesiredFile
+	warned map[string]bool
+}
+
+type outputKey struct {
+	kind string
+	user bool
+}
+
+// newRenderer resolves the enabled outputs and their roots, and warns about
+// option keys the target does not know.
+func newRenderer(spec *targetSpec, rc *engine.RenderContext, home string, warn warnFunc) *renderer {
+	if warn == nil {
+		warn = func(string, ...any) {}
+	}
+	r := &renderer{rc: rc, spec: spec, warn: warn, paths: map[outputKey]string{}, roots: map[string]bool{}, warned: map[string]bool{}}
+	known := spec.knownOptions()
+	var unknown []string
+	for key := range rc.Config.Options {
+		if !slices.Contains(known, key) {
+			unknown = append(unknown, key)
+		}
+	}
+	sort.Strings(unknown)
+	for _, key := range unknown {
+		warn("unknown option %q ignored (known options: %s)", key, strings.Join(known, ", "))
+	}
+	for _, o := range spec.outputs {
+		if (o.user && !rc.Scope.User()) || (!o.user && !rc.Scope.Project()) || !o.enabled(rc.Config) {
+			continue
+		}
+		base := rc.ProjectRoot
+		if o.user {
+			base = home
+		}
+		p := resolvePath(rc, base, rc.Config.OptionString(o.path, o.def))
+		r.paths[outputKey{o.kind, o.user}] = p
+		if o.file {
+			// The folder of a single file also holds the user's own files.
+			r.addRoot(filepath.Dir(p), false)
+		} else {
+			r.addRoot(p, true)
+		}
+	}
+	return r
+}
+
+// addRoot adds a managed root; a folder shared by a file output and a folder
+// output never scans extras.
+func (r *renderer) addRoot(p string, scanExtras bool) {
+	if prev, ok := r.roots[p]; ok {
+		scanExtras = scanExtras && prev
+	}
+	r.roots[p] = scanExtras
+}
+
+// path returns the resolved location of an enabled output.
+func (r *renderer) path(kind string, user bool) (string, bool) {
+	p, ok := r.paths[outputKey{kind, user}]
+	return p, ok
+}
+
+// scopes returns the enabled scopes of an output kind, user first.
+func (r *renderer) scopes(kind string) []string {
+	var out []string
+	for _, user := range []bool{true, false} {
+		if p, ok := r.path(kind, user); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// add records one desired file.
+func (r *renderer) add(p string, data []byte, mode fs.FileMode, ids ...string) {
+	ids = slices.Clone(ids)
+	sort.Strings(ids)
+	if mode == 0 {
+		mode = 0o644
+	}
+	r.files = append(r.files, engine.DesiredFile{Path: p, Data: data, Mode: mode, ModuleIDs: ids})
+}
+
+// copyModule writes every file of lm under dir, byte for byte with its mode.
+func (r *renderer) copyModule(dir string, lm *engine.LoadedModule) {
+	for _, f := range lm.Files {
+		r.add(filepath.Join(dir, filepath.FromSlash(f.Path)), f.Data, f.Mode, lm.ID)
+	}
+}
+
+// mainFile returns the base name of the module's principal file.
+func mainFile(lm *engine.LoadedModule) string {
+	if lm.Main == nil {
+		return lm.Name() + ".md"
+	}
+	return path.Base(lm.Main.Path)
+}
+
+// dropKeys warns, once per module and key, about frontmatter keys that are
+// neither kept nor known metadata, and reports whether any key was dropped.
+func (r *renderer) dropKeys(lm *engine.LoadedModule, what string, keep, meta []string) bool {
+	dropped := false
+	for _, key := range lm.Frontmatter.Keys() {
+		if slices.Contains(keep, key) || slices.Contains(meta, key) {
+			continue
+		}
+		dropped = true
+		id := lm.ID + "\x00" + what + "\x00" + key
+		if !r.warned[id] {
+			r.warned[id] = true
+			r.warn("module %s: frontmatter key %q dropped (%s %s cannot use it)", lm.ID, key, r.spec.name, what)
+		}
+	}
+	return dropped
+}
+
+// output returns the collected roots and files, sorted by path.
+func (r *renderer) output() *engine.TargetOutput {
+	out := &engine.TargetOutput{Files: r.files}
+	for p, scan := range r.roots {
+		out.Roots = append(out.Roots, engine.Root{Path: p, ScanExtras: scan})
+	}
+	sort.Slice(out.Roots, func(i, j int) bool { return out.Roots[i].Path < out.Roots[j].Path })
+	sort.SliceStable(out.Files, func(i, j int) bool { return out.Files[i].Path < out.Files[j].Path })
+	return out
+}
+
+// agentKeys is the frontmatter an agent keeps in Claude Code and Cursor.
+var agentKeys = []string{"name", "description", "tools", "model"}
+
+// markdownAgent renders an agent file that keeps only the keys in keep: the
+// source bytes when nothing is dropped, else the kept frontmatter and body.
+func (r *renderer) markdownAgent(lm *engine.LoadedModule, keep []string) []byte {
+	if !r.dropKeys(lm, "agents", keep, nil) {
+		return lm.Main.Data
+	}
+	return lm.Frontmatter.Subset(keep...).Render(lm.Body)
+}

@@ -24,6 +24,7 @@ type CLI struct {
 	Plan       PlanCmd       `cmd:"" help:"Show which files would be created, updated or deleted."`
 	Diff       DiffCmd       `cmd:"" help:"Show unified diffs of the plan."`
 	Preview    PreviewCmd    `cmd:"" help:"Show the plan, and with --diff its diffs."`
+	MCP        MCPCmd        `cmd:"" name:"mcp" help:"Model Context Protocol server for IDE agents."`
 	Help       HelpCmd       `cmd:"" help:"Describe the commands (use --json for machines)."`
 	Schema     SchemaCmd     `cmd:"" help:"Print the JSON Schemas of the envelope and each command's data."`
 	Completion CompletionCmd `cmd:"" help:"Print a shell completion script."`

@@ -40,6 +40,7 @@ const specHint = "accepted forms: <path>, local:<path>, git:<url>#ref=<ref>&subd
 
 var (
 	schemePrefix = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]+:`)
+	urlPrefix    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]+://`)
 	ghOwner      = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}$`)
 	ghRepo       = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 	pkgName      = regexp.MustCompile(`^(@[a-z0-9][a-z0-9_-]{0,63}/)?[a-z0-9][a-z0-9-]{0,63}$`)
@@ -73,7 +74,7 @@ func ParseSpec(s string) (Spec, error) {
 		return parseGitHub(s)
 	case strings.HasPrefix(s, "git:") && !strings.HasPrefix(s, "git://"):
 		return parseGitURL(s, strings.TrimPrefix(s, "git:"))
-	case scpLike.MatchString(s) || schemePrefix.MatchString(s) && strings.Contains(s, "://"):
+	case scpLike.MatchString(s) || urlPrefix.MatchString(s):
 		return parseGitURL(s, s)
 	case schemePrefix.MatchString(s):
 		return Spec{}, invalidSpec(s, "unknown source spec prefix in %q", s)
@@ -123,7 +124,7 @@ func parseGitURL(s, rest string) (Spec, error) {
 		}
 	default:
 		ref, p, _ := strings.Cut(frag, ":")
-		sp.Ref, sub = ref, p
+		sp.Ref, sub = ref, strings.TrimPrefix(p, "/")
 	}
 	if sub != "" {
 		if sp.Subdir, err = CleanSubdir(sub); err != nil {

@@ -47,20 +47,20 @@ func (ClaudeCode) render(rc *engine.RenderContext, modules []*engine.LoadedModul
 		case engine.TypeInstructions:
 			instructions = append(instructions, lm)
 		case engine.TypeSkill:
-			for _, dir := range r.scopes("skills") {
+			for _, dir := range r.all("skills") {
 				r.copyModule(filepath.Join(dir, lm.Name()), lm)
 			}
 		case engine.TypeCommand:
-			for _, dir := range r.scopes("commands") {
+			for _, dir := range r.all("commands") {
 				r.add(filepath.Join(dir, mainFile(lm)), lm.Main.Data, lm.Main.Mode, lm.ID)
 			}
 		case engine.TypeAgent:
-			for _, dir := range r.scopes("agents") {
+			for _, dir := range r.all("agents") {
 				r.add(filepath.Join(dir, lm.Name()+".md"), r.markdownAgent(lm, agentKeys), 0o644, lm.ID)
 			}
 		}
 	}
-	for _, p := range r.scopes("instructions") {
+	for _, p := range r.all("instructions") {
 		if err := r.instructionsFile(p, instructions); err != nil {
 			return nil, err
 		}

@@ -48,7 +48,7 @@ func (Codex) render(rc *engine.RenderContext, modules []*engine.LoadedModule, wa
 		case engine.TypeInstructions:
 			instructions = append(instructions, lm)
 		case engine.TypeSkill:
-			for _, dir := range r.scopes("skills") {
+			for _, dir := range r.all("skills") {
 				r.copyModule(filepath.Join(dir, lm.Name()), lm)
 			}
 		case engine.TypePrompt:
@@ -65,7 +65,7 @@ func (Codex) render(rc *engine.RenderContext, modules []*engine.LoadedModule, wa
 			}
 		}
 	}
-	for _, p := range r.scopes("instructions") {
+	for _, p := range r.all("instructions") {
 		if err := r.instructionsFile(p, instructions); err != nil {
 			return nil, err
 		}

@@ -32,6 +32,9 @@ func (Cursor) Name() string { return cursorSpec.name }
 // Supports implements engine.Target.
 func (Cursor) Supports(t engine.ModuleType) bool { return cursorSpec.supports(t) }
 
+// DefaultScope implements engine.ScopeDefaulter: project is the only scope.
+func (Cursor) DefaultScope() engine.Scope { return engine.ScopeProject }
+
 // Validate implements engine.Target.
 func (Cursor) Validate(cfg engine.TargetConfig) error { return cursorSpec.validate(cfg) }
 

@@ -84,3 +84,17 @@ func TestVSCodePromptFileName(t *testing.T) {
 		}
 	}
 }
+
+func TestDefaultScopes(t *testing.T) {
+	for name, want := range map[string]engine.Scope{"cursor": engine.ScopeProject, "vscode": engine.ScopeProject} {
+		sd, ok := adapter(t, name).(engine.ScopeDefaulter)
+		if !ok || sd.DefaultScope() != want {
+			t.Errorf("%s default scope: %v", name, ok)
+		}
+	}
+	for _, name := range []string{"codex", "claude_code"} {
+		if _, ok := adapter(t, name).(engine.ScopeDefaulter); ok {
+			t.Errorf("%s should use the engine's default (both)", name)
+		}
+	}
+}

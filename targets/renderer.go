@@ -84,8 +84,8 @@ func (r *renderer) path(kind string, user bool) (string, bool) {
 	return p, ok
 }
 
-// scopes returns the enabled scopes of an output kind, user first.
-func (r *renderer) scopes(kind string) []string {
+// all returns the paths of an output kind in every enabled scope, user first.
+func (r *renderer) all(kind string) []string {
 	var out []string
 	for _, user := range []bool{true, false} {
 		if p, ok := r.path(kind, user); ok {

@@ -33,6 +33,9 @@ func (VSCode) Name() string { return vscodeSpec.name }
 // Supports implements engine.Target.
 func (VSCode) Supports(t engine.ModuleType) bool { return vscodeSpec.supports(t) }
 
+// DefaultScope implements engine.ScopeDefaulter: project is the only scope.
+func (VSCode) DefaultScope() engine.Scope { return engine.ScopeProject }
+
 // Validate implements engine.Target.
 func (VSCode) Validate(cfg engine.TargetConfig) error { return vscodeSpec.validate(cfg) }
 

@@ -24,6 +24,12 @@ type CLI struct {
 	Plan       PlanCmd       `cmd:"" help:"Show which files would be created, updated or deleted."`
 	Diff       DiffCmd       `cmd:"" help:"Show unified diffs of the plan."`
 	Preview    PreviewCmd    `cmd:"" help:"Show the plan, and with --diff its diffs."`
+	Deploy     DeployCmd     `cmd:"" help:"Show the plan; with --apply, apply it with a snapshot."`
+	Status     StatusCmd     `cmd:"" help:"Show drift between desired, actual and last applied."`
+	Rollback   RollbackCmd   `cmd:"" help:"Restore the files of an earlier snapshot."`
+	Snapshots  SnapshotsCmd  `cmd:"" help:"List, show or prune snapshots."`
+	Explain    ExplainCmd    `cmd:"" help:"Show which module and source produced each file."`
+	Doctor     DoctorCmd     `cmd:"" help:"Check that agentpack can work here; --fix repairs what it safely can."`
 	MCP        MCPCmd        `cmd:"" name:"mcp" help:"Model Context Protocol server for IDE agents."`
 	Help       HelpCmd       `cmd:"" help:"Describe the commands (use --json for machines)."`
 	Schema     SchemaCmd     `cmd:"" help:"Print the JSON Schemas of the envelope and each command's data."`

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/agentpack/agentpack/engine"
+)
+
+// DeployCmd is `agentpack deploy`.
+type DeployCmd struct {
+	Apply bool `help:"Apply the plan (asks first in a terminal; --yes to skip)."`
+	Adopt bool `help:"Allow overwriting files agentpack does not manage yet (saved in the snapshot)."`
+	Force bool `help:"Allow overwriting managed files edited since the last deploy (saved in the snapshot)."`
+}
+
+// Run implements the command.
+func (c *DeployCmd) Run(a *App) error {
+	id := "deploy"
+	apply := c.Apply && !a.Globals.DryRun
+	if apply {
+		id = "deploy --apply"
+	}
+	return a.run("deploy", id, func() (*result, error) {
+		eng := a.Engine()
+		req := a.Request()
+		if apply {
+			if err := a.requireYesInJSON(id); err != nil {
+				return nil, err
+			}
+			if !a.Globals.Yes {
+				// Show the plan, then ask.
+				st, p, err := eng.Plan(req)
+				if err != nil {
+					return warningsOf(st), err
+				}
+				if len(p.Changes) > 0 {
+					printChanges(a.errPrinter(), p.Profile, p.Targets, p.Changes, p.Summary)
+					if err := a.confirm(id, "Apply these changes?"); err != nil {
+						return warningsOf(st), err
+					}
+				}
+			}
+		}
+		st, d, err := eng.Deploy(req, apply, engine.ApplyOptions{Adopt: c.Adopt, Force: c.Force, Command: id})
+		if err != nil {
+			return warningsOf(st), err
+		}
+		return &result{Data: d, Warnings: st.Warnings, Human: func(p *Printer) {
+			if !apply {
+				printChanges(p, d.Profile, d.Targets, d.Changes, d.Summary)
+				if len(d.Changes) > 0 {
+					p.Printf("Run `agentpack deploy --apply` to apply.\n")
+				}
+				return
+			}
+			if !d.Applied {
+				p.Printf("Nothing to do: the disk already matches profile %s.\n", d.Profile)
+				return
+			}
+			p.Printf("Applied %d create, %d update, %d delete. Snapshot %s\n", d.Summary.Create, d.Summary.Update, d.Summary.Delete, p.bold(d.SnapshotID))
+			p.Printf("Undo with: agentpack rollback --last\n")
+		}}, nil
+	})
+}
+
+// StatusCmd is `agentpack status`.
+type StatusCmd struct {
+	Only []string `help:"Only these kinds: missing, modified, extra, pending." sep:","`
+}
+
+// Run implements the command.
+func (c *StatusCmd) Run(a *App) error {
+	return a.run("status", "status", func() (*result, error) {
+		st, d, err := a.Engine().Status(a.Request(), c.Only)
+		if err != nil {
+			return warningsOf(st), err
+		}
+		return &result{Data: d, Warnings: st.Warnings, Human: func(p *Printer) {
+			if len(d.Drift) == 0 {
+				p.Printf("In sync: profile %s, targets %s.\n", d.Profile, joinOrNone(d.Targets))
+				return
+			}
+			last := ""
+			for _, x := range d.Drift {
+				if x.Target != last {
+					p.Printf("%s\n", p.bold(x.Target))
+					last = x.Target
+				}
+				kind := map[string]string{engine.DriftModified: p.red("modified"), engine.DriftMissing: p.yellow("missing "),
+					engine.DriftExtra: p.dim("extra   "), engine.DriftPending: p.cyan("pending ")}[x.Kind]
+				p.Printf("  %s  %s\n", kind, p.Path(x.Path))
+			}
+			s := d.Summary
+			p.Printf("\n%d modified, %d missing, %d extra, %d pending.\n", s.Modified, s.Missing, s.Extra, s.Pending)
+			if len(d.NextActions) > 0 {
+				p.Printf("Next: %s\n", strings.Join(d.NextActions, "  |  "))
+			}
+		}}, nil
+	})
+}
+
+// RollbackCmd is `agentpack rollback`.
+type RollbackCmd struct {
+	To   string `help:"Snapshot id to return to (the state right after it was applied)."`
+	Last bool   `help:"Undo the newest snapshot."`
+}
+
+// Run implements the command.
+func (c *RollbackCmd) Run(a *App) error {
+	return a.run("rollback", "rollback", func() (*result, error) {
+		if err := a.requireYesInJSON("rollback"); err != nil {
+			return nil, err
+		}
+		if !a.Globals.Yes {
+			what := "the newest snapshot"
+			if c.To != "" {
+				what = "snapshot " + c.To
+			}
+			if err := a.confirm("rollback", fmt.Sprintf("Roll back to %s?", what)); err != nil {
+				return nil, err
+			}
+		}
+		d, warnings, err := a.Engine().Rollback(engine.RollbackOptions{To: c.To, Last: c.Last, Target: a.Globals.Target})
+		if err != nil {
+			return &result{Warnings: warnings}, err
+		}
+		return &result{Data: d, Warnings: warnings, Human: func(p *Printer) {
+			to := "the state before the first snapshot"
+			if d.RolledBackTo != nil {
+				to = *d.RolledBackTo
+			}
+			p.Printf("Rolled back to %s: %d restored, %d removed. Recorded as snapshot %s\n", to, d.Restored, d.Removed, p.bold(d.EventSnapshotID))
+		}}, nil
+	})
+}
+
+// SnapshotsCmd is `agentpack snapshots`.
+type SnapshotsCmd struct {
+	List  SnapshotsListCmd  `cmd:"" default:"1" help:"List snapshots (default)."`
+	Show  SnapshotsShowCmd  `cmd:"" help:"Show one snapshot's files."`
+	Prune SnapshotsPruneCmd `cmd:"" help:"Delete all but the newest N snapshots."`
+}
+
+// SnapshotsListCmd is `agentpack snapshots list`.
+type SnapshotsListCmd struct{}
+
+// Run implements the command.
+func (c *SnapshotsListCmd) Run(a *App) error {
+	return a.run("snapshots", "snapshots list", func() (*result, error) {
+		list, warnings, err := a.Engine().Snapshots()
+		if err != nil {
+			return &result{Warnings: warnings}, err
+		}
+		return &result{Data: map[string]any{"snapshots": list}, Warnings: warnings, Human: func(p *Printer) {
+			if len(list) == 0 {
+				p.Printf("No snapshots yet.\n")
+			}
+			for _, s := range list {
+				p.Printf("%s  %-8s  %3d files  %s\n", s.ID, s.Kind, s.Files, joinOrNone(s.Targets))
+			}
+		}}, nil
+	})
+}
+
+// SnapshotsShowCmd is `agentpack snapshots show`.
+type SnapshotsShowCmd struct {
+	ID string `arg:"" help:"Snapshot id."`
+}
+
+// Run implements the command.
+func (c *SnapshotsShowCmd) Run(a *App) error {
+	return a.run("snapshots", "snapshots show", func() (*result, error) {
+		d, err := a.Engine().Snapshot(c.ID)
+		if err != nil {
+			return nil, err
+		}
+		return &result{Data: map[string]any{"snapshot": d}, Human: func(p *Printer) {
+			p.Printf("%s (%s) %s\n", p.bold(d.ID), d.Kind, d.CreatedAt.Format("2006-01-02 15:04:05Z07:00"))
+			for _, f := range d.Files {
+				p.Printf("  %-6s %-11s %s\n", f.Op, f.Target, p.Path(f.Path))
+			}
+		}}, nil
+	})
+}
+
+// SnapshotsPruneCmd is `agentpack snapshots prune`.
+type SnapshotsPruneCmd struct {
+	Keep int `required:"" help:"How many of the newest snapshots to keep."`
+}
+
+// Run implements the command.
+func (c *SnapshotsPruneCmd) Run(a *App) error {
+	return a.run("snapshots", "snapshots prune", func() (*result, error) {
+		if err := a.requireYesInJSON("snapshots prune"); err != nil {
+			return nil, err
+		}
+		removed, kept, err := a.Engine().PruneSnapshots(c.Keep)
+		if err != nil {
+			return nil, err
+		}
+		return &result{Data: map[string]any{"removed": removed, "kept": kept}, Human: func(p *Printer) {
+			p.Printf("Removed %d snapshot(s); %d kept.\n", len(removed), kept)
+		}}, nil
+	})
+}

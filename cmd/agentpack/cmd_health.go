@@ -1,0 +1,69 @@
+package main
+
+// DoctorCmd is `agentpack doctor`.
+type DoctorCmd struct {
+	Fix bool `help:"Repair what can be repaired safely (interrupted apply, .gitignore lines)."`
+}
+
+// Run implements the command.
+func (c *DoctorCmd) Run(a *App) error {
+	id := "doctor"
+	if c.Fix {
+		id = "doctor --fix"
+	}
+	return a.run("doctor", id, func() (*result, error) {
+		if c.Fix {
+			if err := a.requireYesInJSON(id); err != nil {
+				return nil, err
+			}
+		}
+		d, warnings, err := a.Engine().Doctor(a.Request(), c.Fix)
+		if err != nil {
+			return &result{Warnings: warnings}, err
+		}
+		return &result{Data: d, Warnings: warnings, Human: func(p *Printer) {
+			for _, ch := range d.Checks {
+				mark := map[string]string{"pass": p.green("ok  "), "warn": p.yellow("warn"), "fail": p.red("FAIL")}[ch.Status]
+				p.Printf("%s  %s: %s\n", mark, ch.Name, ch.Message)
+				if ch.Suggestion != "" && ch.Status != "pass" {
+					p.Printf("      %s %s\n", p.dim("→"), ch.Suggestion)
+				}
+			}
+			for _, f := range d.Fixed {
+				p.Printf("%s %s\n", p.green("fixed:"), f)
+			}
+			if d.Healthy {
+				p.Printf("Healthy.\n")
+			} else {
+				p.Printf("%d check(s) failed.\n", d.Summary["fail"])
+			}
+		}}, nil
+	})
+}
+
+// ExplainCmd is `agentpack explain`.
+type ExplainCmd struct {
+	Kind string `arg:"" enum:"plan,diff,status" help:"plan, diff or status."`
+}
+
+// Run implements the command.
+func (c *ExplainCmd) Run(a *App) error {
+	return a.run("explain", "explain "+c.Kind, func() (*result, error) {
+		st, d, err := a.Engine().Explain(a.Request(), c.Kind)
+		if err != nil {
+			return warningsOf(st), err
+		}
+		return &result{Data: d, Warnings: st.Warnings, Human: func(p *Printer) {
+			if len(d.Items) == 0 {
+				p.Printf("Nothing to explain: no changes.\n")
+			}
+			for _, it := range d.Items {
+				what := it.Op + it.Kind
+				p.Printf("%s %-8s %s\n", p.bold(it.Target), what, p.Path(it.Path))
+				for _, m := range it.Modules {
+					p.Printf("    ← %s (%s) from %s\n", m.ID, m.Type, m.Source)
+				}
+			}
+		}}, nil
+	})
+}

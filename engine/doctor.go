@@ -1,0 +1,259 @@
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/engine/lockfile"
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+)
+
+// Check statuses.
+const (
+	CheckPass = "pass"
+	CheckWarn = "warn"
+	CheckFail = "fail"
+)
+
+// DoctorCheck is one health check.
+type DoctorCheck struct {
+	Name       string `json:"name"`
+	Status     string `json:"status"`
+	Message    string `json:"message"`
+	Suggestion string `json:"suggestion"`
+}
+
+// DoctorData is the data of `agentpack doctor`.
+type DoctorData struct {
+	Healthy bool           `json:"healthy"`
+	Checks  []DoctorCheck  `json:"checks"`
+	Summary map[string]int `json:"summary"`
+	Fixed   []string       `json:"fixed,omitempty"`
+}
+
+// ManifestIgnoreLine is the .gitignore line that keeps target manifests out
+// of the user's project history.
+const ManifestIgnoreLine = ".agentpack.manifest*.json"
+
+// Doctor checks that agentpack can work here; with fix it repairs what it
+// safely can (an interrupted apply, missing .gitignore lines).
+func (e *Engine) Doctor(req Request, fix bool) (*DoctorData, []string, error) {
+	d := &DoctorData{Checks: []DoctorCheck{}, Summary: map[string]int{CheckPass: 0, CheckWarn: 0, CheckFail: 0}}
+	var warnings []string
+	add := func(name, status, msg, suggestion string) {
+		d.Checks = append(d.Checks, DoctorCheck{Name: name, Status: status, Message: msg, Suggestion: suggestion})
+	}
+	run := func() error {
+		e.checkJournal(add, fix, d)
+		st, err := e.Load(req)
+		if err != nil {
+			ae := apperr.As(err)
+			add("manifest", CheckFail, fmt.Sprintf("[%s] %s", ae.Code, ae.Message), ae.Hint)
+			return nil
+		}
+		warnings = st.Warnings
+		add("manifest", CheckPass, fmt.Sprintf("%s parses; %d module(s) selected by profile %s", st.Manifest.Path, len(st.Modules), st.Profile), "")
+		e.checkLockfile(add, st)
+		for _, r := range st.Desired.Roots {
+			e.checkRoot(add, r)
+		}
+		e.checkIgnored(add, st, fix, d)
+		return nil
+	}
+	var err error
+	if fix {
+		err = e.WithLock("doctor --fix", func(recovered []string) error {
+			d.Fixed = append(d.Fixed, recovered...)
+			return run()
+		})
+	} else {
+		err = run()
+	}
+	if err != nil {
+		return nil, warnings, err
+	}
+	for _, c := range d.Checks {
+		d.Summary[c.Status]++
+	}
+	d.Healthy = d.Summary[CheckFail] == 0
+	return d, warnings, nil
+}
+
+func (e *Engine) checkJournal(add func(name, status, msg, suggestion string), fix bool, d *DoctorData) {
+	j, err := e.Store().ReadJournal()
+	switch {
+	case err != nil:
+		add("journal", CheckFail, err.Error(), apperr.As(err).Hint)
+	case j != nil:
+		add("journal", CheckFail, fmt.Sprintf("an interrupted %q (pid %d) left a journal", j.Command, j.PID), "run `agentpack doctor --fix` (or any deploy) to roll it back")
+	default:
+		add("journal", CheckPass, "no interrupted apply", "")
+	}
+}
+
+func (e *Engine) checkLockfile(add func(name, status, msg, suggestion string), st *State) {
+	path := filepath.Join(st.Repo, lockfile.FileName)
+	lf, err := lockfile.Load(path)
+	needsLock := false
+	for _, m := range st.Manifest.Modules {
+		if m.Source.Git != nil || m.Source.Package != nil {
+			needsLock = true
+		}
+	}
+	switch {
+	case err != nil && apperr.CodeOf(err) == apperr.LockfileMissing:
+		if needsLock {
+			add("lockfile", CheckWarn, "git or package modules are not locked yet", "run `agentpack lock`")
+		} else {
+			add("lockfile", CheckPass, "no lockfile needed (local modules only)", "")
+		}
+	case err != nil:
+		add("lockfile", CheckFail, err.Error(), apperr.As(err).Hint)
+	default:
+		var missing []string
+		for _, m := range st.Manifest.Modules {
+			if (m.Source.Git != nil || m.Source.Package != nil) && lf.Find(m.ID) == nil {
+				missing = append(missing, m.ID)
+			}
+		}
+		if len(missing) > 0 {
+			add("lockfile", CheckWarn, "modules missing from the lockfile: "+strings.Join(missing, ", "), "run `agentpack lock`")
+		} else {
+			add("lockfile", CheckPass, "the lockfile matches agentpack.yaml", "")
+		}
+	}
+}
+
+func (e *Engine) checkRoot(add func(name, status, msg, suggestion string), r TargetRoot) {
+	name := "root:" + r.Target + ":" + filepath.ToSlash(r.Path)
+	fi, err := os.Stat(r.Path)
+	switch {
+	case err == nil && !fi.IsDir():
+		add(name, CheckFail, r.Path+" is a file, not a folder", "move the file away or change the target's path option")
+		return
+	case errors.Is(err, fs.ErrNotExist):
+		parent := r.Path
+		for {
+			parent = filepath.Dir(parent)
+			if pfi, perr := os.Stat(parent); perr == nil {
+				if !pfi.IsDir() {
+					add(name, CheckFail, parent+" is a file, so "+r.Path+" cannot be created", "move the file away")
+					return
+				}
+				break
+			}
+			if parent == filepath.Dir(parent) {
+				break
+			}
+		}
+		if !writable(parent) {
+			add(name, CheckFail, r.Path+" does not exist and "+parent+" is not writable", "create it or fix permissions")
+			return
+		}
+		add(name, CheckPass, r.Path+" will be created on deploy", "")
+		return
+	case err != nil:
+		add(name, CheckFail, err.Error(), "check permissions")
+		return
+	}
+	if !writable(r.Path) {
+		add(name, CheckFail, r.Path+" is not writable", "fix its permissions (chmod u+w)")
+		return
+	}
+	var warns []string
+	m := readTargetManifest(e.Sys, r.Path, r.Target, func(w string) { warns = append(warns, w) })
+	if len(warns) > 0 {
+		add(name, CheckWarn, strings.Join(warns, "; "), "redeploy with `agentpack deploy --apply` to rewrite the manifest")
+		return
+	}
+	msg := r.Path + " is writable"
+	if m != nil {
+		msg += fmt.Sprintf("; manifest lists %d file(s)", len(m.ManagedFiles))
+	}
+	add(name, CheckPass, msg, "")
+}
+
+func writable(dir string) bool {
+	f, err := os.CreateTemp(dir, ".agentpack-doctor-*")
+	if err != nil {
+		return false
+	}
+	name := f.Name()
+	_ = f.Close()
+	_ = os.Remove(name)
+	return true
+}
+
+// checkIgnored warns when a root inside a git repo would let agentpack's
+// manifests be committed.
+func (e *Engine) checkIgnored(add func(name, status, msg, suggestion string), st *State, fix bool, d *DoctorData) {
+	done := map[string]bool{}
+	for _, r := range st.Desired.Roots {
+		top := gitTop(r.Path)
+		if top == "" || done[top] {
+			continue
+		}
+		done[top] = true
+		rel, _ := filepath.Rel(top, filepath.Join(r.Path, TargetManifestName(r.Target)))
+		if ignored(top, rel) {
+			add("gitignore:"+filepath.ToSlash(top), CheckPass, "agentpack manifests are git-ignored in "+top, "")
+			continue
+		}
+		if fix {
+			if err := appendIgnore(e.Sys, filepath.Join(top, ".gitignore")); err == nil {
+				d.Fixed = append(d.Fixed, "added "+ManifestIgnoreLine+" to "+filepath.Join(top, ".gitignore"))
+				add("gitignore:"+filepath.ToSlash(top), CheckPass, "added "+ManifestIgnoreLine+" to .gitignore", "")
+				continue
+			}
+		}
+		add("gitignore:"+filepath.ToSlash(top), CheckWarn, "agentpack manifests in "+top+" are not git-ignored",
+			"add `"+ManifestIgnoreLine+"` to .gitignore, or run `agentpack doctor --fix`")
+	}
+}
+
+func gitTop(dir string) string {
+	for {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+func ignored(top, rel string) bool {
+	data, err := os.ReadFile(filepath.Join(top, ".gitignore"))
+	if err != nil {
+		return false
+	}
+	var ps []gitignore.Pattern
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimRight(line, "\r")
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		ps = append(ps, gitignore.ParsePattern(line, nil))
+	}
+	return gitignore.NewMatcher(ps).Match(strings.Split(filepath.ToSlash(rel), "/"), false)
+}
+
+func appendIgnore(sys System, path string) error {
+	data, err := sys.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if len(data) > 0 && !bytes.HasSuffix(data, []byte("\n")) {
+		data = append(data, '\n')
+	}
+	data = append(data, []byte("# agentpack target manifests\n"+ManifestIgnoreLine+"\n")...)
+	return sys.WriteFile(path, data, 0o644)
+}

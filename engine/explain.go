@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"path/filepath"
+
+	"github.com/agentpack/agentpack/engine/apperr"
+)
+
+// ExplainModule names a module and where it came from.
+type ExplainModule struct {
+	ID     string     `json:"id"`
+	Type   ModuleType `json:"type"`
+	Source string     `json:"source"`
+}
+
+// ExplainItem is one path with the modules that produced it.
+type ExplainItem struct {
+	Target    string          `json:"target"`
+	Path      string          `json:"path"`
+	PathPosix string          `json:"path_posix"`
+	Op        string          `json:"op,omitempty"`
+	Kind      string          `json:"kind,omitempty"`
+	ModuleIDs []string        `json:"module_ids"`
+	Modules   []ExplainModule `json:"modules"`
+}
+
+// ExplainData is the data of `agentpack explain`.
+type ExplainData struct {
+	Kind    string        `json:"kind"`
+	Profile string        `json:"profile"`
+	Targets []string      `json:"targets"`
+	Items   []ExplainItem `json:"items"`
+}
+
+// Explain says, for each path of the plan (or of status drift), which
+// modules and sources produced it.
+func (e *Engine) Explain(req Request, kind string) (*State, *ExplainData, error) {
+	switch kind {
+	case "plan", "diff", "status":
+	default:
+		return nil, nil, apperr.New(apperr.InvalidArgument, "explain takes plan, diff or status, not %q", kind).
+			WithHint("run `agentpack explain plan`")
+	}
+	st, p, err := e.Plan(req)
+	if err != nil {
+		return st, nil, err
+	}
+	out := &ExplainData{Kind: kind, Profile: st.Profile, Targets: st.Targets, Items: []ExplainItem{}}
+	byID := map[string]*LoadedModule{}
+	for _, m := range st.Modules {
+		byID[m.ID] = m
+	}
+	item := func(target, path string, ids []string) ExplainItem {
+		it := ExplainItem{Target: target, Path: path, PathPosix: filepath.ToSlash(path), ModuleIDs: nonNil(ids), Modules: []ExplainModule{}}
+		for _, id := range ids {
+			em := ExplainModule{ID: id, Source: "(not in the current profile)"}
+			if m := byID[id]; m != nil {
+				em.Type, em.Source = m.Type, m.Source.String()
+			} else {
+				for _, mm := range st.Manifest.Modules {
+					if mm.ID == id {
+						em.Type, em.Source = mm.Type, mm.Source.String()
+					}
+				}
+			}
+			it.Modules = append(it.Modules, em)
+		}
+		return it
+	}
+	if kind != "status" {
+		for _, c := range p.Changes {
+			it := item(c.Target, c.Path, c.ModuleIDs)
+			it.Op = c.Op
+			out.Items = append(out.Items, it)
+		}
+		return st, out, nil
+	}
+	_, sd, err := e.Status(req, nil)
+	if err != nil {
+		return st, nil, err
+	}
+	for _, d := range sd.Drift {
+		var ids []string
+		if f := st.Desired.File(d.Path); f != nil {
+			ids = f.ModuleIDs
+		} else if m, ok := p.Managed[d.Path]; ok {
+			ids = m.ModuleIDs
+		}
+		it := item(d.Target, d.Path, ids)
+		it.Kind = d.Kind
+		out.Items = append(out.Items, it)
+	}
+	return st, out, nil
+}

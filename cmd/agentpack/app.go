@@ -106,10 +106,17 @@ type App struct {
 	engine  *engine.Engine
 }
 
+// engineHook lets tests adjust every engine this process builds (crash
+// injection); it is nil in the shipped binary.
+var engineHook func(*engine.Engine)
+
 // Engine returns the engine for this invocation.
 func (a *App) Engine() *engine.Engine {
 	if a.engine == nil {
 		a.engine = engine.New(a.Env)
+		if engineHook != nil {
+			engineHook(a.engine)
+		}
 	}
 	return a.engine
 }

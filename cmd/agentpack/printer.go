@@ -14,6 +14,7 @@ type Printer struct {
 	W     io.Writer
 	color bool
 	home  string
+	cwd   string
 }
 
 func (a *App) printer() *Printer    { return a.newPrinter(a.Stdout) }
@@ -21,7 +22,7 @@ func (a *App) errPrinter() *Printer { return a.newPrinter(a.Stderr) }
 
 func (a *App) newPrinter(w io.Writer) *Printer {
 	color := isTerminal(w) && !a.Globals.NoColor && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
-	return &Printer{W: w, color: color, home: a.Env.Home}
+	return &Printer{W: w, color: color, home: a.Env.Home, cwd: a.Env.Cwd}
 }
 
 // Printf writes formatted text.
@@ -41,8 +42,14 @@ func (p *Printer) cyan(s string) string   { return p.paint("36", s) }
 func (p *Printer) bold(s string) string   { return p.paint("1", s) }
 func (p *Printer) dim(s string) string    { return p.paint("2", s) }
 
-// Path shortens a path under $HOME to ~/….
+// Path shortens a path under the working directory to ./… and one under
+// $HOME to ~/….
 func (p *Printer) Path(path string) string {
+	if p.cwd != "" {
+		if rel, err := filepath.Rel(p.cwd, path); err == nil && !strings.HasPrefix(rel, "..") && rel != "." {
+			return "./" + filepath.ToSlash(rel)
+		}
+	}
 	if p.home != "" {
 		if rel, err := filepath.Rel(p.home, path); err == nil && !strings.HasPrefix(rel, "..") {
 			if rel == "." {

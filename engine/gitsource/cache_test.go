@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -108,16 +109,10 @@ func TestCheckoutRefs(t *testing.T) {
 	if got := readFile(t, dir, MarkerFile); !strings.Contains(got, `"commit": "`+c2.String()+`"`) || !strings.Contains(got, `"url": "`+u.url()+`"`) {
 		t.Errorf("marker = %s", got)
 	}
-	// Two checkouts for two commits, and no temporary folders.
-	if got := entries(t, filepath.Join(cache.Root, URLKey(u.url()))); len(got) != 2 {
-		var top []string
-		for _, e := range got {
-			if !strings.Contains(e, "/") {
-				top = append(top, e)
-			}
-		}
-		if len(top) != 2 {
-			t.Errorf("cache folder holds %v, want the two commits", top)
+	// Only complete checkouts, no temporary folders.
+	for _, e := range entries(t, filepath.Join(cache.Root, URLKey(u.url()))) {
+		if top, _, _ := strings.Cut(e, "/"); !isFullSHA(top) {
+			t.Errorf("unexpected entry %s in the URL's cache folder", e)
 		}
 	}
 }
@@ -380,6 +375,19 @@ func TestIncompleteCheckoutIsRefetched(t *testing.T) {
 	if _, err := cache.Dir(u.url(), c2.String()); !errors.Is(err, ErrNotCached) {
 		t.Fatalf("Dir(incomplete) = %v", err)
 	}
+	// A temporary folder left by a fetch that died a day ago, and one of a
+	// fetch that may still be running.
+	stale := filepath.Join(filepath.Dir(final), tmpPrefix+"dead")
+	fresh := filepath.Join(filepath.Dir(final), tmpPrefix+"running")
+	for _, p := range []string{stale, fresh} {
+		if err := os.MkdirAll(filepath.Join(p, "tree"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-48 * time.Hour)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
 	commit, dir, err := cache.Checkout(ctx, u.url(), "main", FetchOptions{})
 	if err != nil || commit != c2.String() || dir != final {
 		t.Fatalf("Checkout = %s %s %v", commit, dir, err)
@@ -389,6 +397,12 @@ func TestIncompleteCheckoutIsRefetched(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".git")); !os.IsNotExist(err) {
 		t.Errorf(".git survived the refetch")
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("stale temporary folder kept")
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("a recent temporary folder was removed: %v", err)
 	}
 }
 
@@ -416,7 +430,7 @@ func TestConcurrentCheckouts(t *testing.T) {
 	if _, err := cache.Dir(u.url(), c2.String()); err != nil {
 		t.Fatal(err)
 	}
-	if got := entries(t, filepath.Join(cache.Root, URLKey(u.url()))); !slices.Contains(got, c2.String()) || slices.ContainsFunc(got, func(e string) bool { return strings.HasPrefix(e, ".fetch-") }) {
+	if got := entries(t, filepath.Join(cache.Root, URLKey(u.url()))); !slices.Contains(got, c2.String()) || slices.ContainsFunc(got, func(e string) bool { return strings.HasPrefix(e, tmpPrefix) }) {
 		t.Errorf("cache folder = %v", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
@@ -26,6 +27,28 @@ import (
 
 // wantRef is where a fetch stores the ref or commit it was asked for.
 const wantRef = "refs/agentpack/want"
+
+// tmpPrefix names the temporary folders of fetches in progress; those older
+// than staleAfter were left by a process that died and are removed.
+const (
+	tmpPrefix  = ".fetch-"
+	staleAfter = 24 * time.Hour
+)
+
+func removeStale(base string, age time.Duration) {
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), tmpPrefix) {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > age {
+			os.RemoveAll(filepath.Join(base, e.Name()))
+		}
+	}
+}
 
 // errCommitNotFound means the fetched objects lack the wanted commit.
 var errCommitNotFound = errors.New("commit not found on the remote")
@@ -71,7 +94,8 @@ func (c *Cache) fetch(ctx context.Context, u string, m match, opt FetchOptions) 
 		return "", "", apperr.Wrap(err, apperr.IOFailed, "create git cache folder %s", base)
 	}
 	defer os.Remove(base) // succeeds only when nothing was installed
-	tmp, err := os.MkdirTemp(base, ".fetch-")
+	removeStale(base, staleAfter)
+	tmp, err := os.MkdirTemp(base, tmpPrefix)
 	if err != nil {
 		return "", "", apperr.Wrap(err, apperr.IOFailed, "create temporary folder in %s", base)
 	}

@@ -1,0 +1,22 @@
+# Convenience recipes; CI runs .ci/run.
+
+# Build the agentpack binary into ./bin
+build:
+    go build -o bin/agentpack ./cmd/agentpack
+
+# Run every test (the README's test command)
+test:
+    go test ./...
+
+# gofmt + go vet
+lint:
+    test -z "$(gofmt -l .)"
+    go vet ./...
+
+# Benchmarks behind the README's performance numbers
+bench:
+    go test -run '^$' -bench . -benchmem ./engine/ ./snapshots/ ./engine/lockfile/ ./mcpserver/
+
+# Regenerate testscript goldens (review the diff before committing!)
+update-goldens:
+    AGENTPACK_UPDATE_SCRIPTS=1 go test ./cmd/agentpack/

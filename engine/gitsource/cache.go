@@ -93,8 +93,11 @@ func (c *Cache) Checkout(ctx context.Context, url, ref string, opt FetchOptions)
 	}
 	if m.commit != "" {
 		dir, err := c.Dir(u, m.commit)
-		if err == nil || !errors.Is(err, ErrNotCached) {
-			return m.commit, dir, err
+		if err == nil {
+			return m.commit, dir, nil
+		}
+		if !errors.Is(err, ErrNotCached) {
+			return "", "", err
 		}
 	}
 	return c.fetch(ctx, u, m, opt)

@@ -126,8 +126,10 @@ func (c *Cache) fetch(ctx context.Context, u string, m match, opt FetchOptions) 
 	}
 
 	sha := commit.Hash.String()
-	if dir, err := c.Dir(u, sha); err == nil || !errors.Is(err, ErrNotCached) {
-		return sha, dir, err
+	if dir, err := c.Dir(u, sha); err == nil {
+		return sha, dir, nil
+	} else if !errors.Is(err, ErrNotCached) {
+		return "", "", err
 	}
 	tree := filepath.Join(tmp, "tree")
 	if err := materialise(commit, tree); err != nil {

@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"slices"
@@ -165,11 +166,11 @@ func invalid(path string, cause error) *apperr.Error {
 func (l *Lockfile) validate() error {
 	for i, m := range l.Modules {
 		if m.ID == "" {
-			return errorf("modules[%d]: missing id", i)
+			return fmt.Errorf("modules[%d]: missing id", i)
 		}
 		for j, f := range m.FileManifest {
 			if f.Path == "" || f.Bytes < 0 {
-				return errorf("modules[%d] (%s): file_manifest[%d] needs a path and bytes >= 0", i, m.ID, j)
+				return fmt.Errorf("modules[%d] (%s): file_manifest[%d] needs a path and bytes >= 0", i, m.ID, j)
 			}
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -71,7 +70,7 @@ func HashDir(dir string) ([]File, error) {
 		return nil, ioErr(err, dir)
 	}
 	if info.Mode().IsRegular() {
-		f, err := hashFile(dir)
+		f, err := hashFile(dir, make([]byte, 64<<10))
 		if err != nil {
 			return nil, err
 		}
@@ -102,11 +101,13 @@ func listFiles(root string) ([]hashJob, error) {
 		return nil, ioErr(err, root)
 	}
 	var jobs []hashJob
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	// Walk the resolved root: WalkDir does not descend into a root that is
+	// itself a symlink.
+	err = filepath.WalkDir(realRoot, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return ioErr(err, p)
 		}
-		if p == root {
+		if p == realRoot {
 			return nil
 		}
 		if d.Name() == ".git" {
@@ -115,7 +116,7 @@ func listFiles(root string) ([]hashJob, error) {
 			}
 			return nil
 		}
-		rel, err := filepath.Rel(root, p)
+		rel, err := filepath.Rel(realRoot, p)
 		if err != nil {
 			return ioErr(err, p)
 		}
@@ -179,8 +180,9 @@ func hashAll(jobs []hashJob) ([]File, error) {
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
+			buf := make([]byte, 64<<10)
 			for i := range next {
-				f, err := hashFile(jobs[i].abs)
+				f, err := hashFile(jobs[i].abs, buf)
 				f.Path = jobs[i].rel
 				files[i], errs[i] = f, err
 			}
@@ -199,14 +201,16 @@ func hashAll(jobs []hashJob) ([]File, error) {
 	return files, nil
 }
 
-func hashFile(p string) (File, error) {
+// hashFile hashes the file at p using buf, one per worker (hiding
+// os.File's WriteTo, which would allocate a fresh buffer per file).
+func hashFile(p string, buf []byte) (File, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return File{}, ioErr(err, p)
 	}
 	defer f.Close()
 	h := sha256.New()
-	n, err := io.Copy(h, f)
+	n, err := io.CopyBuffer(h, struct{ io.Reader }{f}, buf)
 	if err != nil {
 		return File{}, ioErr(err, p)
 	}
@@ -224,5 +228,3 @@ func ioErr(err error, p string) error {
 	}
 	return apperr.Wrap(err, code, "hash %s", p).With("path", p)
 }
-
-func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

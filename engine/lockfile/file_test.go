@@ -74,6 +74,15 @@ func TestHashDir(t *testing.T) {
 		t.Fatalf("HashDir =\n%+v\nwant\n%+v", got, want)
 	}
 
+	// A module folder reached through a symlink hashes the same.
+	via := filepath.Join(t.TempDir(), "via")
+	if err := os.Symlink(root, via); err != nil {
+		t.Fatal(err)
+	}
+	if viaFiles, err := HashDir(via); err != nil || !reflect.DeepEqual(viaFiles, want) {
+		t.Fatalf("HashDir(symlink to root) = %+v, %v", viaFiles, err)
+	}
+
 	single, err := HashDir(filepath.Join(root, "a", "x.md"))
 	if err != nil {
 		t.Fatal(err)

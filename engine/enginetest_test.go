@@ -1,0 +1,85 @@
+package engine_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/targets"
+)
+
+func init() { targets.Register() }
+
+// testEnv returns an Env whose home, state and project live in temp dirs.
+func testEnv(t testing.TB) engine.Env {
+	t.Helper()
+	dir := t.TempDir()
+	env := engine.Env{Home: filepath.Join(dir, "home"), AgentpackHome: filepath.Join(dir, "home", ".agentpack"), Cwd: filepath.Join(dir, "proj")}
+	for _, d := range []string{env.Home, filepath.Join(env.Cwd, ".git")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return env
+}
+
+// writeRepo writes files (path → content) under a new repo dir.
+func writeRepo(t testing.TB, files map[string]string) string {
+	t.Helper()
+	repo := filepath.Join(t.TempDir(), "repo")
+	for p, c := range files {
+		full := filepath.Join(repo, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return repo
+}
+
+const codexOnlyManifest = `version: 1
+profiles:
+  default: {include_tags: [base]}
+targets:
+  codex: {scope: project}
+modules:
+  - id: instructions:base
+    type: instructions
+    tags: [base]
+    source: {local_path: {path: modules/base}}
+  - id: skill:s
+    type: skill
+    tags: [base]
+    source: {local_path: {path: modules/s}}
+`
+
+func codexRepo(t testing.TB) string {
+	return writeRepo(t, map[string]string{
+		"agentpack.yaml":        codexOnlyManifest,
+		"modules/base/AGENTS.md": "# base\n",
+		"modules/s/SKILL.md":     "---\nname: s\ndescription: d\n---\nbody\n",
+		"modules/s/extra.txt":    "x\n",
+	})
+}
+
+func mustWrite(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustRead(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,144 @@
+package engine_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/apperr"
+)
+
+func changeFor(p *engine.Plan, path string) *engine.Change {
+	for i := range p.Changes {
+		if p.Changes[i].Path == path {
+			return &p.Changes[i]
+		}
+	}
+	return nil
+}
+
+// TestPlanKinds walks the three states (desired, actual, last applied)
+// through each update kind and delete reason.
+func TestPlanKinds(t *testing.T) {
+	env := testEnv(t)
+	repo := codexRepo(t)
+	e := engine.New(env)
+	req := engine.Request{Repo: repo}
+	agents := filepath.Join(env.Cwd, "AGENTS.md")
+	skill := filepath.Join(env.Cwd, ".agents/skills/s/SKILL.md")
+
+	// Unmanaged existing file → adopt_update.
+	mustWrite(t, agents, "mine\n")
+	_, p, err := e.Plan(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := changeFor(p, agents); c == nil || c.UpdateKind != engine.UpdateAdopt || c.Reason != engine.ReasonUnmanaged {
+		t.Fatalf("want adopt_update for %s, got %+v", agents, c)
+	}
+	if c := changeFor(p, skill); c == nil || c.Op != engine.OpCreate || c.Reason != engine.ReasonMissing {
+		t.Fatalf("want create for skill, got %+v", c)
+	}
+	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); apperr.CodeOf(err) != apperr.AdoptConfirmRequired {
+		t.Fatalf("want E_ADOPT_CONFIRM_REQUIRED, got %v", err)
+	}
+	if got := mustRead(t, agents); got != "mine\n" {
+		t.Fatalf("refused apply changed the file: %q", got)
+	}
+	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{Adopt: true}); err != nil {
+		t.Fatal(err)
+	}
+
+	// In sync → no changes.
+	_, p, _ = e.Plan(req)
+	if len(p.Changes) != 0 {
+		t.Fatalf("want no changes after deploy, got %+v", p.Changes)
+	}
+
+	// Desired changes, disk as last applied → managed_update.
+	mustWrite(t, filepath.Join(repo, "modules/base/AGENTS.md"), "# base v2\n")
+	_, p, _ = e.Plan(req)
+	if c := changeFor(p, agents); c == nil || c.UpdateKind != engine.UpdateManaged {
+		t.Fatalf("want managed_update, got %+v", c)
+	}
+
+	// Hand edit → drifted_update, refused without --force.
+	mustWrite(t, agents, "hand edit\n")
+	_, p, _ = e.Plan(req)
+	if c := changeFor(p, agents); c == nil || c.UpdateKind != engine.UpdateDrifted || c.Reason != engine.ReasonEdited {
+		t.Fatalf("want drifted_update, got %+v", c)
+	}
+	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); apperr.CodeOf(err) != apperr.DriftConflict {
+		t.Fatalf("want E_DRIFT_CONFLICT, got %v", err)
+	}
+	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Module removed from the manifest → delete "no longer managed".
+	mustWrite(t, filepath.Join(repo, "agentpack.yaml"), codexOnlyManifest[:len(codexOnlyManifest)-len(`  - id: skill:s
+    type: skill
+    tags: [base]
+    source: {local_path: {path: modules/s}}
+`)])
+	_, p, err = e.Plan(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := changeFor(p, skill); c == nil || c.Op != engine.OpDelete || c.Reason != engine.ReasonNoLonger {
+		t.Fatalf("want delete no longer managed, got %+v", c)
+	}
+	// Edited and no longer desired → delete "edited since last deploy", needs --force.
+	mustWrite(t, skill, "edited\n")
+	_, p, _ = e.Plan(req)
+	if c := changeFor(p, skill); c == nil || c.Reason != engine.ReasonEdited {
+		t.Fatalf("want delete edited since last deploy, got %+v", c)
+	}
+	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); apperr.CodeOf(err) != apperr.DriftConflict {
+		t.Fatalf("want E_DRIFT_CONFLICT for edited delete, got %v", err)
+	}
+}
+
+// TestDryRunSystemWritesNothing proves the recording System records every
+// mutation and touches no file.
+func TestDryRunSystemWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a", "b.txt")
+	s := engine.NewDryRunSystem(&engine.RealSystem{})
+	if err := s.WriteFile(path, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.ReadFile(path); err != nil || string(got) != "x" {
+		t.Fatalf("dry run should read back its own write, got %q %v", got, err)
+	}
+	if err := s.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ReadFile(path); err == nil {
+		t.Fatal("dry run should see its own removal")
+	}
+	if _, err := (&engine.RealSystem{}).Lstat(filepath.Join(dir, "a")); err == nil {
+		t.Fatal("dry run created a directory")
+	}
+	if ops := s.Ops(); len(ops) != 2 || ops[0].Op != "write" || ops[1].Op != "remove" {
+		t.Fatalf("ops not recorded: %+v", ops)
+	}
+}
+
+// TestRealSystemRefusesSymlink checks that a write never follows a link.
+func TestRealSystemRefusesSymlink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target.txt")
+	link := filepath.Join(dir, "link.txt")
+	mustWrite(t, target, "keep\n")
+	if err := symlink(target, link); err != nil {
+		t.Skip("symlinks unsupported:", err)
+	}
+	err := (&engine.RealSystem{}).WriteFile(link, []byte("x"), 0o644)
+	if apperr.CodeOf(err) != apperr.IOInvalidPath {
+		t.Fatalf("want E_IO_INVALID_PATH, got %v", err)
+	}
+	if mustRead(t, target) != "keep\n" {
+		t.Fatal("write went through the link")
+	}
+}

@@ -58,7 +58,7 @@ modules:
 
 func codexRepo(t testing.TB) string {
 	return writeRepo(t, map[string]string{
-		"agentpack.yaml":        codexOnlyManifest,
+		"agentpack.yaml":         codexOnlyManifest,
 		"modules/base/AGENTS.md": "# base\n",
 		"modules/s/SKILL.md":     "---\nname: s\ndescription: d\n---\nbody\n",
 		"modules/s/extra.txt":    "x\n",

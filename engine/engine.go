@@ -2,11 +2,13 @@ package engine
 
 import (
 	"fmt"
+	"io"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/engine/lockfile"
 )
 
 // Version is agentpack's version, set at build time with -ldflags.
@@ -20,11 +22,17 @@ type Engine struct {
 	// ResolveSource maps a non-local module source to a folder or file on
 	// disk (git checkouts, package cache). Nil: only local sources work.
 	ResolveSource func(st *State, mod *Module) (string, error)
+	// GitProgress receives go-git's progress text (nil: none).
+	GitProgress io.Writer
+	// Progress is told as each repo of a multi-repo fetch finishes.
+	Progress func(done, total int, what string)
 }
 
 // New returns an Engine over the real filesystem.
 func New(env Env) *Engine {
-	return &Engine{Env: env, Sys: &RealSystem{Fsync: env.Fsync}}
+	e := &Engine{Env: env, Sys: &RealSystem{Fsync: env.Fsync}}
+	e.ResolveSource = e.resolveLocked
+	return e
 }
 
 // Request names what an operation works on; every field is optional.
@@ -47,6 +55,8 @@ type State struct {
 	Modules  []*LoadedModule
 	Desired  *DesiredState
 	Warnings []string
+
+	lock *lockfile.Lockfile
 }
 
 // Warn adds a warning.

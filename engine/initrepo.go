@@ -97,7 +97,6 @@ Run ` + "`agentpack plan`" + ` and summarise the changes by target.
 	"modules/agents/reviewer.md": `---
 name: reviewer
 description: A careful code reviewer
-tools: Read, Grep
 ---
 You review code changes. Be specific, cite lines, and suggest fixes.
 `,

@@ -21,6 +21,9 @@ type CLI struct {
 	Init       InitCmd       `cmd:"" help:"Create a desired-state repo with an example of every module type."`
 	Add        AddCmd        `cmd:"" help:"Add a module to agentpack.yaml."`
 	Remove     RemoveCmd     `cmd:"" help:"Remove a module from agentpack.yaml."`
+	Lock       LockCmd       `cmd:"" help:"Pin every module's source (git commits, file hashes) in agentpack.lock.json."`
+	Fetch      FetchCmd      `cmd:"" help:"Fetch the pinned git checkouts into the cache and verify them."`
+	Update     UpdateCmd     `cmd:"" help:"Re-resolve sources (lock) and fetch them."`
 	Plan       PlanCmd       `cmd:"" help:"Show which files would be created, updated or deleted."`
 	Diff       DiffCmd       `cmd:"" help:"Show unified diffs of the plan."`
 	Preview    PreviewCmd    `cmd:"" help:"Show the plan, and with --diff its diffs."`

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"os"
+
+	"github.com/agentpack/agentpack/engine"
+	"github.com/schollz/progressbar/v3"
+)
+
+// LockCmd is `agentpack lock`.
+type LockCmd struct{}
+
+// Run implements the command.
+func (c *LockCmd) Run(a *App) error {
+	return a.lockRun("lock", (*engine.Engine).Lock)
+}
+
+// FetchCmd is `agentpack fetch`.
+type FetchCmd struct{}
+
+// Run implements the command.
+func (c *FetchCmd) Run(a *App) error {
+	return a.lockRun("fetch", (*engine.Engine).Fetch)
+}
+
+// UpdateCmd is `agentpack update`.
+type UpdateCmd struct{}
+
+// Run implements the command.
+func (c *UpdateCmd) Run(a *App) error {
+	return a.lockRun("update", (*engine.Engine).Update)
+}
+
+func (a *App) lockRun(id string, op func(*engine.Engine, engine.Request) (*engine.LockData, []string, error)) error {
+	return a.run(id, id, func() (*result, error) {
+		if err := a.requireYesInJSON(id); err != nil {
+			return nil, err
+		}
+		eng := a.Engine()
+		a.showFetchProgress(eng)
+		d, warnings, err := op(eng, a.Request())
+		if err != nil {
+			return &result{Warnings: warnings}, err
+		}
+		return &result{Data: d, Warnings: warnings, Human: func(p *Printer) {
+			for _, m := range d.Modules {
+				v := m.ResolvedVersion
+				if len(v) > 12 {
+					v = v[:12]
+				}
+				p.Printf("  %-40s %s\n", m.ID, v)
+			}
+			p.Printf("%s: %d module(s) in %s", id, len(d.Modules), p.Path(d.Lockfile))
+			if id != "lock" {
+				p.Printf(", %d checkout(s) verified", d.Fetched)
+			}
+			p.Printf("\n")
+		}}, nil
+	})
+}
+
+// showFetchProgress draws a progress bar on stderr while repos are fetched,
+// only when stderr is a terminal and output is for people.
+func (a *App) showFetchProgress(eng *engine.Engine) {
+	if a.Globals.Quiet || !isTerminal(a.Stderr) {
+		return
+	}
+	var bar *progressbar.ProgressBar
+	eng.Progress = func(done, total int, what string) {
+		if bar == nil {
+			bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(os.Stderr), progressbar.OptionSetDescription("fetching"),
+				progressbar.OptionClearOnFinish(), progressbar.OptionShowCount())
+		}
+		bar.Describe("fetched " + what)
+		_ = bar.Set(done)
+	}
+}

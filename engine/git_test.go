@@ -1,0 +1,140 @@
+package engine_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// upstream is a local git repo built with go-git (no git binary, no network).
+type upstream struct {
+	t    *testing.T
+	dir  string
+	repo *git.Repository
+}
+
+func newUpstream(t *testing.T) *upstream {
+	dir := filepath.Join(t.TempDir(), "up")
+	r, err := git.PlainInit(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &upstream{t: t, dir: dir, repo: r}
+}
+
+func (u *upstream) commit(files map[string]string, tag string) {
+	u.t.Helper()
+	wt, err := u.repo.Worktree()
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	for p, c := range files {
+		mustWrite(u.t, filepath.Join(u.dir, p), c)
+		if _, err := wt.Add(p); err != nil {
+			u.t.Fatal(err)
+		}
+	}
+	h, err := wt.Commit("c", &git.CommitOptions{Author: &object.Signature{Name: "t", Email: "t@t", When: time.Now()}})
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	if tag != "" {
+		_ = u.repo.DeleteTag(tag)
+		if _, err := u.repo.CreateTag(tag, h, nil); err != nil {
+			u.t.Fatal(err)
+		}
+	}
+}
+
+func skillMD(body string) string { return "---\nname: review\ndescription: Reviews code\n---\n" + body + "\n" }
+
+func TestGitSourceLockedAndOffline(t *testing.T) {
+	env := testEnv(t)
+	up := newUpstream(t)
+	up.commit(map[string]string{"skills/review/SKILL.md": skillMD("v1")}, "v1")
+	repo := writeRepo(t, map[string]string{"agentpack.yaml": `version: 1
+profiles: {default: {include_tags: [base]}}
+targets: {codex: {scope: project}}
+modules:
+  - id: skill:review
+    type: skill
+    tags: [base]
+    source: {git: {url: "file://` + filepath.ToSlash(up.dir) + `", ref: v1, subdir: skills/review}}
+`})
+	e := engine.New(env)
+	req := engine.Request{Repo: repo}
+	dest := filepath.Join(env.Cwd, ".agents/skills/review/SKILL.md")
+
+	// Without a lockfile the git module cannot be planned.
+	if _, _, err := e.Plan(req); apperr.CodeOf(err) != apperr.LockfileMissing {
+		t.Fatalf("want E_LOCKFILE_MISSING, got %v", err)
+	}
+	if _, _, err := e.Lock(req); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRead(t, dest); !strings.Contains(got, "v1") {
+		t.Fatalf("want v1 deployed, got %q", got)
+	}
+
+	// Upstream moves the tag: the plan stays pinned to the locked commit.
+	up.commit(map[string]string{"skills/review/SKILL.md": skillMD("v2")}, "v1")
+	_, p, err := e.Plan(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Changes) != 0 {
+		t.Fatalf("plan moved with upstream: %+v", p.Changes)
+	}
+	// Locking again moves the pin.
+	if _, _, err := e.Lock(req); err != nil {
+		t.Fatal(err)
+	}
+	_, p, _ = e.Plan(req)
+	if len(p.Changes) != 1 || p.Changes[0].Path != dest {
+		t.Fatalf("want one update of %s after lock, got %+v", dest, p.Changes)
+	}
+
+	// Offline: with the upstream gone, the fetched checkout still serves.
+	if _, _, err := e.Fetch(req); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(up.dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.Plan(req); err != nil {
+		t.Fatalf("offline plan failed: %v", err)
+	}
+
+	// A cached file edited on disk is detected and never deployed.
+	var cached string
+	_ = filepath.Walk(filepath.Join(env.AgentpackHome, "cache", "git"), func(p string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Name() == "SKILL.md" {
+			cached = p
+		}
+		return nil
+	})
+	if cached == "" {
+		t.Fatal("no cached checkout found")
+	}
+	if err := os.Chmod(cached, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, cached, "tampered\n")
+	_, _, err = e.Deploy(req, true, engine.ApplyOptions{})
+	if code := apperr.CodeOf(err); code != apperr.CacheCorrupted && code != apperr.ChecksumMismatch {
+		t.Fatalf("want E_CACHE_CORRUPTED or E_CHECKSUM_MISMATCH, got %v", err)
+	}
+	if got := mustRead(t, dest); !strings.Contains(got, "v1") {
+		t.Fatalf("corrupted bytes reached the target: %q", got)
+	}
+}

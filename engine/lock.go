@@ -1,0 +1,303 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/engine/gitsource"
+	"github.com/agentpack/agentpack/engine/lockfile"
+)
+
+// LockedModule is one module of the lock/fetch/update data.
+type LockedModule struct {
+	ID              string                  `json:"id"`
+	Type            string                  `json:"type"`
+	ResolvedSource  lockfile.ResolvedSource `json:"resolved_source"`
+	ResolvedVersion string                  `json:"resolved_version"`
+	SHA256          string                  `json:"sha256"`
+}
+
+// LockData is the data of `agentpack lock`, `fetch` and `update`.
+type LockData struct {
+	Lockfile      string         `json:"lockfile"`
+	LockfilePosix string         `json:"lockfile_posix"`
+	Modules       []LockedModule `json:"modules"`
+	Fetched       int            `json:"fetched"`
+}
+
+// GitCache is the immutable checkout cache under $AGENTPACK_HOME/cache/git.
+func (e *Engine) GitCache() *gitsource.Cache {
+	return &gitsource.Cache{Root: filepath.Join(e.Env.CacheDir(), "git")}
+}
+
+func (e *Engine) fetchOptions() gitsource.FetchOptions {
+	return gitsource.FetchOptions{Progress: e.GitProgress}
+}
+
+// maxParallelFetches bounds concurrent git fetches.
+const maxParallelFetches = 4
+
+type repoRef struct{ url, ref string }
+
+// checkoutAll fetches each distinct (url, ref) once, in parallel (bounded),
+// reporting progress as repos finish.
+func (e *Engine) checkoutAll(refs []repoRef) (map[repoRef][2]string, error) {
+	out := make(map[repoRef][2]string, len(refs))
+	var mu sync.Mutex
+	var errs []error
+	sem := make(chan struct{}, maxParallelFetches)
+	var wg sync.WaitGroup
+	done := 0
+	for _, r := range refs {
+		wg.Add(1)
+		go func(r repoRef) {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			commit, dir, err := e.GitCache().Checkout(context.Background(), r.url, r.ref, e.fetchOptions())
+			mu.Lock()
+			defer mu.Unlock()
+			done++
+			if e.Progress != nil {
+				e.Progress(done, len(refs), r.url)
+			}
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			out[r] = [2]string{commit, dir}
+		}(r)
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return nil, errs[0]
+	}
+	return out, nil
+}
+
+// Lock resolves every module's source to exact bytes and writes
+// agentpack.lock.json: git refs become commits, every file gets a sha256.
+func (e *Engine) Lock(req Request) (*LockData, []string, error) {
+	var out *LockData
+	var warnings []string
+	err := e.WithLock("lock", func(recovered []string) error {
+		warnings = recovered
+		m, repo, err := e.LoadManifest(req)
+		if err != nil {
+			return err
+		}
+		warnings = append(warnings, m.Warnings...)
+		lf, err := e.lockModules(m, repo)
+		if err != nil {
+			return err
+		}
+		path := filepath.Join(repo, lockfile.FileName)
+		if err := lf.Save(path); err != nil {
+			return err
+		}
+		out = lockData(lf, path)
+		return nil
+	})
+	return out, warnings, err
+}
+
+func (e *Engine) lockModules(m *Manifest, repo string) (*lockfile.Lockfile, error) {
+	var refs []repoRef
+	seen := map[repoRef]bool{}
+	for _, mod := range m.Modules {
+		if g := mod.Source.Git; g != nil {
+			if _, err := gitsource.CleanSubdir(g.Subdir); err != nil {
+				return nil, err
+			}
+			r := repoRef{g.URL, g.Ref}
+			if !seen[r] {
+				seen[r] = true
+				refs = append(refs, r)
+			}
+		}
+	}
+	sort.Slice(refs, func(i, j int) bool { return refs[i].url+refs[i].ref < refs[j].url+refs[j].ref })
+	checkouts, err := e.checkoutAll(refs)
+	if err != nil {
+		return nil, err
+	}
+	lf := lockfile.New()
+	for _, mod := range m.Modules {
+		lm := lockfile.Module{ID: mod.ID, Type: string(mod.Type)}
+		var dir string
+		switch {
+		case mod.Source.LocalPath != nil:
+			dir = e.Env.ExpandHome(mod.Source.LocalPath.Path)
+			if !filepath.IsAbs(dir) {
+				dir = filepath.Join(repo, filepath.FromSlash(dir))
+			}
+			lm.ResolvedSource.LocalPath = &lockfile.LocalPathSource{Path: filepath.ToSlash(mod.Source.LocalPath.Path)}
+			lm.ResolvedVersion = "local"
+		case mod.Source.Git != nil:
+			g := mod.Source.Git
+			co := checkouts[repoRef{g.URL, g.Ref}]
+			sub, _ := gitsource.CleanSubdir(g.Subdir)
+			dir = filepath.Join(co[1], filepath.FromSlash(sub))
+			lm.ResolvedSource.Git = &lockfile.GitSource{URL: g.URL, Commit: co[0], Subdir: sub}
+			lm.ResolvedVersion = co[0]
+		default:
+			return nil, apperr.New(apperr.ModuleInvalid, "module %q: package sources are not supported by this build yet", mod.ID).
+				WithHint("use a local_path or git source")
+		}
+		files, err := lockfile.HashDir(dir)
+		if err != nil {
+			return nil, apperr.Wrap(err, apperr.ModuleInvalid, "module %q: cannot hash %s", mod.ID, dir).
+				WithHint("check that the source path exists").With("module_id", mod.ID)
+		}
+		lm.FileManifest, lm.SHA256 = files, lockfile.ModuleHash(files)
+		lf.Upsert(lm)
+	}
+	return lf, nil
+}
+
+func lockData(lf *lockfile.Lockfile, path string) *LockData {
+	out := &LockData{Lockfile: path, LockfilePosix: filepath.ToSlash(path), Modules: []LockedModule{}}
+	for _, m := range lf.Modules {
+		out.Modules = append(out.Modules, LockedModule{ID: m.ID, Type: m.Type, ResolvedSource: m.ResolvedSource, ResolvedVersion: m.ResolvedVersion, SHA256: m.SHA256})
+	}
+	return out
+}
+
+// Fetch fills the cache with every git checkout the lockfile pins and
+// verifies them against it.
+func (e *Engine) Fetch(req Request) (*LockData, []string, error) {
+	var out *LockData
+	var warnings []string
+	err := e.WithLock("fetch", func(recovered []string) error {
+		warnings = recovered
+		_, repo, err := e.LoadManifest(req)
+		if err != nil {
+			return err
+		}
+		path := filepath.Join(repo, lockfile.FileName)
+		lf, err := lockfile.Load(path)
+		if err != nil {
+			return err
+		}
+		n, err := e.fetchLocked(lf)
+		if err != nil {
+			return err
+		}
+		out = lockData(lf, path)
+		out.Fetched = n
+		return nil
+	})
+	return out, warnings, err
+}
+
+func (e *Engine) fetchLocked(lf *lockfile.Lockfile) (int, error) {
+	var refs []repoRef
+	seen := map[repoRef]bool{}
+	for _, m := range lf.Modules {
+		if g := m.ResolvedSource.Git; g != nil && !seen[repoRef{g.URL, g.Commit}] {
+			seen[repoRef{g.URL, g.Commit}] = true
+			refs = append(refs, repoRef{g.URL, g.Commit})
+		}
+	}
+	if _, err := e.checkoutAll(refs); err != nil {
+		return 0, err
+	}
+	for _, m := range lf.Modules {
+		if g := m.ResolvedSource.Git; g != nil {
+			dir, err := e.GitCache().Dir(g.URL, g.Commit)
+			if err != nil {
+				return 0, err
+			}
+			if err := gitsource.VerifySubdir(dir, g.Subdir, m.FileManifest); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return len(refs), nil
+}
+
+// Update re-resolves every source (lock) and fills the cache (fetch).
+func (e *Engine) Update(req Request) (*LockData, []string, error) {
+	var out *LockData
+	var warnings []string
+	err := e.WithLock("update", func(recovered []string) error {
+		warnings = recovered
+		m, repo, err := e.LoadManifest(req)
+		if err != nil {
+			return err
+		}
+		lf, err := e.lockModules(m, repo)
+		if err != nil {
+			return err
+		}
+		n, err := e.fetchLocked(lf)
+		if err != nil {
+			return err
+		}
+		path := filepath.Join(repo, lockfile.FileName)
+		if err := lf.Save(path); err != nil {
+			return err
+		}
+		out = lockData(lf, path)
+		out.Fetched = n
+		return nil
+	})
+	return out, warnings, err
+}
+
+// resolveLocked maps a git module to its verified cached checkout, fetching
+// the pinned commit when the cache lacks it. Plan and deploy use exactly the
+// locked bytes, offline once fetched.
+func (e *Engine) resolveLocked(st *State, mod *Module) (string, error) {
+	if mod.Source.Git == nil {
+		return "", apperr.New(apperr.ModuleInvalid, "module %q: package sources are not supported by this build yet", mod.ID).
+			WithHint("use a local_path or git source")
+	}
+	if st.lock == nil {
+		lf, err := lockfile.Load(filepath.Join(st.Repo, lockfile.FileName))
+		if err != nil {
+			if apperr.CodeOf(err) == apperr.LockfileMissing {
+				return "", apperr.New(apperr.LockfileMissing, "module %q comes from git but there is no %s", mod.ID, lockfile.FileName).
+					WithHint("run `agentpack lock` (or `agentpack update`) to pin it").With("module_id", mod.ID)
+			}
+			return "", err
+		}
+		st.lock = lf
+	}
+	lm := st.lock.Find(mod.ID)
+	if lm == nil || lm.ResolvedSource.Git == nil {
+		return "", apperr.New(apperr.LockfileMissing, "module %q is not in %s", mod.ID, lockfile.FileName).
+			WithHint("run `agentpack lock` to pin it").With("module_id", mod.ID)
+	}
+	g := lm.ResolvedSource.Git
+	if g.URL != mod.Source.Git.URL || g.Subdir != cleanSub(mod.Source.Git.Subdir) {
+		st.Warn("module %s: agentpack.yaml changed its git source since the lockfile was written; run `agentpack lock`", mod.ID)
+	}
+	dir, err := e.GitCache().Dir(g.URL, g.Commit)
+	if errors.Is(err, gitsource.ErrNotCached) {
+		var co map[repoRef][2]string
+		co, err = e.checkoutAll([]repoRef{{g.URL, g.Commit}})
+		if err == nil {
+			dir = co[repoRef{g.URL, g.Commit}][1]
+		}
+	}
+	if err != nil {
+		return "", err
+	}
+	if err := gitsource.VerifySubdir(dir, g.Subdir, lm.FileManifest); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, filepath.FromSlash(g.Subdir)), nil
+}
+
+func cleanSub(s string) string {
+	c, err := gitsource.CleanSubdir(s)
+	if err != nil {
+		return s
+	}
+	return c
+}

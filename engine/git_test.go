@@ -53,7 +53,9 @@ func (u *upstream) commit(files map[string]string, tag string) {
 	}
 }
 
-func skillMD(body string) string { return "---\nname: review\ndescription: Reviews code\n---\n" + body + "\n" }
+func skillMD(body string) string {
+	return "---\nname: review\ndescription: Reviews code\n---\n" + body + "\n"
+}
 
 func TestGitSourceLockedAndOffline(t *testing.T) {
 	env := testEnv(t)

@@ -21,6 +21,8 @@ type CLI struct {
 	Init       InitCmd       `cmd:"" help:"Create a desired-state repo with an example of every module type."`
 	Add        AddCmd        `cmd:"" help:"Add a module to agentpack.yaml."`
 	Remove     RemoveCmd     `cmd:"" help:"Remove a module from agentpack.yaml."`
+	Import     ImportCmd     `cmd:"" help:"Turn assets already on disk into modules (dry run unless --apply)."`
+	Source     SourceCmd     `cmd:"" help:"Manage artifact sources: git repos of skills, prompts and agents."`
 	Lock       LockCmd       `cmd:"" help:"Pin every module's source (git commits, file hashes) in agentpack.lock.json."`
 	Fetch      FetchCmd      `cmd:"" help:"Fetch the pinned git checkouts into the cache and verify them."`
 	Update     UpdateCmd     `cmd:"" help:"Re-resolve sources (lock) and fetch them."`

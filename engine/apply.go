@@ -140,6 +140,7 @@ type write struct {
 	change snapshots.FileChange
 	data   []byte // nil for a removal
 	mode   fs.FileMode
+	before []byte // the bytes it replaces (nil when the path is new)
 }
 
 // apply runs the transaction of SPEC §6 for p. It returns the snapshot id,
@@ -151,7 +152,8 @@ func (e *Engine) apply(st *State, p *Plan, opt ApplyOptions) (string, bool, erro
 	writes := make([]write, 0, len(p.Changes))
 	for _, c := range p.Changes {
 		w := write{change: snapshots.FileChange{Target: c.Target, Root: c.Root, Path: c.Path, Op: c.Op}}
-		if c.Before != nil {
+		if c.BeforeSHA256 != nil {
+			w.before = c.Before
 			w.change.Before = &snapshots.Content{SHA256: *c.BeforeSHA256, Size: int64(len(c.Before)), Mode: uint32(e.modeOf(c.Path))}
 		}
 		if c.Op != OpDelete {
@@ -176,11 +178,7 @@ func (e *Engine) apply(st *State, p *Plan, opt ApplyOptions) (string, bool, erro
 	parallel(len(writes), func(i int) {
 		w := writes[i]
 		if w.change.Before != nil {
-			before, err := e.Sys.ReadFile(w.change.Path)
-			if err == nil {
-				_, err = store.SaveBlob(id, before)
-			}
-			blobs[i] = err
+			_, blobs[i] = store.SaveBlob(id, w.before)
 		}
 	})
 	if err := errors.Join(blobs...); err != nil {
@@ -195,22 +193,29 @@ func (e *Engine) apply(st *State, p *Plan, opt ApplyOptions) (string, bool, erro
 		_ = store.DeleteBlobs(id)
 		return "", false, err
 	}
-	for _, w := range writes {
-		var err error
-		if w.data == nil {
-			err = e.Sys.Remove(w.change.Path)
-			if err == nil {
-				e.pruneEmptyDirs(filepath.Dir(w.change.Path), w.change.Root)
-			}
-		} else {
-			err = e.Sys.WriteFile(w.change.Path, w.data, w.mode)
-		}
+	// Target files first (in parallel: they are independent and the disk,
+	// not the CPU, is the limit), then the manifests that record them.
+	files, manifestWrites := writes[:len(writes)-len(manifests)], writes[len(writes)-len(manifests):]
+	errs := make([]error, len(files))
+	parallel(len(files), func(i int) { errs[i] = e.perform(files[i]) })
+	err = errors.Join(errs...)
+	for _, w := range manifestWrites {
 		if err != nil {
-			if _, rerr := e.recover(); rerr != nil {
-				return "", false, fmt.Errorf("%w (and rolling back failed: %v)", err, rerr)
-			}
-			return "", false, err
+			break
 		}
+		err = e.perform(w)
+	}
+	if err != nil {
+		for _, x := range errs {
+			if x != nil {
+				err = x
+				break
+			}
+		}
+		if _, rerr := e.recover(); rerr != nil {
+			return "", false, fmt.Errorf("%w (and rolling back failed: %v)", err, rerr)
+		}
+		return "", false, err
 	}
 	rec := &snapshots.Record{ID: id, Kind: snapshots.KindDeploy, CreatedAt: now.UTC(), Command: opt.Command,
 		Profile: st.Profile, Targets: st.Targets, Machine: st.Req.Machine, Files: j.Files}
@@ -221,7 +226,36 @@ func (e *Engine) apply(st *State, p *Plan, opt ApplyOptions) (string, bool, erro
 	if err := store.RemoveJournal(); err != nil {
 		return "", false, err
 	}
+	e.cacheWritten(files)
 	return id, true, nil
+}
+
+// cacheWritten records the stat identity of files just written, so the next
+// status need not re-hash them.
+func (e *Engine) cacheWritten(ws []write) {
+	cache := loadStatCache(e.Env.StateDir())
+	for _, w := range ws {
+		if w.data == nil {
+			cache.forget(w.change.Path)
+			continue
+		}
+		if fi, err := e.Sys.Lstat(w.change.Path); err == nil {
+			cache.record(w.change.Path, fi, w.change.After.SHA256)
+		}
+	}
+	cache.save()
+}
+
+// perform executes one write or removal of a transaction.
+func (e *Engine) perform(w write) error {
+	if w.data != nil {
+		return e.Sys.WriteFile(w.change.Path, w.data, w.mode)
+	}
+	if err := e.Sys.Remove(w.change.Path); err != nil {
+		return err
+	}
+	e.pruneEmptyDirs(filepath.Dir(w.change.Path), w.change.Root)
+	return nil
 }
 
 func (e *Engine) modeOf(path string) fs.FileMode {
@@ -259,6 +293,7 @@ func (e *Engine) manifestWrites(st *State, p *Plan, id string, now time.Time) ([
 		data := renderTargetManifest(root.Target, id, now, files)
 		w := write{change: snapshots.FileChange{Target: root.Target, Root: root.Path, Path: path, Op: OpCreate, Manifest: true}, data: data, mode: 0o644}
 		if before, err := e.Sys.ReadFile(path); err == nil {
+			w.before = before
 			w.change.Op = OpUpdate
 			w.change.Before = &snapshots.Content{SHA256: sha256Hex(before), Size: int64(len(before)), Mode: uint32(e.modeOf(path))}
 		}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/agentpack/agentpack/engine/apperr"
 	"github.com/agentpack/agentpack/engine/lockfile"
@@ -56,11 +57,14 @@ type State struct {
 	Desired  *DesiredState
 	Warnings []string
 
+	mu   sync.Mutex // guards Warnings and lock while modules load in parallel
 	lock *lockfile.Lockfile
 }
 
-// Warn adds a warning.
+// Warn adds a warning; safe for concurrent use.
 func (st *State) Warn(format string, args ...any) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	st.Warnings = append(st.Warnings, fmt.Sprintf(format, args...))
 }
 
@@ -89,12 +93,15 @@ func (e *Engine) Load(req Request) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, mod := range mods {
-		lm, err := e.loadModule(st, mod)
+	// Modules load in parallel: most are a handful of small files, so a
+	// serial walk would leave the disk idle between them.
+	st.Modules = make([]*LoadedModule, len(mods))
+	errs := make([]error, len(mods))
+	parallel(len(mods), func(i int) { st.Modules[i], errs[i] = e.loadModule(st, mods[i]) })
+	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
-		st.Modules = append(st.Modules, lm)
 	}
 	if st.Desired, err = e.compile(st); err != nil {
 		return nil, err
@@ -189,12 +196,14 @@ func (e *Engine) compile(st *State) (*DesiredState, error) {
 		for _, r := range out.Roots {
 			d.Roots = append(d.Roots, TargetRoot{Target: name, Path: filepath.Clean(r.Path), ScanExtras: r.ScanExtras})
 		}
-		for _, f := range out.Files {
+		sums := make([]string, len(out.Files))
+		parallel(len(out.Files), func(i int) { sums[i] = sha256Hex(out.Files[i].Data) })
+		for i, f := range out.Files {
 			f.Path = filepath.Clean(f.Path)
 			if f.Mode == 0 {
 				f.Mode = 0o644
 			}
-			tf := &TargetFile{Target: name, DesiredFile: f, SHA256: sha256Hex(f.Data)}
+			tf := &TargetFile{Target: name, DesiredFile: f, SHA256: sums[i]}
 			if err := d.add(tf); err != nil {
 				return nil, err
 			}

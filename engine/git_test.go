@@ -118,20 +118,22 @@ modules:
 	}
 
 	// A cached file edited on disk is detected and never deployed.
-	var cached string
+	var cached []string
 	_ = filepath.Walk(filepath.Join(env.AgentpackHome, "cache", "git"), func(p string, fi os.FileInfo, err error) error {
 		if err == nil && fi.Name() == "SKILL.md" {
-			cached = p
+			cached = append(cached, p)
 		}
 		return nil
 	})
-	if cached == "" {
+	if len(cached) == 0 {
 		t.Fatal("no cached checkout found")
 	}
-	if err := os.Chmod(cached, 0o644); err != nil {
-		t.Fatal(err)
+	for _, c := range cached {
+		if err := os.Chmod(c, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		mustWrite(t, c, "tampered\n")
 	}
-	mustWrite(t, cached, "tampered\n")
 	_, _, err = e.Deploy(req, true, engine.ApplyOptions{})
 	if code := apperr.CodeOf(err); code != apperr.CacheCorrupted && code != apperr.ChecksumMismatch {
 		t.Fatalf("want E_CACHE_CORRUPTED or E_CHECKSUM_MISMATCH, got %v", err)

@@ -257,18 +257,15 @@ func (e *Engine) resolveLocked(st *State, mod *Module) (string, error) {
 		return "", apperr.New(apperr.ModuleInvalid, "module %q: package sources are not supported by this build yet", mod.ID).
 			WithHint("use a local_path or git source")
 	}
-	if st.lock == nil {
-		lf, err := lockfile.Load(filepath.Join(st.Repo, lockfile.FileName))
-		if err != nil {
-			if apperr.CodeOf(err) == apperr.LockfileMissing {
-				return "", apperr.New(apperr.LockfileMissing, "module %q comes from git but there is no %s", mod.ID, lockfile.FileName).
-					WithHint("run `agentpack lock` (or `agentpack update`) to pin it").With("module_id", mod.ID)
-			}
-			return "", err
+	lf, err := st.lockfile()
+	if err != nil {
+		if apperr.CodeOf(err) == apperr.LockfileMissing {
+			return "", apperr.New(apperr.LockfileMissing, "module %q comes from git but there is no %s", mod.ID, lockfile.FileName).
+				WithHint("run `agentpack lock` (or `agentpack update`) to pin it").With("module_id", mod.ID)
 		}
-		st.lock = lf
+		return "", err
 	}
-	lm := st.lock.Find(mod.ID)
+	lm := lf.Find(mod.ID)
 	if lm == nil || lm.ResolvedSource.Git == nil {
 		return "", apperr.New(apperr.LockfileMissing, "module %q is not in %s", mod.ID, lockfile.FileName).
 			WithHint("run `agentpack lock` to pin it").With("module_id", mod.ID)
@@ -300,4 +297,18 @@ func cleanSub(s string) string {
 		return s
 	}
 	return c
+}
+
+// lockfile loads the repo's lockfile once per State.
+func (st *State) lockfile() (*lockfile.Lockfile, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.lock == nil {
+		lf, err := lockfile.Load(filepath.Join(st.Repo, lockfile.FileName))
+		if err != nil {
+			return nil, err
+		}
+		st.lock = lf
+	}
+	return st.lock, nil
 }

@@ -11,10 +11,12 @@ func (e *Engine) Plan(req Request) (*State, *Plan, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := ComputePlan(st, e.Sys)
+	cache := loadStatCache(e.Env.StateDir())
+	p, err := ComputePlan(st, e.Sys, cache)
 	if err != nil {
 		return st, nil, err
 	}
+	cache.save()
 	return st, p, nil
 }
 

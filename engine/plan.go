@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -69,6 +68,8 @@ type Plan struct {
 	Manifests map[TargetRoot]*TargetManifest `json:"-"`
 	// Managed maps each last-applied absolute path to its manifest entry.
 	Managed map[string]ManagedManifestFile `json:"-"`
+	// Actual maps each path plan looked at and found to its sha256.
+	Actual map[string]string `json:"-"`
 }
 
 // Hash identifies the plan's content; a confirm token binds to it.
@@ -83,15 +84,19 @@ func (p *Plan) Hash() string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// actual is what is on disk at a path.
+// actual is what is on disk at a path. data is nil when the stat cache
+// proved the file unchanged (then sha is set and equals the desired hash).
 type actual struct {
 	exists bool
 	data   []byte
+	sha    string
 	mode   fs.FileMode
 	err    error
 }
 
-func readActual(sys System, path string) actual {
+// readActual reads path; when the stat cache vouches that the file still has
+// hash want, it skips reading it.
+func readActual(sys System, cache *StatCache, path, want string) actual {
 	fi, err := sys.Lstat(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
@@ -107,17 +112,23 @@ func readActual(sys System, path string) actual {
 		return actual{err: apperr.New(apperr.IOInvalidPath, "%s is a directory where agentpack manages a file", path).
 			WithHint("move the directory away").With("path", path)}
 	}
+	if sha, ok := cache.lookup(path, fi); ok && want != "" && sha == want {
+		return actual{exists: true, sha: sha, mode: fi.Mode().Perm()}
+	}
 	data, err := sys.ReadFile(path)
 	if err != nil {
 		return actual{err: ioError(err, path)}
 	}
-	return actual{exists: true, data: data, mode: fi.Mode().Perm()}
+	sha := sha256Hex(data)
+	cache.record(path, fi, sha)
+	return actual{exists: true, data: data, sha: sha, mode: fi.Mode().Perm()}
 }
 
-// ComputePlan compares st's desired state with what sys shows.
-func ComputePlan(st *State, sys System) (*Plan, error) {
+// ComputePlan compares st's desired state with what sys shows. cache may be
+// nil.
+func ComputePlan(st *State, sys System, cache *StatCache) (*Plan, error) {
 	d := st.Desired
-	p := &Plan{Profile: st.Profile, Targets: append([]string{}, d.Targets...), Changes: []Change{}, Manifests: map[TargetRoot]*TargetManifest{}}
+	p := &Plan{Profile: st.Profile, Targets: append([]string{}, d.Targets...), Changes: []Change{}, Manifests: map[TargetRoot]*TargetManifest{}, Actual: map[string]string{}}
 	managed := map[string]ManagedManifestFile{} // abs path → last applied
 	p.Managed = managed
 	managedTarget := map[string]TargetRoot{}
@@ -138,8 +149,9 @@ func ComputePlan(st *State, sys System) (*Plan, error) {
 		}
 	}
 
+	var err error
 	actuals := make([]actual, len(d.Files))
-	parallel(len(d.Files), func(i int) { actuals[i] = readActual(sys, d.Files[i].Path) })
+	parallel(len(d.Files), func(i int) { actuals[i] = readActual(sys, cache, d.Files[i].Path, d.Files[i].SHA256) })
 	for i, f := range d.Files {
 		a := actuals[i]
 		if a.err != nil {
@@ -153,10 +165,16 @@ func ComputePlan(st *State, sys System) (*Plan, error) {
 			p.Changes = append(p.Changes, c)
 			continue
 		}
-		if bytes.Equal(a.data, f.Data) && (a.mode&0o111 == f.Mode&0o111) {
+		p.Actual[f.Path] = a.sha
+		if a.sha == f.SHA256 && (a.mode&0o111 == f.Mode&0o111) {
 			continue
 		}
-		before := sha256Hex(a.data)
+		before := a.sha
+		if a.data == nil { // the stat cache skipped the read; diffs need the bytes
+			if a.data, err = sys.ReadFile(f.Path); err != nil {
+				return nil, ioError(err, f.Path)
+			}
+		}
 		c.Op, c.BeforeSHA256, c.Before, c.Reason = OpUpdate, &before, a.data, ReasonDiffers
 		last, isManaged := managed[f.Path]
 		switch {
@@ -178,14 +196,15 @@ func ComputePlan(st *State, sys System) (*Plan, error) {
 	}
 	sort.Strings(stale)
 	staleActual := make([]actual, len(stale))
-	parallel(len(stale), func(i int) { staleActual[i] = readActual(sys, stale[i]) })
+	parallel(len(stale), func(i int) { staleActual[i] = readActual(sys, nil, stale[i], "") })
 	for i, abs := range stale {
 		a := staleActual[i]
 		if a.err != nil || !a.exists {
 			continue
 		}
+		p.Actual[abs] = a.sha
 		last, r := managed[abs], managedTarget[abs]
-		before := sha256Hex(a.data)
+		before := a.sha
 		c := Change{Target: r.Target, Op: OpDelete, Path: abs, PathPosix: filepath.ToSlash(abs), BeforeSHA256: &before,
 			Reason: ReasonNoLonger, ModuleIDs: nonNil(last.ModuleIDs), Root: r.Path, Before: a.data}
 		if last.SHA256 != before {

@@ -113,15 +113,18 @@ func (e *Engine) Status(req Request, only []string) (*State, *StatusData, error)
 			if st.Desired.rootFor(r.Target, abs) != r.Path {
 				continue
 			}
-			a := readActual(e.Sys, abs)
+			sha, looked := p.Actual[abs]
+			if !looked { // neither desired nor deletable: read it here
+				if a := readActual(e.Sys, nil, abs, ""); a.err == nil && a.exists {
+					sha = a.sha
+				}
+			}
 			want := prefixedHex(f.SHA256)
 			switch {
-			case a.err != nil:
-				add(r.Target, r.Path, abs, DriftModified, want, nil)
-			case !a.exists:
+			case sha == "":
 				add(r.Target, r.Path, abs, DriftMissing, want, nil)
-			case sha256Hex(a.data) != f.SHA256:
-				add(r.Target, r.Path, abs, DriftModified, want, prefixedHex(sha256Hex(a.data)))
+			case sha != f.SHA256:
+				add(r.Target, r.Path, abs, DriftModified, want, prefixedHex(sha))
 			}
 		}
 	}

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package engine
+
+import "io/fs"
+
+// inodeOf is 0 where inodes are not exposed, which disables the stat cache.
+func inodeOf(fs.FileInfo) uint64 { return 0 }

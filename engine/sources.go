@@ -1,0 +1,449 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/engine/gitsource"
+	"github.com/agentpack/agentpack/engine/lockfile"
+	"go.yaml.in/yaml/v3"
+)
+
+// SourceInfo is one registered artifact source as the source commands
+// report it.
+type SourceInfo struct {
+	Name   string `json:"name"`
+	URL    string `json:"url"`
+	Ref    string `json:"ref"`
+	Path   string `json:"path"`
+	Commit string `json:"commit"`
+	// Cached says whether the pinned commit's checkout is in the git cache
+	// (CachePath; "" when no commit is pinned).
+	Cached         bool   `json:"cached"`
+	CachePath      string `json:"cache_path"`
+	CachePathPosix string `json:"cache_path_posix"`
+}
+
+// SourceListData is the data of `agentpack source list`.
+type SourceListData struct {
+	Sources []SourceInfo `json:"sources"`
+}
+
+// SourceAddOptions are the arguments of `agentpack source add`.
+type SourceAddOptions struct {
+	// Spec is owner/repo[@ref], an https URL (GitHub /tree/<ref>/<path>
+	// included), git@host:o/r, git+https://, ssh:// or file://.
+	Spec string
+	// Ref, Path and Name override the spec's ref and path and the default
+	// name (the repository's name).
+	Ref, Path, Name string
+	// DryRun resolves and reports without editing agentpack.yaml.
+	DryRun bool
+}
+
+// SourceAddData is the data of `agentpack source add`.
+type SourceAddData struct {
+	Source            SourceInfo `json:"source"`
+	ArtifactCount     int        `json:"artifact_count"`
+	ManifestPath      string     `json:"manifest_path"`
+	ManifestPathPosix string     `json:"manifest_path_posix"`
+	DryRun            bool       `json:"dry_run"`
+}
+
+// SourceRemoveData is the data of `agentpack source remove`.
+type SourceRemoveData struct {
+	RemovedSource SourceInfo `json:"removed_source"`
+	// PurgedPaths are the cache folders deleted by --purge-cache.
+	PurgedPaths       []string `json:"purged_paths"`
+	PurgedPathsPosix  []string `json:"purged_paths_posix"`
+	ManifestPath      string   `json:"manifest_path"`
+	ManifestPathPosix string   `json:"manifest_path_posix"`
+	DryRun            bool     `json:"dry_run"`
+}
+
+var (
+	sourceNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	shorthandRe  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]+(@[^@\s]+)?$`)
+)
+
+const sourceSpecHint = "use owner/repo[@ref], https://github.com/owner/repo[/tree/<ref>/<path>], " +
+	"git@host:org/repo.git, git+https://host/org/repo.git, ssh://… or file:///abs/path/to/repo"
+
+// ParseSourceSpec parses the spec of `source add` into a normalised git URL,
+// a ref and a repo-relative path. owner/repo[@ref] is GitHub shorthand; an
+// absolute local path becomes a file:// URL; any spec that is not a git
+// remote with an allowed scheme is E_SOURCE_URL_INVALID.
+func ParseSourceSpec(spec string) (url, ref, subdir string, err error) {
+	s := strings.TrimSpace(spec)
+	if shorthandRe.MatchString(s) && !strings.HasPrefix(s, ".") {
+		s = "gh:" + s
+	} else if filepath.IsAbs(s) && !strings.Contains(s, "://") {
+		s = "file://" + filepath.ToSlash(s)
+	}
+	sp, err := gitsource.ParseSpec(s)
+	if err != nil {
+		if apperr.CodeOf(err) == apperr.InvalidArgument {
+			return "", "", "", apperr.Wrap(err, apperr.SourceURLInvalid, "%s", apperr.As(err).Message).
+				WithHint(sourceSpecHint).With("spec", spec)
+		}
+		return "", "", "", err
+	}
+	if sp.Kind != gitsource.KindGit {
+		return "", "", "", apperr.New(apperr.SourceURLInvalid, "%q is not a git repository URL", spec).
+			WithHint(sourceSpecHint).With("spec", spec)
+	}
+	return sp.URL, sp.Ref, sp.Subdir, nil
+}
+
+// repoName is the last path element of a git URL without ".git".
+func repoName(u string) string {
+	u = strings.TrimRight(u, "/")
+	if i := strings.LastIndexAny(u, "/:"); i >= 0 {
+		u = u[i+1:]
+	}
+	return strings.TrimSuffix(u, ".git")
+}
+
+// sameRepo reports whether two git URLs name the same repository, ignoring
+// a git+ prefix, a trailing ".git" or "/", the case of the host, and
+// file:// versus a bare absolute path.
+func sameRepo(a, b string) bool {
+	return repoKey(a) == repoKey(b)
+}
+
+func repoKey(u string) string {
+	if n, err := gitsource.NormalizeURL(u); err == nil {
+		u = n
+	}
+	u = strings.TrimPrefix(u, "file://")
+	u = strings.TrimSuffix(strings.TrimRight(u, "/"), ".git")
+	if i := strings.Index(u, "://"); i >= 0 {
+		rest := u[i+3:]
+		host, p, _ := strings.Cut(rest, "/")
+		u = strings.ToLower(u[:i+3]+host) + "/" + p
+	}
+	return u
+}
+
+// loadSources loads the manifest of req (sources included).
+func (e *Engine) loadSources(req Request) (*Manifest, error) {
+	m, _, err := e.LoadManifest(req)
+	return m, err
+}
+
+// findSource returns the named source or E_SOURCE_NOT_FOUND naming the
+// registered ones.
+func findSource(m *Manifest, name string) (*ArtifactSource, error) {
+	names := make([]string, 0, len(m.Sources))
+	for i := range m.Sources {
+		if m.Sources[i].Name == name {
+			return &m.Sources[i], nil
+		}
+		names = append(names, m.Sources[i].Name)
+	}
+	err := apperr.New(apperr.SourceNotFound, "no artifact source named %q", name).With("name", name).With("sources", names)
+	if len(names) == 0 {
+		return nil, err.WithHint("no sources are registered; add one with `agentpack source add <owner/repo>`")
+	}
+	return nil, err.WithHint("registered sources: %s", strings.Join(names, ", "))
+}
+
+func (e *Engine) sourceInfo(s ArtifactSource) SourceInfo {
+	info := SourceInfo{Name: s.Name, URL: s.URL, Ref: s.Ref, Path: s.Path, Commit: s.Commit}
+	if s.Commit == "" {
+		return info
+	}
+	if p, err := e.GitCache().Path(s.URL, s.Commit); err == nil {
+		info.CachePath, info.CachePathPosix = p, filepath.ToSlash(p)
+		_, err := os.Lstat(filepath.Join(p, gitsource.MarkerFile))
+		info.Cached = err == nil
+	}
+	return info
+}
+
+// SourceList lists the registered artifact sources.
+func (e *Engine) SourceList(req Request) (*SourceListData, []string, error) {
+	m, err := e.loadSources(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := &SourceListData{Sources: []SourceInfo{}}
+	for _, s := range m.Sources {
+		out.Sources = append(out.Sources, e.sourceInfo(s))
+	}
+	return out, m.Warnings, nil
+}
+
+// SourceAdd registers a git repository as an artifact source under
+// `sources:` in agentpack.yaml, pinned to the commit its ref names now.
+func (e *Engine) SourceAdd(req Request, opt SourceAddOptions) (*SourceAddData, []string, error) {
+	var out *SourceAddData
+	var warnings []string
+	err := e.maybeLock(opt.DryRun, "source add", func(recovered []string) error {
+		warnings = recovered
+		m, err := e.loadSources(req)
+		if err != nil {
+			return err
+		}
+		warnings = append(warnings, m.Warnings...)
+		src, err := newSource(opt)
+		if err != nil {
+			return err
+		}
+		for _, s := range m.Sources {
+			if s.Name == src.Name {
+				return apperr.New(apperr.SourceAlreadyExists, "an artifact source named %q already exists (%s)", src.Name, s.URL).
+					WithHint("pick another --name, or `agentpack source remove %s` first", src.Name).With("name", src.Name)
+			}
+		}
+		commit, dir, err := e.GitCache().Checkout(context.Background(), src.URL, src.Ref, e.fetchOptions())
+		if err != nil {
+			return err
+		}
+		src.Commit = commit
+		if src.Path != "" {
+			if fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(src.Path))); err != nil || !fi.IsDir() {
+				return apperr.New(apperr.SourceNotFound, "path %q is not a folder of %s at %s", src.Path, src.URL, shortHash(commit)).
+					WithHint("check --path (or the path in the URL) against the repository").With("path", src.Path)
+			}
+		}
+		arts, err := ScanArtifacts(os.DirFS(dir), src.Path)
+		if err != nil {
+			return apperr.Wrap(err, apperr.IOFailed, "cannot scan %s", dir)
+		}
+		out = &SourceAddData{Source: e.sourceInfo(src), ArtifactCount: len(arts), ManifestPath: m.Path,
+			ManifestPathPosix: filepath.ToSlash(m.Path), DryRun: opt.DryRun}
+		if opt.DryRun {
+			return nil
+		}
+		md, err := openManifestDoc(m.Path)
+		if err != nil {
+			return err
+		}
+		var node yaml.Node
+		if err := node.Encode(src); err != nil {
+			return apperr.Wrap(err, apperr.Unexpected, "cannot encode source")
+		}
+		seq := md.list("sources")
+		seq.Content = append(seq.Content, &node)
+		return md.save(e.Sys)
+	})
+	return out, warnings, err
+}
+
+// newSource builds the source entry from the add options.
+func newSource(opt SourceAddOptions) (ArtifactSource, error) {
+	u, ref, sub, err := ParseSourceSpec(opt.Spec)
+	if err != nil {
+		return ArtifactSource{}, err
+	}
+	if opt.Ref != "" {
+		if ref != "" && ref != opt.Ref {
+			return ArtifactSource{}, apperr.New(apperr.InvalidArgument, "the spec names ref %q but --ref is %q", ref, opt.Ref).
+				WithHint("give the ref once")
+		}
+		ref = opt.Ref
+	}
+	if opt.Path != "" {
+		p, err := gitsource.CleanSubdir(opt.Path)
+		if err != nil {
+			return ArtifactSource{}, err
+		}
+		if sub != "" && sub != p {
+			return ArtifactSource{}, apperr.New(apperr.InvalidArgument, "the spec names path %q but --path is %q", sub, p).
+				WithHint("give the path once")
+		}
+		sub = p
+	}
+	name := opt.Name
+	if name == "" {
+		name = repoName(u)
+	}
+	if !sourceNameRe.MatchString(name) {
+		return ArtifactSource{}, apperr.New(apperr.InvalidArgument, "invalid source name %q", name).
+			WithHint("use letters, digits, '.', '_' and '-' (at most 64), e.g. --name skills").With("name", name)
+	}
+	return ArtifactSource{Name: name, URL: u, Ref: ref, Path: sub}, nil
+}
+
+// maybeLock runs fn under the state lock unless dryRun.
+func (e *Engine) maybeLock(dryRun bool, command string, fn func(recovered []string) error) error {
+	if dryRun {
+		return fn(nil)
+	}
+	return e.WithLock(command, fn)
+}
+
+// SourceRemove deletes a source from agentpack.yaml; with purgeCache it also
+// deletes the cached checkouts of its URL that no locked module pins.
+func (e *Engine) SourceRemove(req Request, name string, purgeCache, dryRun bool) (*SourceRemoveData, []string, error) {
+	var out *SourceRemoveData
+	var warnings []string
+	err := e.maybeLock(dryRun, "source remove", func(recovered []string) error {
+		warnings = recovered
+		m, err := e.loadSources(req)
+		if err != nil {
+			return err
+		}
+		warnings = append(warnings, m.Warnings...)
+		src, err := findSource(m, name)
+		if err != nil {
+			return err
+		}
+		out = &SourceRemoveData{RemovedSource: e.sourceInfo(*src), PurgedPaths: []string{}, PurgedPathsPosix: []string{},
+			ManifestPath: m.Path, ManifestPathPosix: filepath.ToSlash(m.Path), DryRun: dryRun}
+		if users := modulesUsing(m, *src); len(users) > 0 {
+			warnings = append(warnings, "modules "+strings.Join(users, ", ")+" still use "+src.URL+"; they keep working (their git sources are independent of the artifact source)")
+		}
+		if purgeCache {
+			paths, w := e.purgeable(m, *src)
+			warnings = append(warnings, w...)
+			for _, p := range paths {
+				if !dryRun {
+					if err := os.RemoveAll(p); err != nil {
+						return apperr.Wrap(err, apperr.IOFailed, "cannot remove %s", p).WithHint("check the folder's permissions")
+					}
+				}
+				out.PurgedPaths = append(out.PurgedPaths, p)
+				out.PurgedPathsPosix = append(out.PurgedPathsPosix, filepath.ToSlash(p))
+			}
+		}
+		if dryRun {
+			return nil
+		}
+		md, err := openManifestDoc(m.Path)
+		if err != nil {
+			return err
+		}
+		seq := md.list("sources")
+		kept := seq.Content[:0]
+		for _, item := range seq.Content {
+			if itemID(item, "name") != name {
+				kept = append(kept, item)
+			}
+		}
+		seq.Content = kept
+		return md.save(e.Sys)
+	})
+	return out, warnings, err
+}
+
+// purgeable lists the cached checkouts of src's URL, except those a module
+// of the lockfile pins (those are reported in warnings and kept).
+func (e *Engine) purgeable(m *Manifest, src ArtifactSource) ([]string, []string) {
+	u, err := gitsource.NormalizeURL(src.URL)
+	if err != nil {
+		return nil, nil
+	}
+	base := filepath.Join(e.GitCache().Root, gitsource.URLKey(u))
+	ents, err := os.ReadDir(base)
+	if errors.Is(err, fs.ErrNotExist) || err != nil {
+		return nil, nil
+	}
+	pinned := map[string]string{}
+	if lf, err := lockfile.Load(filepath.Join(m.Dir, lockfile.FileName)); err == nil {
+		for _, lm := range lf.Modules {
+			if g := lm.ResolvedSource.Git; g != nil && sameRepo(g.URL, u) {
+				pinned[strings.ToLower(g.Commit)] = lm.ID
+			}
+		}
+	}
+	var out, warnings []string
+	for _, ent := range ents {
+		if id, ok := pinned[ent.Name()]; ok {
+			warnings = append(warnings, "kept cached commit "+shortHash(ent.Name())+": module "+id+" is locked to it")
+			continue
+		}
+		out = append(out, filepath.Join(base, ent.Name()))
+	}
+	return out, warnings
+}
+
+// modulesUsing lists the modules whose git source is in src's repository
+// (and below its path, when it has one).
+func modulesUsing(m *Manifest, src ArtifactSource) []string {
+	var out []string
+	for _, mod := range m.Modules {
+		g := mod.Source.Git
+		if g == nil || !sameRepo(g.URL, src.URL) {
+			continue
+		}
+		sub := cleanSub(g.Subdir)
+		if src.Path == "" || sub == src.Path || strings.HasPrefix(sub, src.Path+"/") {
+			out = append(out, mod.ID)
+		}
+	}
+	return out
+}
+
+// sourceCheckout returns the cached checkout of the source's pinned commit,
+// fetching it when the cache lacks it.
+func (e *Engine) sourceCheckout(src ArtifactSource) (string, error) {
+	if src.Commit == "" {
+		return "", apperr.New(apperr.SourceNotFound, "artifact source %q has no pinned commit", src.Name).
+			WithHint("run `agentpack source update %s` to pin it", src.Name).With("name", src.Name)
+	}
+	dir, err := e.GitCache().Dir(src.URL, src.Commit)
+	if errors.Is(err, gitsource.ErrNotCached) {
+		_, dir, err = e.GitCache().Checkout(context.Background(), src.URL, src.Commit, e.fetchOptions())
+	}
+	return dir, err
+}
+
+// scanSource scans a checkout of src and completes each artifact's source
+// spec and users.
+func scanSource(m *Manifest, src ArtifactSource, dir, commit string) ([]Artifact, error) {
+	arts, err := ScanArtifacts(os.DirFS(dir), src.Path)
+	if err != nil {
+		return nil, apperr.Wrap(err, apperr.IOFailed, "cannot scan the checkout of %s at %s", src.URL, shortHash(commit)).
+			WithHint("remove %s and run the command again", dir)
+	}
+	for i := range arts {
+		a := &arts[i]
+		a.Source = src.Name
+		a.SourceSpec = "git:" + src.URL + "#ref=" + commit
+		if a.Path != "" {
+			a.SourceSpec += "&subdir=" + a.Path
+		}
+		for _, mod := range m.Modules {
+			if g := mod.Source.Git; g != nil && sameRepo(g.URL, src.URL) && cleanSub(g.Subdir) == a.Path {
+				a.UsedBy = append(a.UsedBy, mod.ID)
+			}
+		}
+	}
+	return arts, nil
+}
+
+// checkArtifactType accepts "" or one of [ArtifactTypes].
+func checkArtifactType(t string) error {
+	if t == "" {
+		return nil
+	}
+	for _, x := range ArtifactTypes {
+		if string(x) == t {
+			return nil
+		}
+	}
+	names := make([]string, len(ArtifactTypes))
+	for i, x := range ArtifactTypes {
+		names[i] = string(x)
+	}
+	return apperr.New(apperr.InvalidArgument, "unknown artifact type %q", t).
+		WithHint("types: %s", strings.Join(names, ", ")).With("type", t)
+}
+
+func filterType(as []Artifact, t string) []Artifact {
+	out := []Artifact{}
+	for _, a := range as {
+		if t == "" || string(a.Type) == t {
+			out = append(out, a)
+		}
+	}
+	return out
+}

@@ -1,0 +1,312 @@
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/agentpack/agentpack/engine/lockfile"
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// Artifact is one asset found in an artifact source (SPEC §10): something
+// `agentpack add <type> <source_spec>` can turn into a module.
+type Artifact struct {
+	// Source is the name of the artifact source it was found in.
+	Source string     `json:"source"`
+	Type   ModuleType `json:"type"`
+	Name   string     `json:"name"`
+	// Path is repo-relative with '/' separators (a folder for skills, a file
+	// otherwise); PathPosix is the same path, for the *_posix convention.
+	Path        string `json:"path"`
+	PathPosix   string `json:"path_posix"`
+	Description string `json:"description"`
+	// TreeHash is the git object id of Path at the pinned commit (a tree for
+	// folders, a blob for files); see [GitObjectHash].
+	TreeHash string `json:"tree_hash"`
+	// SourceSpec is ready for `agentpack add <type> <source_spec>`.
+	SourceSpec string `json:"source_spec"`
+	// UsedBy lists the ids of the modules whose git source is this path of
+	// this repository.
+	UsedBy []string `json:"used_by"`
+
+	hasFrontmatter bool
+}
+
+// artifactDirs maps a folder name to the artifact type of the Markdown files
+// below it.
+var artifactDirs = map[string]ModuleType{
+	"prompts":      TypePrompt,
+	"commands":     TypeCommand,
+	"agents":       TypeAgent,
+	"instructions": TypeInstructions,
+}
+
+// ArtifactTypes are the types a scan can report, in report order.
+var ArtifactTypes = []ModuleType{TypeSkill, TypeInstructions, TypePrompt, TypeCommand, TypeAgent}
+
+// skippedDirs are never scanned.
+var skippedDirs = map[string]bool{".git": true, "node_modules": true}
+
+// ScanArtifacts finds the artifacts in fsys below root ("" for all of it):
+// a folder with SKILL.md is a skill (its files are not scanned further);
+// a Markdown file below a prompts/, commands/ or instructions/ folder is a
+// prompt, command or instructions; one below agents/ is an agent when it has
+// frontmatter; AGENTS.md and CLAUDE.md directly in root are instructions.
+// README.md files are never artifacts. The nearest such folder decides.
+// Paths are fsys-relative; results are sorted by type, then path. Only
+// Source, Type, Name, Path, PathPosix, Description and TreeHash are set.
+func ScanArtifacts(fsys fs.FS, root string) ([]Artifact, error) {
+	root = strings.Trim(path.Clean("/"+root), "/")
+	start := root
+	if start == "" {
+		start = "."
+	}
+	var out []Artifact
+	err := fs.WalkDir(fsys, start, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != start && skippedDirs[d.Name()] {
+				return fs.SkipDir
+			}
+			if isRegular(fsys, path.Join(p, "SKILL.md")) {
+				a, err := newArtifact(fsys, TypeSkill, p, path.Join(p, "SKILL.md"))
+				if err != nil {
+					return err
+				}
+				if p == "." {
+					a.Path, a.PathPosix = "", ""
+				}
+				out = append(out, a)
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || !strings.EqualFold(path.Ext(p), ".md") || strings.EqualFold(d.Name(), "README.md") {
+			return nil
+		}
+		typ, ok := classify(rel(root, p))
+		if !ok {
+			return nil
+		}
+		a, err := newArtifact(fsys, typ, p, p)
+		if err != nil {
+			return err
+		}
+		if typ == TypeAgent && !a.hasFrontmatter {
+			return nil
+		}
+		out = append(out, a)
+		return nil
+	})
+	if err != nil && !(errors.Is(err, fs.ErrNotExist) && root != "") {
+		return nil, err
+	}
+	sortArtifacts(out)
+	for i := range out {
+		out[i].hasFrontmatter = false
+	}
+	return out, nil
+}
+
+func rel(root, p string) string {
+	if root == "" {
+		return p
+	}
+	return strings.TrimPrefix(strings.TrimPrefix(p, root), "/")
+}
+
+// classify names the type of a Markdown file from its path below the scan
+// root.
+func classify(relPath string) (ModuleType, bool) {
+	segs := strings.Split(relPath, "/")
+	if len(segs) == 1 {
+		switch strings.ToUpper(segs[0]) {
+		case "AGENTS.MD", "CLAUDE.MD":
+			return TypeInstructions, true
+		}
+		return "", false
+	}
+	for i := len(segs) - 2; i >= 0; i-- {
+		if t, ok := artifactDirs[strings.ToLower(segs[i])]; ok {
+			return t, true
+		}
+	}
+	return "", false
+}
+
+func isRegular(fsys fs.FS, p string) bool {
+	fi, err := fs.Stat(fsys, p)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// newArtifact describes the artifact at p; main is the Markdown file whose
+// frontmatter holds the description.
+func newArtifact(fsys fs.FS, typ ModuleType, p, main string) (Artifact, error) {
+	a := Artifact{Type: typ, Path: p, PathPosix: p, Name: artifactName(typ, p), UsedBy: []string{}}
+	data, err := fs.ReadFile(fsys, main)
+	if err != nil {
+		return a, err
+	}
+	if fm, _, err := ParseFrontmatter(data); err == nil && fm != nil {
+		a.Description = fm.String("description")
+		a.hasFrontmatter = true
+	}
+	if a.TreeHash, err = GitObjectHash(fsys, p); err != nil {
+		return a, err
+	}
+	return a, nil
+}
+
+// artifactName is the folder name of a skill, else the file name without
+// .md (and without .prompt/.agent/.instructions before it); root AGENTS.md and
+// CLAUDE.md are "agents" and "claude".
+func artifactName(typ ModuleType, p string) string {
+	base := path.Base(p)
+	if typ == TypeSkill {
+		return base
+	}
+	name := base[:len(base)-len(path.Ext(base))]
+	for _, suffix := range []string{".prompt", ".agent", ".instructions"} {
+		if n, ok := strings.CutSuffix(name, suffix); ok && n != "" {
+			name = n
+			break
+		}
+	}
+	if typ == TypeInstructions && !strings.Contains(p, "/") {
+		name = strings.ToLower(name)
+	}
+	return name
+}
+
+func sortArtifacts(as []Artifact) {
+	order := map[ModuleType]int{}
+	for i, t := range ArtifactTypes {
+		order[t] = i
+	}
+	sort.SliceStable(as, func(i, j int) bool {
+		if as[i].Type != as[j].Type {
+			return order[as[i].Type] < order[as[j].Type]
+		}
+		return as[i].Path < as[j].Path
+	})
+}
+
+// GitObjectHash returns the git object id (hex SHA-1) that git gives p in
+// fsys: a blob for a file or symlink, a tree for a folder, computed from the
+// files as git would hash them (mode 100755 when the owner may execute,
+// 100644 otherwise, 120000 for symlinks; empty folders left out). Entries
+// named .git, and the cache's checkout marker at the fsys root, are not part
+// of the tree.
+//
+// Run over a cached checkout of a commit, the result equals
+// `git rev-parse <commit>:<p>` unless the folder holds submodules or
+// symlinks the cache leaves out (those pointing outside the checkout).
+func GitObjectHash(fsys fs.FS, p string) (string, error) {
+	if p == "" {
+		p = "."
+	}
+	fi, err := fs.Lstat(fsys, p)
+	if err != nil {
+		return "", err
+	}
+	h, _, err := gitObject(fsys, p, fi)
+	if err != nil {
+		return "", err
+	}
+	return h.String(), nil
+}
+
+// gitObject hashes one entry; empty reports a folder with no files, which
+// git cannot record.
+func gitObject(fsys fs.FS, p string, fi fs.FileInfo) (h plumbing.Hash, empty bool, err error) {
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, err := fs.ReadLink(fsys, p)
+		if err != nil {
+			return h, false, err
+		}
+		return plumbing.ComputeHash(plumbing.BlobObject, []byte(target)), false, nil
+	case fi.IsDir():
+		return gitTree(fsys, p)
+	case fi.Mode().IsRegular():
+		data, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return h, false, err
+		}
+		return plumbing.ComputeHash(plumbing.BlobObject, data), false, nil
+	}
+	return h, true, nil
+}
+
+type treeEntry struct {
+	name, mode string
+	hash       plumbing.Hash
+}
+
+func gitTree(fsys fs.FS, dir string) (plumbing.Hash, bool, error) {
+	ents, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	var entries []treeEntry
+	for _, e := range ents {
+		if e.Name() == ".git" || (dir == "." && e.Name() == lockfile.TreeMarker) {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			return plumbing.ZeroHash, false, err
+		}
+		child := path.Join(dir, e.Name())
+		h, empty, err := gitObject(fsys, child, fi)
+		if err != nil {
+			return plumbing.ZeroHash, false, err
+		}
+		if empty {
+			continue
+		}
+		mode := "100644"
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			mode = "120000"
+		case fi.IsDir():
+			mode = "40000"
+		case fi.Mode()&0o100 != 0:
+			mode = "100755"
+		}
+		entries = append(entries, treeEntry{name: e.Name(), mode: mode, hash: h})
+	}
+	if len(entries) == 0 {
+		return plumbing.ZeroHash, true, nil
+	}
+	// git orders entries by name, comparing a folder's name as if it ended
+	// in '/'.
+	key := func(t treeEntry) string {
+		if t.mode == "40000" {
+			return t.name + "/"
+		}
+		return t.name
+	}
+	sort.Slice(entries, func(i, j int) bool { return key(entries[i]) < key(entries[j]) })
+	var buf bytes.Buffer
+	for _, t := range entries {
+		fmt.Fprintf(&buf, "%s %s\x00", t.mode, t.name)
+		buf.Write(t.hash[:])
+	}
+	return plumbing.ComputeHash(plumbing.TreeObject, buf.Bytes()), false, nil
+}
+
+// shortHash is the first 12 hex digits of a commit or object id.
+func shortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}

@@ -1,0 +1,107 @@
+package engine
+
+import (
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// statCacheFile holds (size, mtime, inode) → sha256 of managed files, so
+// plan and status do not re-read and re-hash files that did not change.
+const statCacheFile = "statcache.json"
+
+// StatCache remembers the hash of files by their stat identity.
+type StatCache struct {
+	path    string
+	mu      sync.Mutex
+	entries map[string]statEntry
+	dirty   bool
+}
+
+type statEntry struct {
+	Size    int64  `json:"size"`
+	MtimeNS int64  `json:"mtime_ns"`
+	Ino     uint64 `json:"ino"`
+	SHA256  string `json:"sha256"`
+}
+
+func loadStatCache(stateDir string) *StatCache {
+	c := &StatCache{path: filepath.Join(stateDir, statCacheFile), entries: map[string]statEntry{}}
+	if data, err := os.ReadFile(c.path); err == nil {
+		_ = json.Unmarshal(data, &c.entries)
+		if c.entries == nil {
+			c.entries = map[string]statEntry{}
+		}
+	}
+	return c
+}
+
+func entryFor(fi fs.FileInfo, sha string) statEntry {
+	return statEntry{Size: fi.Size(), MtimeNS: fi.ModTime().UnixNano(), Ino: inodeOf(fi), SHA256: sha}
+}
+
+// lookup returns the cached hash of path when its stat identity is unchanged.
+func (c *StatCache) lookup(path string, fi fs.FileInfo) (string, bool) {
+	if c == nil {
+		return "", false
+	}
+	c.mu.Lock()
+	e, ok := c.entries[path]
+	c.mu.Unlock()
+	want := entryFor(fi, e.SHA256)
+	return e.SHA256, ok && e == want && want.Ino != 0
+}
+
+// record remembers path's hash, unless its mtime is too coarse or too recent
+// to tell a later same-size edit apart (git's "racy clean" problem).
+func (c *StatCache) record(path string, fi fs.FileInfo, sha string) {
+	if c == nil {
+		return
+	}
+	mt := fi.ModTime()
+	if mt.Nanosecond() == 0 && time.Since(mt) < 2*time.Second {
+		return
+	}
+	e := entryFor(fi, sha)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.entries[path]; !ok || old != e {
+		c.entries[path] = e
+		c.dirty = true
+	}
+}
+
+// forget drops path (it was written or removed).
+func (c *StatCache) forget(path string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.entries[path]; ok {
+		delete(c.entries, path)
+		c.dirty = true
+	}
+}
+
+// save writes the cache when it changed; failures only cost speed.
+func (c *StatCache) save() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.dirty {
+		return
+	}
+	data, err := json.Marshal(c.entries)
+	if err != nil {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(c.path), 0o700); err != nil {
+		return
+	}
+	if (&RealSystem{}).WriteFile(c.path, data, 0o600) == nil {
+		c.dirty = false
+	}
+}

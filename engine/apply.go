@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/agentpack/agentpack/engine/apperr"
@@ -359,6 +360,7 @@ func (e *Engine) recover() ([]string, error) {
 	restored := 0
 	for i := len(j.Files) - 1; i >= 0; i-- {
 		f := j.Files[i]
+		removeTempFiles(f.Path)
 		if f.Before == nil {
 			if _, err := e.Sys.Lstat(f.Path); err == nil {
 				if err := e.Sys.Remove(f.Path); err != nil {
@@ -389,4 +391,17 @@ func (e *Engine) recover() ([]string, error) {
 	}
 	return []string{fmt.Sprintf("recovered from an interrupted %q (pid %d, started %s): restored %d file(s) to their previous bytes",
 		j.Command, j.PID, j.StartedAt.Format(time.RFC3339), restored)}, nil
+}
+
+// removeTempFiles deletes temp files a crashed write left next to path.
+func removeTempFiles(path string) {
+	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+globEscape(filepath.Base(path))+".agentpack-tmp-*"))
+	for _, m := range matches {
+		_ = os.Remove(m)
+	}
+}
+
+func globEscape(s string) string {
+	r := strings.NewReplacer("*", `\*`, "?", `\?`, "[", `\[`, `\`, `\\`)
+	return r.Replace(s)
 }

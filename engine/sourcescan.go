@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -309,4 +310,173 @@ func shortHash(h string) string {
 		return h[:12]
 	}
 	return h
+}
+
+// SourceScanData is the data of `agentpack source scan`.
+type SourceScanData struct {
+	Source    SourceInfo `json:"source"`
+	Artifacts []Artifact `json:"artifacts"`
+}
+
+// SourceScan lists the artifacts of a source at its pinned commit, fetching
+// the commit into the cache when it is missing. typ ("" for all) filters.
+func (e *Engine) SourceScan(req Request, name, typ string) (*SourceScanData, []string, error) {
+	if err := checkArtifactType(typ); err != nil {
+		return nil, nil, err
+	}
+	m, err := e.loadSources(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	src, err := findSource(m, name)
+	if err != nil {
+		return nil, m.Warnings, err
+	}
+	dir, err := e.sourceCheckout(*src)
+	if err != nil {
+		return nil, m.Warnings, err
+	}
+	arts, err := scanSource(m, *src, dir, src.Commit)
+	if err != nil {
+		return nil, m.Warnings, err
+	}
+	return &SourceScanData{Source: e.sourceInfo(*src), Artifacts: filterType(arts, typ)}, m.Warnings, nil
+}
+
+// SourceCandidatesData is the data of `agentpack source candidates`.
+type SourceCandidatesData struct {
+	// ScannedSources are the names of the sources that were scanned.
+	ScannedSources []string `json:"scanned_sources"`
+	// Candidates are the artifacts no module uses yet.
+	Candidates []Artifact `json:"candidates"`
+}
+
+// SourceCandidates lists the artifacts of every source (or only the named
+// one) that no module uses yet.
+func (e *Engine) SourceCandidates(req Request, name, typ string) (*SourceCandidatesData, []string, error) {
+	if err := checkArtifactType(typ); err != nil {
+		return nil, nil, err
+	}
+	m, err := e.loadSources(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	warnings := append([]string(nil), m.Warnings...)
+	srcs := m.Sources
+	if name != "" {
+		src, err := findSource(m, name)
+		if err != nil {
+			return nil, warnings, err
+		}
+		srcs = []ArtifactSource{*src}
+	}
+	out := &SourceCandidatesData{ScannedSources: []string{}, Candidates: []Artifact{}}
+	for _, src := range srcs {
+		if src.Commit == "" && name == "" {
+			warnings = append(warnings, "source "+src.Name+" has no pinned commit; run `agentpack source update "+src.Name+"`")
+			continue
+		}
+		dir, err := e.sourceCheckout(src)
+		if err != nil {
+			return nil, warnings, err
+		}
+		arts, err := scanSource(m, src, dir, src.Commit)
+		if err != nil {
+			return nil, warnings, err
+		}
+		out.ScannedSources = append(out.ScannedSources, src.Name)
+		for _, a := range filterType(arts, typ) {
+			if len(a.UsedBy) == 0 {
+				out.Candidates = append(out.Candidates, a)
+			}
+		}
+	}
+	return out, warnings, nil
+}
+
+// ArtifactChange is an artifact whose tree hash differs between two commits;
+// the artifact fields describe the new commit.
+type ArtifactChange struct {
+	Artifact
+	OldTreeHash string `json:"old_tree_hash"`
+}
+
+// SourceDiffData is the data of `agentpack source diff`.
+type SourceDiffData struct {
+	Source     SourceInfo `json:"source"`
+	FromCommit string     `json:"from_commit"`
+	ToCommit   string     `json:"to_commit"`
+	// UpToDate is true when the ref still names the pinned commit.
+	UpToDate bool `json:"up_to_date"`
+	// New, Modified and Removed compare artifacts by type and path; New and
+	// Modified describe the new commit, Removed the pinned one.
+	New       []Artifact       `json:"new"`
+	Modified  []ArtifactChange `json:"modified"`
+	Removed   []Artifact       `json:"removed"`
+	Unchanged int              `json:"unchanged"`
+}
+
+// SourceDiff fetches the commit the source's ref names now into the cache,
+// without moving the pin, and compares its artifacts with the pinned ones by
+// git tree hash.
+func (e *Engine) SourceDiff(req Request, name string) (*SourceDiffData, []string, error) {
+	m, err := e.loadSources(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	src, err := findSource(m, name)
+	if err != nil {
+		return nil, m.Warnings, err
+	}
+	newCommit, newDir, err := e.GitCache().Checkout(context.Background(), src.URL, src.Ref, e.fetchOptions())
+	if err != nil {
+		return nil, m.Warnings, err
+	}
+	var old []Artifact
+	if src.Commit != "" {
+		oldDir, err := e.sourceCheckout(*src)
+		if err != nil {
+			return nil, m.Warnings, err
+		}
+		if old, err = scanSource(m, *src, oldDir, src.Commit); err != nil {
+			return nil, m.Warnings, err
+		}
+	}
+	cur, err := scanSource(m, *src, newDir, newCommit)
+	if err != nil {
+		return nil, m.Warnings, err
+	}
+	out := diffArtifacts(old, cur)
+	out.Source, out.FromCommit, out.ToCommit = e.sourceInfo(*src), src.Commit, newCommit
+	out.UpToDate = strings.EqualFold(src.Commit, newCommit)
+	return out, m.Warnings, nil
+}
+
+func diffArtifacts(old, cur []Artifact) *SourceDiffData {
+	out := &SourceDiffData{New: []Artifact{}, Modified: []ArtifactChange{}, Removed: []Artifact{}}
+	key := func(a Artifact) string { return string(a.Type) + "\x00" + a.Path }
+	before := map[string]Artifact{}
+	for _, a := range old {
+		before[key(a)] = a
+	}
+	seen := map[string]bool{}
+	for _, a := range cur {
+		k := key(a)
+		seen[k] = true
+		o, ok := before[k]
+		switch {
+		case !ok:
+			out.New = append(out.New, a)
+		case o.TreeHash != a.TreeHash:
+			out.Modified = append(out.Modified, ArtifactChange{Artifact: a, OldTreeHash: o.TreeHash})
+		default:
+			out.Unchanged++
+		}
+	}
+	for _, a := range old {
+		if !seen[key(a)] {
+			out.Removed = append(out.Removed, a)
+		}
+	}
+	return out
 }

@@ -1,0 +1,116 @@
+package engine_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/apperr"
+)
+
+// TestWriteErrorRollsBack makes one write fail mid-apply (a parent path is a
+// file) and checks every other file is back to its previous state.
+func TestWriteErrorRollsBack(t *testing.T) {
+	env := testEnv(t)
+	repo := codexRepo(t)
+	e := engine.New(env)
+	agents := filepath.Join(env.Cwd, "AGENTS.md")
+	mustWrite(t, agents, "mine\n")
+	// .agents/skills is a file: the skill's writes must fail.
+	mustWrite(t, filepath.Join(env.Cwd, ".agents", "skills"), "not a dir\n")
+	_, _, err := e.Deploy(engine.Request{Repo: repo}, true, engine.ApplyOptions{Adopt: true})
+	if code := apperr.CodeOf(err); !strings.HasPrefix(string(code), "E_IO_") {
+		t.Fatalf("want an E_IO_* error, got %v", err)
+	}
+	if got := mustRead(t, agents); got != "mine\n" {
+		t.Fatalf("AGENTS.md not rolled back: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(env.AgentpackHome, "state", "journal.json")); !os.IsNotExist(err) {
+		t.Fatalf("journal left behind: %v", err)
+	}
+	entries, _ := os.ReadDir(env.Cwd)
+	for _, ent := range entries {
+		if strings.Contains(ent.Name(), "agentpack-tmp") || strings.HasPrefix(ent.Name(), ".agentpack.manifest") {
+			t.Fatalf("left %s behind", ent.Name())
+		}
+	}
+}
+
+// TestRollbackToRestoresExactBytes deploys v1 and v2, then returns to v1.
+func TestRollbackToRestoresExactBytes(t *testing.T) {
+	env := testEnv(t)
+	repo := codexRepo(t)
+	e := engine.New(env)
+	req := engine.Request{Repo: repo}
+	agents := filepath.Join(env.Cwd, "AGENTS.md")
+	_, d1, err := e.Deploy(req, true, engine.ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := mustRead(t, agents)
+	mustWrite(t, filepath.Join(repo, "modules/base/AGENTS.md"), "# v2\n")
+	mustWrite(t, filepath.Join(repo, "modules/s/new.txt"), "new in v2\n")
+	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	newFile := filepath.Join(env.Cwd, ".agents/skills/s/new.txt")
+	if _, err := os.Stat(newFile); err != nil {
+		t.Fatal("v2 file missing:", err)
+	}
+	rb, _, err := e.Rollback(engine.RollbackOptions{To: d1.SnapshotID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRead(t, agents); got != v1 {
+		t.Fatalf("want v1 %q, got %q", v1, got)
+	}
+	if _, err := os.Stat(newFile); !os.IsNotExist(err) {
+		t.Fatal("file created by v2 survived the rollback")
+	}
+	if rb.RolledBackTo == nil || *rb.RolledBackTo != d1.SnapshotID || rb.Restored != 1 || rb.Removed != 1 {
+		t.Fatalf("unexpected rollback data %+v", rb)
+	}
+	// The rollback is a snapshot too: undoing it brings v2 back.
+	if _, _, err := e.Rollback(engine.RollbackOptions{Last: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRead(t, agents); got != "# v2\n" {
+		t.Fatalf("undoing the rollback should restore v2, got %q", got)
+	}
+	// Status after all that is clean.
+	_, st, err := e.Status(req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Drift) != 0 {
+		t.Fatalf("want no drift, got %+v", st.Drift)
+	}
+}
+
+// TestStatCacheSeesEdits makes sure a cached hash never hides an edit.
+func TestStatCacheSeesEdits(t *testing.T) {
+	env := testEnv(t)
+	repo := codexRepo(t)
+	e := engine.New(env)
+	req := engine.Request{Repo: repo}
+	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ { // warm the cache
+		if _, _, err := e.Status(req, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	agents := filepath.Join(env.Cwd, "AGENTS.md")
+	orig := mustRead(t, agents)
+	mustWrite(t, agents, strings.ToUpper(orig)) // same size, new bytes
+	_, st, err := e.Status(req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Drift) != 1 || st.Drift[0].Kind != engine.DriftModified {
+		t.Fatalf("want one modified, got %+v", st.Drift)
+	}
+}

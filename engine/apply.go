@@ -150,27 +150,10 @@ func (e *Engine) apply(st *State, p *Plan, opt ApplyOptions) (string, bool, erro
 	store := e.Store()
 	now := time.Now()
 	id := store.NewID(now)
-	writes := make([]write, 0, len(p.Changes))
-	for _, c := range p.Changes {
-		w := write{change: snapshots.FileChange{Target: c.Target, Root: c.Root, Path: c.Path, Op: c.Op}}
-		if c.BeforeSHA256 != nil {
-			w.before = c.Before
-			w.change.Before = &snapshots.Content{SHA256: *c.BeforeSHA256, Size: int64(len(c.Before)), Mode: uint32(e.modeOf(c.Path))}
-		}
-		if c.Op != OpDelete {
-			w.data, w.mode = c.After, c.Mode
-			w.change.After = &snapshots.Content{SHA256: *c.AfterSHA256, Size: int64(len(c.After)), Mode: uint32(c.Mode.Perm())}
-		}
-		writes = append(writes, w)
-	}
-	manifests, err := e.manifestWrites(st, p, id, now)
-	if err != nil {
+	writes, manifests, err := e.transactionWrites(st, p, id, now)
+	if err != nil || len(writes) == 0 {
 		return "", false, err
 	}
-	if len(writes) == 0 && len(manifests) == 0 {
-		return "", false, nil
-	}
-	writes = append(writes, manifests...)
 
 	// Save the bytes every touched path had (a later record's Before is this
 	// one's After, so rollbacks never need After bytes), then the journal,
@@ -194,25 +177,7 @@ func (e *Engine) apply(st *State, p *Plan, opt ApplyOptions) (string, bool, erro
 		_ = store.DeleteBlobs(id)
 		return "", false, err
 	}
-	// Target files first (in parallel: they are independent and the disk,
-	// not the CPU, is the limit), then the manifests that record them.
-	files, manifestWrites := writes[:len(writes)-len(manifests)], writes[len(writes)-len(manifests):]
-	errs := make([]error, len(files))
-	parallel(len(files), func(i int) { errs[i] = e.perform(files[i]) })
-	err = errors.Join(errs...)
-	for _, w := range manifestWrites {
-		if err != nil {
-			break
-		}
-		err = e.perform(w)
-	}
-	if err != nil {
-		for _, x := range errs {
-			if x != nil {
-				err = x
-				break
-			}
-		}
+	if err := e.performAll(e.Sys, writes, manifests); err != nil {
 		if _, rerr := e.recover(); rerr != nil {
 			return "", false, fmt.Errorf("%w (and rolling back failed: %v)", err, rerr)
 		}
@@ -227,8 +192,65 @@ func (e *Engine) apply(st *State, p *Plan, opt ApplyOptions) (string, bool, erro
 	if err := store.RemoveJournal(); err != nil {
 		return "", false, err
 	}
-	e.cacheWritten(files)
+	e.cacheWritten(writes)
 	return id, true, nil
+}
+
+// transactionWrites turns a plan into the ordered writes of its transaction:
+// target files, then the manifests recording them (the last nManifests).
+func (e *Engine) transactionWrites(st *State, p *Plan, id string, now time.Time) (writes []write, nManifests int, err error) {
+	writes = make([]write, 0, len(p.Changes))
+	for _, c := range p.Changes {
+		w := write{change: snapshots.FileChange{Target: c.Target, Root: c.Root, Path: c.Path, Op: c.Op}}
+		if c.BeforeSHA256 != nil {
+			w.before = c.Before
+			w.change.Before = &snapshots.Content{SHA256: *c.BeforeSHA256, Size: int64(len(c.Before)), Mode: uint32(e.modeOf(c.Path))}
+		}
+		if c.Op != OpDelete {
+			w.data, w.mode = c.After, c.Mode
+			w.change.After = &snapshots.Content{SHA256: *c.AfterSHA256, Size: int64(len(c.After)), Mode: uint32(c.Mode.Perm())}
+		}
+		writes = append(writes, w)
+	}
+	manifests, err := e.manifestWrites(st, p, id, now)
+	if err != nil {
+		return nil, 0, err
+	}
+	return append(writes, manifests...), len(manifests), nil
+}
+
+// performAll runs writes on sys: target files first (in parallel: they are
+// independent and the disk, not the CPU, is the limit), then the last
+// nManifests manifests that record them. Apply and dry run share it.
+func (e *Engine) performAll(sys System, writes []write, nManifests int) error {
+	files, manifests := writes[:len(writes)-nManifests], writes[len(writes)-nManifests:]
+	errs := make([]error, len(files))
+	parallel(len(files), func(i int) { errs[i] = e.perform(sys, files[i]) })
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	for _, w := range manifests {
+		if err := e.perform(sys, w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DryRun runs p's transaction against a recording System and returns what
+// an apply would write, in order, without touching the disk or the store.
+func (e *Engine) DryRun(st *State, p *Plan) ([]SystemOp, error) {
+	writes, manifests, err := e.transactionWrites(st, p, "dry-run", time.Now())
+	if err != nil {
+		return nil, err
+	}
+	sys := NewDryRunSystem(e.Sys)
+	if err := e.performAll(sys, writes, manifests); err != nil {
+		return nil, err
+	}
+	return sys.Ops(), nil
 }
 
 // cacheWritten records the stat identity of files just written, so the next
@@ -247,15 +269,15 @@ func (e *Engine) cacheWritten(ws []write) {
 	cache.save()
 }
 
-// perform executes one write or removal of a transaction.
-func (e *Engine) perform(w write) error {
+// perform executes one write or removal of a transaction on sys.
+func (e *Engine) perform(sys System, w write) error {
 	if w.data != nil {
-		return e.Sys.WriteFile(w.change.Path, w.data, w.mode)
+		return sys.WriteFile(w.change.Path, w.data, w.mode)
 	}
-	if err := e.Sys.Remove(w.change.Path); err != nil {
+	if err := sys.Remove(w.change.Path); err != nil {
 		return err
 	}
-	e.pruneEmptyDirs(filepath.Dir(w.change.Path), w.change.Root)
+	pruneEmptyDirs(sys, filepath.Dir(w.change.Path), w.change.Root)
 	return nil
 }
 
@@ -332,13 +354,13 @@ func equalStrings(a, b []string) bool {
 
 // pruneEmptyDirs removes now-empty folders from dir up to (not including)
 // root, so deleting a skill does not leave its empty folder behind.
-func (e *Engine) pruneEmptyDirs(dir, root string) {
+func pruneEmptyDirs(sys System, dir, root string) {
 	for within(root, dir) && dir != root {
-		entries, err := e.Sys.ReadDir(dir)
+		entries, err := sys.ReadDir(dir)
 		if err != nil || len(entries) > 0 {
 			return
 		}
-		if os.Remove(dir) != nil {
+		if sys.Remove(dir) != nil {
 			return
 		}
 		dir = filepath.Dir(dir)
@@ -366,7 +388,7 @@ func (e *Engine) recover() ([]string, error) {
 				if err := e.Sys.Remove(f.Path); err != nil {
 					return nil, err
 				}
-				e.pruneEmptyDirs(filepath.Dir(f.Path), f.Root)
+				pruneEmptyDirs(e.Sys, filepath.Dir(f.Path), f.Root)
 				restored++
 			}
 			continue

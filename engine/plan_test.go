@@ -2,6 +2,8 @@ package engine_test
 
 import (
 	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
@@ -140,5 +142,46 @@ func TestRealSystemRefusesSymlink(t *testing.T) {
 	}
 	if mustRead(t, target) != "keep\n" {
 		t.Fatal("write went through the link")
+	}
+}
+
+// TestDryRunMatchesApply runs the transaction against the recording System,
+// then for real, and checks both touched the same paths in the same order.
+func TestDryRunMatchesApply(t *testing.T) {
+	env := testEnv(t)
+	repo := codexRepo(t)
+	e := engine.New(env)
+	req := engine.Request{Repo: repo}
+	st, p, err := e.Plan(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, err := e.DryRun(st, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&engine.RealSystem{}).Lstat(filepath.Join(env.Cwd, "AGENTS.md")); err == nil {
+		t.Fatal("dry run wrote a file")
+	}
+	_, d, err := e.Deploy(req, true, engine.ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := e.Snapshot(d.SnapshotID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, f := range snap.Files {
+		want = append(want, f.Path)
+	}
+	var got []string
+	for _, op := range ops {
+		got = append(got, op.Path)
+	}
+	sort.Strings(got)
+	sort.Strings(want)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("dry run touched\n%s\napply touched\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

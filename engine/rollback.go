@@ -139,7 +139,7 @@ func (e *Engine) restore(store *snapshots.Store, restores []snapshots.Restore, t
 		var err error
 		if o.r.Content == nil {
 			err = e.Sys.Remove(o.r.Path)
-			e.pruneEmptyDirs(filepath.Dir(o.r.Path), o.r.Root)
+			pruneEmptyDirs(e.Sys, filepath.Dir(o.r.Path), o.r.Root)
 			if !o.r.Manifest {
 				out.Removed++
 			}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -55,12 +54,34 @@ func (e *Engine) WithLock(command string, fn func(recovered []string) error) err
 	if err != nil {
 		return err
 	}
-	defer release()
+	e.locked = true
+	defer func() {
+		e.locked = false
+		release()
+	}()
 	recovered, err := e.recover()
 	if err != nil {
 		return err
 	}
 	return fn(recovered)
+}
+
+// recoverFirst rolls back an interrupted apply before a command that does
+// not otherwise take the lock reads anything (SPEC §6: the next command,
+// whatever it is, recovers first). It returns the recovery's warnings.
+func (e *Engine) recoverFirst() ([]string, error) {
+	if e.locked || e.inspectOnly {
+		return nil, nil
+	}
+	if _, err := os.Stat(filepath.Join(e.Env.StateDir(), "journal.json")); err != nil {
+		return nil, nil
+	}
+	var warnings []string
+	err := e.WithLock("recover", func(recovered []string) error {
+		warnings = recovered
+		return nil
+	})
+	return warnings, err
 }
 
 // Deploy plans and, when apply is set, applies the plan as one transaction.
@@ -155,17 +176,20 @@ func (e *Engine) apply(st *State, p *Plan, opt ApplyOptions) (string, bool, erro
 		return "", false, err
 	}
 
-	// Save the bytes every touched path had (a later record's Before is this
-	// one's After, so rollbacks never need After bytes), then the journal,
-	// then write.
-	blobs := make([]error, len(writes))
-	parallel(len(writes), func(i int) {
-		w := writes[i]
+	// Save the bytes every touched path had and gets, in one pack (one write,
+	// however many files), then the journal, then write. Before bytes undo
+	// this apply; After bytes let `rollback --to` return to exactly what this
+	// apply wrote, even after a later hand edit.
+	var blobs [][]byte
+	for _, w := range writes {
 		if w.change.Before != nil {
-			_, blobs[i] = store.SaveBlob(id, w.before)
+			blobs = append(blobs, w.before)
 		}
-	})
-	if err := errors.Join(blobs...); err != nil {
+		if w.data != nil {
+			blobs = append(blobs, w.data)
+		}
+	}
+	if _, err := store.SavePack(id, blobs); err != nil {
 		_ = store.DeleteBlobs(id)
 		return "", false, apperr.Wrap(err, apperr.IOFailed, "cannot save snapshot bytes").WithHint("check free space under %s", e.Env.StateDir())
 	}

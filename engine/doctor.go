@@ -73,7 +73,9 @@ func (e *Engine) Doctor(req Request, fix bool) (*DoctorData, []string, error) {
 			return run()
 		})
 	} else {
+		e.inspectOnly = true
 		err = run()
+		e.inspectOnly = false
 	}
 	if err != nil {
 		return nil, warnings, err
@@ -137,7 +139,7 @@ func (e *Engine) checkRoot(add func(name, status, msg, suggestion string), r Tar
 	case err == nil && !fi.IsDir():
 		add(name, CheckFail, r.Path+" is a file, not a folder", "move the file away or change the target's path option")
 		return
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist), isNotDir(err):
 		parent := r.Path
 		for {
 			parent = filepath.Dir(parent)

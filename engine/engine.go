@@ -27,6 +27,11 @@ type Engine struct {
 	GitProgress io.Writer
 	// Progress is told as each repo of a multi-repo fetch finishes.
 	Progress func(done, total int, what string)
+
+	locked bool // this engine holds the state lock (WithLock)
+	// inspectOnly stops Load from recovering an interrupted apply, so
+	// `doctor` (without --fix) can report it instead.
+	inspectOnly bool
 }
 
 // New returns an Engine over the real filesystem.
@@ -78,11 +83,15 @@ func (e *Engine) LoadManifest(req Request) (*Manifest, string, error) {
 // Load reads the manifest, selects modules and targets, loads module files
 // and compiles the desired state. Nothing is written.
 func (e *Engine) Load(req Request) (*State, error) {
+	recovered, err := e.recoverFirst()
+	if err != nil {
+		return nil, err
+	}
 	m, repo, err := e.LoadManifest(req)
 	if err != nil {
 		return nil, err
 	}
-	st := &State{Req: req, Repo: repo, Manifest: m, Profile: req.Profile, Warnings: append([]string(nil), m.Warnings...)}
+	st := &State{Req: req, Repo: repo, Manifest: m, Profile: req.Profile, Warnings: append(recovered, m.Warnings...)}
 	if st.Profile == "" {
 		st.Profile = "default"
 	}

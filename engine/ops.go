@@ -48,7 +48,13 @@ func diffData(st *State, p *Plan) *DiffData {
 	d := &DiffData{Profile: p.Profile, Targets: p.Targets, Changes: make([]DiffChange, len(p.Changes)), Summary: p.Summary}
 	for i, c := range p.Changes {
 		d.Changes[i] = DiffChange{Change: c}
-		u, ok := UnifiedDiff("a/"+filepath.ToSlash(c.Path), "b/"+filepath.ToSlash(c.Path), c.Before, c.After)
+		from, to := "a"+filepath.ToSlash(c.Path), "b"+filepath.ToSlash(c.Path)
+		if c.Op == OpCreate {
+			from = "/dev/null"
+		} else if c.Op == OpDelete {
+			to = "/dev/null"
+		}
+		u, ok := UnifiedDiff(from, to, c.Before, c.After)
 		if !ok {
 			st.Warn("diff of %s omitted (binary or over 100 KiB)", c.Path)
 			continue

@@ -110,13 +110,22 @@ func (e *Engine) restore(store *snapshots.Store, restores []snapshots.Restore, t
 		rec.RolledBackTo = &to
 	}
 	out := &RollbackData{RolledBackTo: rec.RolledBackTo, EventSnapshotID: id}
+	var blobs [][]byte
+	for _, o := range ops {
+		if o.has {
+			blobs = append(blobs, o.cur)
+		}
+		if o.data != nil {
+			blobs = append(blobs, o.data)
+		}
+	}
+	if _, err := store.SavePack(id, blobs); err != nil {
+		_ = store.DeleteBlobs(id)
+		return nil, err
+	}
 	for _, o := range ops {
 		fc := snapshots.FileChange{Target: o.r.Target, Root: o.r.Root, Path: o.r.Path, Manifest: o.r.Manifest}
 		if o.has {
-			if _, err := store.SaveBlob(id, o.cur); err != nil {
-				_ = store.DeleteBlobs(id)
-				return nil, err
-			}
 			fc.Before = &snapshots.Content{SHA256: sha256Hex(o.cur), Size: int64(len(o.cur)), Mode: uint32(e.modeOf(o.r.Path))}
 		}
 		fc.After = o.r.Content

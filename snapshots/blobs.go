@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/agentpack/agentpack/engine/apperr"
 )
@@ -41,6 +42,12 @@ func (s *Store) ReadBlob(id, sha string) ([]byte, error) {
 	}
 	path := s.blobPath(id, sha)
 	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		path = filepath.Join(s.blobDir(id), packName)
+		if data, err = s.readPacked(id, sha); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, blobCorrupted(id, sha, path, "saved bytes %s of snapshot %s cannot be read from its pack: %v", sha, id, err)
+		}
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, blobCorrupted(id, sha, path, "snapshot %s is missing its saved bytes %s", id, sha)
 	}

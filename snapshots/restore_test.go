@@ -69,26 +69,26 @@ func TestRestoreTo(t *testing.T) {
 		want    []Restore
 	}{
 		{"undo newest", "R3", nil, []Restore{
-			want("claude_code", "c", "3", "R4"), want("codex", "a", "1", "R4"),
+			want("claude_code", "c", "3", "R1"), want("codex", "a", "1", "R3"),
 		}},
 		{"undo a rollback too", "R2", nil, []Restore{
-			want("claude_code", "c", "3", "R4"), want("codex", "a", "4", "R3"),
-			want("codex", "b", "", ""), want("codex", "d", "5", "R3"),
+			want("claude_code", "c", "3", "R1"), want("codex", "a", "4", "R2"),
+			want("codex", "b", "", ""), want("codex", "d", "5", "R2"),
 		}},
-		{"oldest Before wins", "R1", nil, []Restore{
-			want("claude_code", "c", "3", "R4"), want("codex", "a", "1", "R2"),
-			want("codex", "b", "2", "R2"), want("codex", "d", "", ""),
+		{"newest After up to toID wins", "R1", nil, []Restore{
+			want("claude_code", "c", "3", "R1"), want("codex", "a", "1", "R1"),
+			want("codex", "b", "2", "R1"), want("codex", "d", "", ""),
 		}},
 		{"before everything", "", nil, []Restore{
 			want("claude_code", "c", "", ""), want("codex", "a", "", ""),
 			want("codex", "b", "", ""), want("codex", "d", "", ""),
 		}},
 		{"target filter", "R1", []string{"codex"}, []Restore{
-			want("codex", "a", "1", "R2"), want("codex", "b", "2", "R2"), want("codex", "d", "", ""),
+			want("codex", "a", "1", "R1"), want("codex", "b", "2", "R1"), want("codex", "d", "", ""),
 		}},
 		{"other target filter", "", []string{"claude_code"}, []Restore{want("claude_code", "c", "", "")}},
 		{"all means every target", "R3", []string{"all"}, []Restore{
-			want("claude_code", "c", "3", "R4"), want("codex", "a", "1", "R4"),
+			want("claude_code", "c", "3", "R1"), want("codex", "a", "1", "R3"),
 		}},
 		{"target with no changes", "R1", []string{"cursor"}, []Restore{}},
 		{"to the newest is a no-op", "R4", nil, []Restore{}},
@@ -250,4 +250,28 @@ func cloneDisk[M ~map[K]V, K comparable, V any](m M) M {
 		out[k] = v
 	}
 	return out
+}
+
+// TestRestoreToIgnoresHandEdits: a hand edit overwritten with --force is not
+// "the state right after" the earlier snapshot; its After is.
+func TestRestoreToIgnoresHandEdits(t *testing.T) {
+	records := []*Record{
+		{ID: "R1", Kind: KindDeploy, Files: []FileChange{change("codex", "a", "", "1")}},
+		{ID: "R2", Kind: KindDeploy, Files: []FileChange{change("codex", "a", "edited", "2")}},
+	}
+	got, err := RestoreTo(records, "R1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := []Restore{want("codex", "a", "1", "R1")}; !reflect.DeepEqual(got, w) {
+		t.Fatalf("RestoreTo = %v, want %v", got, w)
+	}
+	// Undoing R2 alone brings the hand edit back.
+	last, _, err := RestoreLast(records, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := []Restore{want("codex", "a", "edited", "R2")}; !reflect.DeepEqual(last, w) {
+		t.Fatalf("RestoreLast = %v, want %v", last, w)
+	}
 }

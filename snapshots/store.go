@@ -27,6 +27,8 @@ type Store struct {
 
 	mu   sync.Mutex
 	last time.Time // newest id this Store handed out
+
+	packs sync.Map // id → packIndex, read once
 }
 
 // NewStore returns a Store rooted at stateDir. Nothing is created until the

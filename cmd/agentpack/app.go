@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 
 	"github.com/agentpack/agentpack/engine"
@@ -84,10 +85,26 @@ func wantsJSON(args []string) bool {
 	return false
 }
 
-// commandFromArgs guesses the command name for an envelope when parsing failed.
+// commandFromArgs finds the command name for an envelope when parsing
+// failed: the first argument that names a command (a flag's value, such as
+// the DIR of --repo DIR, never does).
 func commandFromArgs(args []string) string {
+	names := map[string]bool{}
+	t := reflect.TypeOf(CLI{})
+	for i := 0; i < t.NumField(); i++ {
+		if _, ok := t.Field(i).Tag.Lookup("cmd"); ok {
+			name := t.Field(i).Tag.Get("name")
+			if name == "" {
+				name = strings.ToLower(t.Field(i).Name)
+			}
+			names[name] = true
+		}
+	}
 	for _, a := range args {
-		if !strings.HasPrefix(a, "-") {
+		if a == "--" {
+			break
+		}
+		if names[a] {
 			return a
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
@@ -31,12 +32,11 @@ func installCrashHook() {
 	if err != nil || k <= 0 {
 		return
 	}
-	n := 0
+	var n atomic.Int64 // writes run in parallel
 	engineHook = func(e *engine.Engine) {
 		if rs, ok := e.Sys.(*engine.RealSystem); ok {
 			rs.AfterWrite = func(string) {
-				n++
-				if n >= k {
+				if n.Add(1) >= int64(k) {
 					os.Exit(137)
 				}
 			}
@@ -71,10 +71,17 @@ func scriptParams(dir string) testscript.Params {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"validenv":  cmdValidEnvelope,
-			"jsonnorm":  cmdJSONNorm,
-			"copyfix":   cmdCopyFixture,
-			"writefile": cmdWriteFile,
+			"validenv":    cmdValidEnvelope,
+			"jsonnorm":    cmdJSONNorm,
+			"copyfix":     cmdCopyFixture,
+			"writefile":   cmdWriteFile,
+			"exitcode":    cmdExitCode,
+			"snapid":      cmdSnapID,
+			"filetree":    cmdFileTree,
+			"subsetof":    cmdSubsetOf,
+			"readonlydir": cmdReadOnlyDir,
+			"resub":       cmdResub,
+			"gitcommit":   cmdGitCommit, // gitrepo_cmds_test.go
 		},
 	}
 }

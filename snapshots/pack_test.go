@@ -3,8 +3,8 @@ package snapshots
 import (
 	"os"
 	"path/filepath"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/agentpack/agentpack/engine/apperr"
 )

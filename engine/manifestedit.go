@@ -9,11 +9,13 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// manifestDoc is agentpack.yaml as a YAML node tree, so edits keep comments
-// and key order.
+// manifestDoc is agentpack.yaml as text plus its YAML node tree. Edits are
+// made to the text at the lines the nodes point to, so everything else —
+// comments, blank lines, quoting, flow style — stays byte for byte.
 type manifestDoc struct {
-	path string
-	doc  yaml.Node
+	path  string
+	doc   yaml.Node
+	lines []string // the file split after each '\n'
 }
 
 func openManifestDoc(path string) (*manifestDoc, error) {
@@ -21,7 +23,10 @@ func openManifestDoc(path string) (*manifestDoc, error) {
 	if err != nil {
 		return nil, apperr.Wrap(err, apperr.ConfigMissing, "cannot read %s", path).WithHint("run `agentpack init` first")
 	}
-	md := &manifestDoc{path: path}
+	md := &manifestDoc{path: path, lines: strings.SplitAfter(string(data), "\n")}
+	if md.lines[len(md.lines)-1] == "" {
+		md.lines = md.lines[:len(md.lines)-1]
+	}
 	if err := yaml.Unmarshal(data, &md.doc); err != nil {
 		return nil, apperr.Wrap(err, apperr.ConfigInvalid, "YAML syntax error: %s", yamlMessage(err)).WithHint("fix agentpack.yaml first")
 	}
@@ -50,19 +55,45 @@ func (md *manifestDoc) list(key string) *yaml.Node {
 	return seq
 }
 
-// save re-validates and writes the manifest atomically.
-func (md *manifestDoc) save(sys System) error {
+// encode re-renders the whole node tree; used only when a text edit is not
+// possible (a flow-style or missing list).
+func (md *manifestDoc) encode() ([]byte, error) {
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
 	if err := enc.Encode(&md.doc); err != nil {
-		return apperr.Wrap(err, apperr.Unexpected, "cannot encode agentpack.yaml")
+		return nil, apperr.Wrap(err, apperr.Unexpected, "cannot encode agentpack.yaml")
 	}
 	_ = enc.Close()
-	if _, err := ParseManifest(buf.Bytes(), Targets()); err != nil {
+	return buf.Bytes(), nil
+}
+
+// save re-renders the node tree after tree edits, then writes it.
+func (md *manifestDoc) save(sys System) error {
+	data, err := md.encode()
+	if err != nil {
 		return err
 	}
-	return sys.WriteFile(md.path, buf.Bytes(), 0o644)
+	return md.saveBytes(sys, data)
+}
+
+// saveBytes re-validates data and writes it atomically.
+func (md *manifestDoc) saveBytes(sys System, data []byte) error {
+	if _, err := ParseManifest(data, Targets()); err != nil {
+		return err
+	}
+	return sys.WriteFile(md.path, data, 0o644)
+}
+
+// value returns the node under key in the root mapping, or nil.
+func (md *manifestDoc) value(key string) *yaml.Node {
+	root := md.root()
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value == key {
+			return root.Content[i+1]
+		}
+	}
+	return nil
 }
 
 func itemID(n *yaml.Node, key string) string {
@@ -74,86 +105,6 @@ func itemID(n *yaml.Node, key string) string {
 	return ""
 }
 
-// AddData is the data of `agentpack add`.
-type AddData struct {
-	Module            Module `json:"module"`
-	ManifestPath      string `json:"manifest_path"`
-	ManifestPathPosix string `json:"manifest_path_posix"`
-}
-
-// AddModule appends mod to the request's agentpack.yaml, keeping comments.
-func (e *Engine) AddModule(req Request, mod Module) (*AddData, error) {
-	m, repo, err := e.LoadManifest(req)
-	if err != nil {
-		return nil, err
-	}
-	for _, x := range m.Modules {
-		if x.ID == mod.ID {
-			return nil, apperr.New(apperr.ModuleAlreadyExists, "module %q already exists", mod.ID).
-				WithHint("pick another --id, or `agentpack remove %s` first", mod.ID).With("id", mod.ID)
-		}
-	}
-	md, err := openManifestDoc(m.Path)
-	if err != nil {
-		return nil, err
-	}
-	var node yaml.Node
-	if err := node.Encode(mod); err != nil {
-		return nil, apperr.Wrap(err, apperr.Unexpected, "cannot encode module")
-	}
-	seq := md.list("modules")
-	seq.Content = append(seq.Content, &node)
-	if err := md.save(e.Sys); err != nil {
-		return nil, err
-	}
-	if mod.Tags == nil {
-		mod.Tags = []string{}
-	}
-	if mod.Targets == nil {
-		mod.Targets = []string{}
-	}
-	_ = repo
-	return &AddData{Module: mod, ManifestPath: m.Path, ManifestPathPosix: toSlash(m.Path)}, nil
-}
-
-// RemoveData is the data of `agentpack remove`.
-type RemoveData struct {
-	ID                string `json:"id"`
-	ManifestPath      string `json:"manifest_path"`
-	ManifestPathPosix string `json:"manifest_path_posix"`
-}
-
-// RemoveModule deletes a module entry (and its mentions in profiles).
-func (e *Engine) RemoveModule(req Request, id string) (*RemoveData, error) {
-	m, _, err := e.LoadManifest(req)
-	if err != nil {
-		return nil, err
-	}
-	md, err := openManifestDoc(m.Path)
-	if err != nil {
-		return nil, err
-	}
-	seq := md.list("modules")
-	found := false
-	kept := seq.Content[:0]
-	for _, item := range seq.Content {
-		if itemID(item, "id") == id {
-			found = true
-			continue
-		}
-		kept = append(kept, item)
-	}
-	seq.Content = kept
-	if !found {
-		return nil, apperr.New(apperr.ModuleNotFound, "no module %q in agentpack.yaml", id).
-			WithHint("module ids: %s", strings.Join(moduleIDs(m), ", ")).With("id", id)
-	}
-	removeFromProfiles(md.root(), id)
-	if err := md.save(e.Sys); err != nil {
-		return nil, err
-	}
-	return &RemoveData{ID: id, ManifestPath: m.Path, ManifestPathPosix: toSlash(m.Path)}, nil
-}
 
 func removeFromProfiles(root *yaml.Node, id string) {
 	for i := 0; i+1 < len(root.Content); i += 2 {

@@ -105,7 +105,6 @@ func itemID(n *yaml.Node, key string) string {
 	return ""
 }
 
-
 func removeFromProfiles(root *yaml.Node, id string) {
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		if root.Content[i].Value != "profiles" || root.Content[i+1].Kind != yaml.MappingNode {

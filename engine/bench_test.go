@@ -84,17 +84,29 @@ func BenchmarkReadHash10k(b *testing.B) {
 	}
 }
 
-// BenchmarkDeployRollback10k deploys 10,000 files, then rolls them back.
-func BenchmarkDeployRollback10k(b *testing.B) {
+// BenchmarkDeploy10k deploys 10,000 files into an empty project.
+func BenchmarkDeploy10k(b *testing.B) {
 	repo := benchRepo(b, 1000, 10)
 	for b.Loop() {
 		b.StopTimer()
-		env := testEnv(b)
-		e := engine.New(env)
+		e := engine.New(testEnv(b))
 		b.StartTimer()
 		if _, _, err := e.Deploy(engine.Request{Repo: repo}, true, engine.ApplyOptions{}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkRollback10k rolls back a deploy of 10,000 files.
+func BenchmarkRollback10k(b *testing.B) {
+	repo := benchRepo(b, 1000, 10)
+	for b.Loop() {
+		b.StopTimer()
+		e := engine.New(testEnv(b))
+		if _, _, err := e.Deploy(engine.Request{Repo: repo}, true, engine.ApplyOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
 		if _, _, err := e.Rollback(engine.RollbackOptions{Last: true}); err != nil {
 			b.Fatal(err)
 		}

@@ -230,7 +230,7 @@ func (e *Engine) SourceAdd(req Request, opt SourceAddOptions) (*SourceAddData, [
 		if err := node.Encode(src); err != nil {
 			return apperr.Wrap(err, apperr.Unexpected, "cannot encode source")
 		}
-		seq := md.list("sources")
+		seq := blockList(md.list("sources"))
 		seq.Content = append(seq.Content, &node)
 		return md.save(e.Sys)
 	})

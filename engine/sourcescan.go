@@ -35,7 +35,8 @@ type Artifact struct {
 	// this repository.
 	UsedBy []string `json:"used_by"`
 
-	hasFrontmatter bool
+	hasFrontmatter  bool
+	frontmatterName string
 }
 
 // artifactDirs maps a folder name to the artifact type of the Markdown files
@@ -58,7 +59,9 @@ var skippedDirs = map[string]bool{".git": true, "node_modules": true}
 // a Markdown file below a prompts/, commands/ or instructions/ folder is a
 // prompt, command or instructions; one below agents/ is an agent when it has
 // frontmatter; AGENTS.md and CLAUDE.md directly in root are instructions.
-// README.md files are never artifacts. The nearest such folder decides.
+// A folder with AGENTS.md below an instructions/ folder is one instructions
+// artifact. README.md files are never artifacts. The nearest such folder
+// decides.
 // Paths are fsys-relative; results are sorted by type, then path. Only
 // Source, Type, Name, Path, PathPosix, Description and TreeHash are set.
 func ScanArtifacts(fsys fs.FS, root string) ([]Artifact, error) {
@@ -82,8 +85,18 @@ func ScanArtifacts(fsys fs.FS, root string) ([]Artifact, error) {
 					return err
 				}
 				if p == "." {
-					a.Path, a.PathPosix = "", ""
+					// The repository itself is one skill: SKILL.md names it.
+					a.Path, a.PathPosix, a.Name = "", "", a.frontmatterName
 				}
+				out = append(out, a)
+				return fs.SkipDir
+			}
+			if p != start && instructionsFolder(rel(root, p)) && isRegular(fsys, path.Join(p, "AGENTS.md")) {
+				a, err := newArtifact(fsys, TypeInstructions, p, path.Join(p, "AGENTS.md"))
+				if err != nil {
+					return err
+				}
+				a.Name = path.Base(p)
 				out = append(out, a)
 				return fs.SkipDir
 			}
@@ -111,7 +124,7 @@ func ScanArtifacts(fsys fs.FS, root string) ([]Artifact, error) {
 	}
 	sortArtifacts(out)
 	for i := range out {
-		out[i].hasFrontmatter = false
+		out[i].hasFrontmatter, out[i].frontmatterName = false, ""
 	}
 	return out, nil
 }
@@ -142,6 +155,15 @@ func classify(relPath string) (ModuleType, bool) {
 	return "", false
 }
 
+// instructionsFolder reports whether the folder relDir is below an
+// instructions/ folder (the nearest typed folder deciding), so that an
+// AGENTS.md in it makes the folder one instructions module.
+func instructionsFolder(relDir string) bool {
+	segs := strings.Split(relDir, "/")
+	t, ok := classify(strings.Join(append(segs, "x.md"), "/"))
+	return ok && t == TypeInstructions && !strings.EqualFold(segs[len(segs)-1], "instructions")
+}
+
 func isRegular(fsys fs.FS, p string) bool {
 	fi, err := fs.Stat(fsys, p)
 	return err == nil && fi.Mode().IsRegular()
@@ -157,7 +179,7 @@ func newArtifact(fsys fs.FS, typ ModuleType, p, main string) (Artifact, error) {
 	}
 	if fm, _, err := ParseFrontmatter(data); err == nil && fm != nil {
 		a.Description = fm.String("description")
-		a.hasFrontmatter = true
+		a.hasFrontmatter, a.frontmatterName = true, fm.String("name")
 	}
 	if a.TreeHash, err = GitObjectHash(fsys, p); err != nil {
 		return a, err

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 
@@ -85,10 +86,23 @@ func (e *Envelope) addWarnings(ws []string) {
 
 // JSON renders the envelope with two-space indent and a trailing newline.
 func (e *Envelope) JSON() []byte {
-	b, err := json.MarshalIndent(e, "", "  ")
+	b, err := marshalJSON(e)
 	if err != nil {
 		fallback := NewEnvelope(e.Command, e.CommandID).Fail(apperr.Wrap(err, apperr.Unexpected, "cannot encode result"), nil)
-		b, _ = json.MarshalIndent(fallback, "", "  ")
+		b, _ = marshalJSON(fallback)
 	}
-	return append(b, '\n')
+	return b
+}
+
+// marshalJSON indents by two spaces and leaves &, < and > as they are
+// (source specs contain '&'; \u0026 is valid but unreadable).
+func marshalJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }

@@ -206,11 +206,17 @@ func (e *Engine) fetchLocked(lf *lockfile.Lockfile) (int, error) {
 	if _, err := e.checkoutAll(refs); err != nil {
 		return 0, err
 	}
+	dirs := map[repoRef]string{} // Dir re-hashes a checkout: once per commit
 	for _, m := range lf.Modules {
 		if g := m.ResolvedSource.Git; g != nil {
-			dir, err := e.GitCache().Dir(g.URL, g.Commit)
-			if err != nil {
-				return 0, err
+			key := repoRef{g.URL, g.Commit}
+			dir, ok := dirs[key]
+			if !ok {
+				var err error
+				if dir, err = e.GitCache().Dir(g.URL, g.Commit); err != nil {
+					return 0, err
+				}
+				dirs[key] = dir
 			}
 			if err := gitsource.VerifySubdir(dir, g.Subdir, m.FileManifest); err != nil {
 				return 0, err

@@ -1,0 +1,165 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// compileSchema compiles a tool's advertised input schema, so calls are
+// validated against exactly the bytes clients see.
+func compileSchema(name string, raw json.RawMessage) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: schema is not JSON: %w", name, err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	url := "mem:///tools/" + name + ".json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("tool %s: %w", name, err)
+	}
+	return c.Compile(url)
+}
+
+// problem is one schema violation of a call's arguments.
+type problem struct {
+	// property is the top-level argument at fault ("" for the whole object).
+	property string
+	pointer  string
+	message  string
+}
+
+func (p problem) String() string { return p.pointer + ": " + p.message }
+
+var printer = message.NewPrinter(language.English)
+
+// checkArgs validates raw arguments against t's schema and decodes them. It
+// is the one place every call is validated, whatever the client checked.
+// A missing or non-true `yes` is E_CONFIRM_REQUIRED; any other violation is
+// E_INVALID_ARGUMENT naming the property. Other violations are reported
+// first: confirming a call that cannot run would not help.
+func (t *tool) checkArgs(raw json.RawMessage) (*args, error) {
+	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		raw = json.RawMessage("{}")
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, apperr.New(apperr.InvalidArgument, "arguments are not valid JSON: %v", err).
+			WithHint("pass the arguments as one JSON object").With("reason_code", "invalid_argument")
+	}
+	if err := t.compiled.Validate(v); err != nil {
+		var verr *jsonschema.ValidationError
+		if !errors.As(err, &verr) {
+			return nil, apperr.Wrap(err, apperr.Unexpected, "cannot validate the arguments of %s", t.name)
+		}
+		var probs []problem
+		collectProblems(verr, &probs)
+		return nil, t.argError(probs)
+	}
+	var a args
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, apperr.New(apperr.InvalidArgument, "cannot decode the arguments: %v", err).
+			WithHint("check the tool's inputSchema").With("reason_code", "invalid_argument")
+	}
+	return &a, nil
+}
+
+func (t *tool) argError(probs []problem) error {
+	var confirm bool
+	var other []problem
+	for _, p := range probs {
+		if p.property == "yes" {
+			confirm = true
+			continue
+		}
+		other = append(other, p)
+	}
+	if len(other) == 0 && confirm {
+		return confirmRequired(t.commandID, t.name)
+	}
+	if len(other) == 0 { // defensive: a failure always carries a problem
+		other = []problem{{pointer: "/", message: "arguments do not match the input schema"}}
+	}
+	first := other[0]
+	texts := make([]string, len(other))
+	for i, p := range other {
+		texts[i] = p.String()
+	}
+	msg := fmt.Sprintf("invalid arguments: %s", first.message)
+	if first.property != "" {
+		msg = fmt.Sprintf("invalid argument %q: %s", first.property, first.message)
+	}
+	return apperr.New(apperr.InvalidArgument, "%s", msg).
+		WithHint("valid arguments of %s: %s", t.name, strings.Join(t.propertyNames(), ", ")).
+		With("property", first.property).With("problems", texts).With("tool", t.name).
+		With("reason_code", "invalid_argument").With("next_actions", []string{"fix_arguments"})
+}
+
+// confirmRequired is the refusal of a write tool called without yes=true,
+// worded like the CLI's refusal without --yes.
+func confirmRequired(commandID, toolName string) error {
+	return apperr.New(apperr.ConfirmRequired, "refusing to run '%s' without yes=true", commandID).
+		WithHint("call %s again with yes: true to confirm; nothing was written", toolName).
+		With("command", commandID).With("property", "yes").
+		With("reason_code", "confirm_required").With("next_actions", []string{"retry_with_yes"})
+}
+
+// propertyNames lists the tool's argument names, sorted.
+func (t *tool) propertyNames() []string {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	_ = json.Unmarshal(t.schema, &s)
+	names := make([]string, 0, len(s.Properties))
+	for n := range s.Properties {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// collectProblems flattens a jsonschema error tree into its leaves.
+func collectProblems(e *jsonschema.ValidationError, out *[]problem) {
+	if len(e.Causes) > 0 {
+		for _, c := range e.Causes {
+			collectProblems(c, out)
+		}
+		return
+	}
+	loc := e.InstanceLocation
+	at := "/" + strings.Join(loc, "/")
+	property := ""
+	if len(loc) > 0 {
+		property = loc[0]
+	}
+	switch k := e.ErrorKind.(type) {
+	case *kind.Required:
+		for _, name := range k.Missing {
+			p := property
+			if p == "" {
+				p = name
+			}
+			*out = append(*out, problem{property: p, pointer: strings.TrimSuffix(at, "/") + "/" + name, message: "required argument is missing"})
+		}
+	case *kind.AdditionalProperties:
+		for _, name := range k.Properties {
+			p := property
+			if p == "" {
+				p = name
+			}
+			*out = append(*out, problem{property: p, pointer: strings.TrimSuffix(at, "/") + "/" + name, message: "unknown argument"})
+		}
+	default:
+		*out = append(*out, problem{property: property, pointer: at, message: e.ErrorKind.LocalizedString(printer)})
+	}
+}

@@ -1,0 +1,79 @@
+package mcpserver
+
+import (
+	"context"
+	"time"
+
+	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/apperr"
+)
+
+// scope is what a confirm token issued for c's request is bound to.
+func (c *call) scope() confirmScope {
+	s := confirmScope{Repo: c.eng.Env.ResolveRepo(c.req.Repo), Profile: c.req.Profile, Target: c.req.Target, Machine: c.req.Machine}
+	if s.Profile == "" {
+		s.Profile = "default"
+	}
+	if s.Target == "" {
+		s.Target = "all"
+	}
+	return s
+}
+
+// planHash is [engine.Plan.Hash] of a deploy's data, which carries the same
+// profile, targets and changes.
+func planHash(d *engine.DeployData) string {
+	return (&engine.Plan{Profile: d.Profile, Targets: d.Targets, Changes: d.Changes}).Hash()
+}
+
+// runDeploy is `deploy` without --apply, plus a confirm token bound to the
+// request and the plan's hash.
+func runDeploy(_ context.Context, c *call) *engine.Envelope {
+	env := engine.NewEnvelope("deploy", "deploy")
+	st, d, err := c.eng.Deploy(c.req, false, engine.ApplyOptions{Command: "deploy"})
+	if err != nil {
+		return env.Fail(err, warningsOf(st))
+	}
+	tok := c.srv.tokens.issue(c.scope(), planHash(d))
+	d.ConfirmToken, d.ConfirmPlanHash = tok.value, tok.planHash
+	d.ConfirmTokenExpiresAt = tok.expires.UTC().Format(time.RFC3339)
+	return env.Succeed(d, st.Warnings)
+}
+
+// runDeployApply is `deploy --apply --yes`, gated by a confirm token whose
+// plan still matches the disk. The engine takes the cross-process lock and
+// re-plans under it. With dry_run it is `deploy --apply --dry-run`: the
+// plan, nothing written, no token used.
+func runDeployApply(_ context.Context, c *call) *engine.Envelope {
+	if c.args.DryRun {
+		env := engine.NewEnvelope("deploy", "deploy")
+		st, d, err := c.eng.Deploy(c.req, false, engine.ApplyOptions{Command: "deploy"})
+		if err != nil {
+			return env.Fail(err, warningsOf(st))
+		}
+		return env.Succeed(d, st.Warnings)
+	}
+	env := engine.NewEnvelope("deploy", "deploy --apply")
+	tok, err := c.srv.tokens.claim(c.args.ConfirmToken, c.scope())
+	if err != nil {
+		return env.Fail(err, nil)
+	}
+	st, p, err := c.eng.Plan(c.req)
+	if err != nil {
+		c.srv.tokens.release(tok)
+		return env.Fail(err, warningsOf(st))
+	}
+	if h := p.Hash(); h != tok.planHash {
+		// The token is spent: its plan can never match again.
+		return env.Fail(apperr.New(apperr.ConfirmTokenMismatch, "the plan changed since the deploy call that issued this confirm_token").
+			WithHint("call the deploy tool again, review the new plan, and pass its confirm_token").
+			With("confirm_plan_hash", tok.planHash).With("current_plan_hash", h).
+			With("next_actions", []string{"call_deploy"}), st.Warnings)
+	}
+	st, d, err := c.eng.Deploy(c.req, true, engine.ApplyOptions{Adopt: c.args.Adopt, Force: c.args.Force, Command: "deploy --apply"})
+	if err != nil {
+		c.srv.tokens.release(tok)
+		return env.Fail(err, warningsOf(st))
+	}
+	return env.Succeed(d, st.Warnings)
+}

@@ -1,0 +1,130 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/apperr"
+)
+
+// The fixed resource URIs.
+const (
+	URIConfig    = "agentpack://config"
+	URIManifest  = "agentpack://manifest"
+	URILock      = "agentpack://lock"
+	URISnapshots = "agentpack://snapshots"
+	// ModuleURITemplate is the resource template of module files.
+	ModuleURITemplate = "agentpack://modules/{id}/{path}"
+	modulePrefix      = "agentpack://modules/"
+)
+
+// lockFileName is the desired-state repo's lockfile (engine/lockfile.FileName).
+const lockFileName = "agentpack.lock.json"
+
+// MIME types.
+const (
+	mimeJSON     = "application/json"
+	mimeTOML     = "application/toml"
+	mimeYAML     = "application/x-yaml"
+	mimeMarkdown = "text/markdown"
+	mimeText     = "text/plain"
+)
+
+// resourceInfo describes one readable resource.
+type resourceInfo struct {
+	URI         string `json:"uri"`
+	Name        string `json:"name"`
+	MIMEType    string `json:"mime_type"`
+	Description string `json:"description"`
+	// Size is the byte size of module files (0 for the fixed resources).
+	Size int64 `json:"size,omitempty"`
+}
+
+// fixedResources are the resources that always exist (their content may be
+// JSON null).
+var fixedResources = []resourceInfo{
+	{URI: URIConfig, Name: "config", MIMEType: mimeTOML, Description: "$AGENTPACK_HOME/config.toml as text; JSON null when the file does not exist."},
+	{URI: URIManifest, Name: "manifest", MIMEType: mimeJSON, Description: "agentpack.yaml of the repo, parsed, as JSON; null when absent."},
+	{URI: URILock, Name: "lock", MIMEType: mimeJSON, Description: "agentpack.lock.json of the repo; null when absent."},
+	{URI: URISnapshots, Name: "snapshots", MIMEType: mimeJSON, Description: "Deploy and rollback snapshots: the data of `agentpack snapshots --json`."},
+}
+
+// contents is what reading a resource returns.
+type contents struct {
+	URI      string
+	MIMEType string
+	Text     string
+}
+
+// jsonNull is the content of a resource whose file does not exist.
+func jsonNull(uri string) *contents { return &contents{URI: uri, MIMEType: mimeJSON, Text: "null"} }
+
+// readResource reads uri fresh from disk for req. Failures are apperr
+// errors: the resources tool puts them in an envelope, resources/read turns
+// them into JSON-RPC errors.
+func readResource(eng *engine.Engine, req engine.Request, uri string) (*contents, error) {
+	switch uri {
+	case URIConfig:
+		data, err := os.ReadFile(filepath.Join(eng.Env.AgentpackHome, "config.toml"))
+		if errors.Is(err, fs.ErrNotExist) {
+			return jsonNull(uri), nil
+		}
+		if err != nil {
+			return nil, apperr.Wrap(err, apperr.IOFailed, "cannot read config.toml")
+		}
+		return &contents{URI: uri, MIMEType: mimeTOML, Text: string(data)}, nil
+	case URIManifest:
+		m, _, err := eng.LoadManifest(req)
+		if apperr.CodeOf(err) == apperr.ConfigMissing {
+			return jsonNull(uri), nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return jsonContents(uri, m)
+	case URILock:
+		data, err := os.ReadFile(filepath.Join(eng.Env.ResolveRepo(req.Repo), lockFileName))
+		if errors.Is(err, fs.ErrNotExist) {
+			return jsonNull(uri), nil
+		}
+		if err != nil {
+			return nil, apperr.Wrap(err, apperr.IOFailed, "cannot read %s", lockFileName)
+		}
+		return &contents{URI: uri, MIMEType: mimeJSON, Text: string(data)}, nil
+	case URISnapshots:
+		list, _, err := eng.Snapshots()
+		if err != nil {
+			return nil, err
+		}
+		return jsonContents(uri, map[string]any{"snapshots": list})
+	}
+	if isModuleURI(uri) {
+		return readModuleURI(eng, req, uri)
+	}
+	return nil, apperr.New(apperr.InvalidArgument, "unknown resource %q", uri).
+		WithHint("list resources with action=list; module files are %s", ModuleURITemplate).With("uri", uri)
+}
+
+func jsonContents(uri string, v any) (*contents, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, apperr.Wrap(err, apperr.Unexpected, "cannot encode %s", uri)
+	}
+	return &contents{URI: uri, MIMEType: mimeJSON, Text: string(b)}, nil
+}
+
+// listResources returns the fixed resources and every file of every module
+// of req's profile. A repo that does not load still lists the fixed
+// resources; the error says why the modules are missing.
+func listResources(eng *engine.Engine, req engine.Request) ([]resourceInfo, error) {
+	out := append([]resourceInfo{}, fixedResources...)
+	files, err := moduleFiles(eng, req)
+	for _, f := range files {
+		out = append(out, f.info())
+	}
+	return out, err
+}

@@ -1,0 +1,40 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentpack/agentpack/engine"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// toolResult turns an envelope into a tool result: structuredContent is the
+// envelope, the one text block is the same JSON the CLI prints under
+// --json, and a failure sets isError with "[E_CODE] message" first.
+func toolResult(env *engine.Envelope) *mcp.CallToolResult {
+	b := env.JSON()
+	text := string(b)
+	if !env.OK && len(env.Errors) > 0 {
+		e := env.Errors[0]
+		text = fmt.Sprintf("[%s] %s\n", e.Code, e.Message) + text
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
+		StructuredContent: json.RawMessage(b),
+		IsError:           !env.OK,
+	}
+}
+
+// fail returns the failure envelope of a tool whose call never reached the
+// engine.
+func (t *tool) fail(err error) *engine.Envelope {
+	return engine.NewEnvelope(t.command, t.commandID).Fail(err, nil)
+}
+
+// warningsOf keeps the warnings gathered before a failure, as the CLI does.
+func warningsOf(st *engine.State) []string {
+	if st == nil {
+		return nil
+	}
+	return st.Warnings
+}

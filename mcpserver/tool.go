@@ -1,0 +1,115 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/agentpack/agentpack/engine"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Toolsets.
+const (
+	ToolsetCore      = "core"
+	ToolsetResources = "resources"
+	// ToolsetPackages and ToolsetSources are accepted so client configs can
+	// name them now; their tools come with the package and source commands.
+	ToolsetPackages = "packages"
+	ToolsetSources  = "sources"
+)
+
+// Toolsets lists every toolset name --toolsets accepts.
+var Toolsets = []string{ToolsetCore, ToolsetPackages, ToolsetSources, ToolsetResources}
+
+// tool is one MCP tool: its definition, its toolset, whether it writes, the
+// envelope names it answers with, and the engine call behind it.
+type tool struct {
+	name        string
+	description string
+	toolset     string
+	write       bool
+	schema      json.RawMessage
+	// command and commandID name the envelope of refusals that happen
+	// before run (validation, read-only mode), as the CLI would.
+	command   string
+	commandID string
+	run       func(ctx context.Context, c *call) *engine.Envelope
+
+	compiled *jsonschema.Schema
+}
+
+// def returns the tool as listed in tools/list.
+func (t *tool) def() *mcp.Tool {
+	ann := &mcp.ToolAnnotations{ReadOnlyHint: !t.write, OpenWorldHint: ptr(false)}
+	if t.write {
+		ann.DestructiveHint = ptr(true)
+	} else {
+		ann.IdempotentHint = true
+	}
+	return &mcp.Tool{Name: t.name, Description: t.description, InputSchema: t.schema, Annotations: ann}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// args is the union of every tool's arguments. Calls are validated against
+// the tool's schema (additionalProperties: false) before they are decoded
+// into it, so a field a tool does not declare is never set.
+type args struct {
+	Repo         string   `json:"repo"`
+	Profile      string   `json:"profile"`
+	Target       string   `json:"target"`
+	Machine      string   `json:"machine"`
+	DryRun       bool     `json:"dry_run"`
+	Diff         bool     `json:"diff"`
+	Only         []string `json:"only"`
+	Kind         string   `json:"kind"`
+	Adopt        bool     `json:"adopt"`
+	Force        bool     `json:"force"`
+	ConfirmToken string   `json:"confirm_token"`
+	Yes          bool     `json:"yes"`
+	To           string   `json:"to"`
+	Last         bool     `json:"last"`
+	ID           string   `json:"id"`
+	Action       string   `json:"action"`
+	URI          string   `json:"uri"`
+	Query        string   `json:"query"`
+}
+
+// call is one validated tool call.
+type call struct {
+	srv  *Server
+	args *args
+	// req is the engine request: the call's arguments over the server's
+	// defaults.
+	req engine.Request
+	eng *engine.Engine
+}
+
+// allTools returns every tool agentpack serves, in tools/list order.
+func allTools() []*tool {
+	return []*tool{
+		{name: "plan", toolset: ToolsetCore, schema: planSchema, command: "plan", commandID: "plan", run: runPlan,
+			description: "Show the files a deploy would create, update or delete. Read-only."},
+		{name: "diff", toolset: ToolsetCore, schema: diffSchema, command: "diff", commandID: "diff", run: runDiff,
+			description: "Show the plan with a unified diff of every file. Read-only."},
+		{name: "preview", toolset: ToolsetCore, schema: previewSchema, command: "preview", commandID: "preview", run: runPreview,
+			description: "Show the plan and, with diff=true, per-file diffs. Read-only."},
+		{name: "status", toolset: ToolsetCore, schema: statusSchema, command: "status", commandID: "status", run: runStatus,
+			description: "Report drift between desired, last deployed and on-disk files. Read-only."},
+		{name: "doctor", toolset: ToolsetCore, schema: doctorSchema, command: "doctor", commandID: "doctor", run: runDoctor,
+			description: "Check that agentpack can work here: repo, targets, state. Read-only."},
+		{name: "explain", toolset: ToolsetCore, schema: explainSchema, command: "explain", commandID: "explain", run: runExplain,
+			description: "Say which module and source produced each file of the plan, diff or status. Read-only."},
+		{name: "deploy", toolset: ToolsetCore, schema: deploySchema, command: "deploy", commandID: "deploy", run: runDeploy,
+			description: "Dry-run a deploy: the plan plus a confirm_token for deploy_apply (valid 10 minutes). Writes nothing."},
+		{name: "snapshots", toolset: ToolsetCore, schema: snapshotsSchema, command: "snapshots", commandID: "snapshots list", run: runSnapshots,
+			description: "List deploy and rollback snapshots, or show one by id. Read-only."},
+		{name: "deploy_apply", toolset: ToolsetCore, write: true, schema: deployApplySchema, command: "deploy", commandID: "deploy --apply", run: runDeployApply,
+			description: "Apply the plan of an earlier deploy call (its confirm_token, yes=true); records a snapshot for rollback."},
+		{name: "rollback", toolset: ToolsetCore, write: true, schema: rollbackSchema, command: "rollback", commandID: "rollback", run: runRollback,
+			description: "Restore the files of an earlier snapshot (to=<id> or last=true, yes=true); recorded as a snapshot."},
+		{name: "resources", toolset: ToolsetResources, schema: resourcesSchema, command: "resources", commandID: "resources", run: runResources,
+			description: "List, read or search agentpack resources and module files, for clients without MCP resources. Read-only."},
+	}
+}

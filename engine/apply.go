@@ -23,6 +23,10 @@ type ApplyOptions struct {
 	Force bool
 	// Command names the holder in the lock file and the snapshot record.
 	Command string
+	// ExpectPlanHash, when set, refuses the apply unless the plan made under
+	// the lock still has this [Plan.Hash] (E_CONFIRM_TOKEN_MISMATCH): what
+	// was confirmed is exactly what is applied.
+	ExpectPlanHash string
 }
 
 // DeployData is the data of `agentpack deploy`.
@@ -109,6 +113,12 @@ func (e *Engine) Deploy(req Request, apply bool, opt ApplyOptions) (*State, *Dep
 			return err
 		}
 		out = deployData(p)
+		if h := p.Hash(); opt.ExpectPlanHash != "" && h != opt.ExpectPlanHash {
+			return apperr.New(apperr.ConfirmTokenMismatch, "the plan changed since it was confirmed").
+				WithHint("call deploy again, review the new plan, and confirm that one").
+				With("confirm_plan_hash", opt.ExpectPlanHash).With("current_plan_hash", h).
+				With("next_actions", []string{"call_deploy"})
+		}
 		if err := checkRefusals(p, opt); err != nil {
 			return err
 		}

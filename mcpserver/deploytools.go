@@ -58,21 +58,14 @@ func runDeployApply(_ context.Context, c *call) *engine.Envelope {
 	if err != nil {
 		return env.Fail(err, nil)
 	}
-	st, p, err := c.eng.Plan(c.req)
+	// The engine re-plans under the cross-process lock and refuses unless
+	// that plan is the one this token confirmed.
+	st, d, err := c.eng.Deploy(c.req, true, engine.ApplyOptions{Adopt: c.args.Adopt, Force: c.args.Force,
+		Command: "deploy --apply", ExpectPlanHash: tok.planHash})
 	if err != nil {
-		c.srv.tokens.release(tok)
-		return env.Fail(err, warningsOf(st))
-	}
-	if h := p.Hash(); h != tok.planHash {
-		// The token is spent: its plan can never match again.
-		return env.Fail(apperr.New(apperr.ConfirmTokenMismatch, "the plan changed since the deploy call that issued this confirm_token").
-			WithHint("call the deploy tool again, review the new plan, and pass its confirm_token").
-			With("confirm_plan_hash", tok.planHash).With("current_plan_hash", h).
-			With("next_actions", []string{"call_deploy"}), st.Warnings)
-	}
-	st, d, err := c.eng.Deploy(c.req, true, engine.ApplyOptions{Adopt: c.args.Adopt, Force: c.args.Force, Command: "deploy --apply"})
-	if err != nil {
-		c.srv.tokens.release(tok)
+		if apperr.CodeOf(err) != apperr.ConfirmTokenMismatch {
+			c.srv.tokens.release(tok) // spent only on success or on a plan that can never match again
+		}
 		return env.Fail(err, warningsOf(st))
 	}
 	return env.Succeed(d, st.Warnings)

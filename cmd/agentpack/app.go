@@ -130,12 +130,19 @@ var engineHook func(*engine.Engine)
 // Engine returns the engine for this invocation.
 func (a *App) Engine() *engine.Engine {
 	if a.engine == nil {
-		a.engine = engine.New(a.Env)
-		if engineHook != nil {
-			engineHook(a.engine)
-		}
+		a.engine = a.newEngine()
 	}
 	return a.engine
+}
+
+// newEngine builds an engine for this environment; the MCP server builds a
+// fresh one per tool call, so every call reads state fresh.
+func (a *App) newEngine() *engine.Engine {
+	e := engine.New(a.Env)
+	if engineHook != nil {
+		engineHook(e)
+	}
+	return e
 }
 
 // Request builds an engine request from the global flags.

@@ -44,7 +44,7 @@ func (c *MCPServeCmd) Run(a *App) error {
 	defer closeLog()
 	srv, err := mcpserver.New(mcpserver.Options{
 		Env:        a.Env,
-		NewEngine:  a.newCallEngine,
+		NewEngine:  a.newEngine,
 		Defaults:   a.Request(),
 		AllowWrite: c.AllowWrite,
 		Toolsets:   c.Toolsets,
@@ -71,16 +71,6 @@ func (c *MCPServeCmd) Run(a *App) error {
 	// One parseable line, so scripts and tests can find a --port 0 server.
 	fmt.Fprintf(a.Stderr, "agentpack mcp: listening on http://%s/mcp\n", ln.Addr())
 	return srv.ServeHTTP(ctx, ln, mcpserver.HTTPOptions{BearerToken: token})
-}
-
-// newCallEngine builds a fresh engine for one tool call, as [App.Engine]
-// builds the engine of one CLI command, so every call reads state fresh.
-func (a *App) newCallEngine() *engine.Engine {
-	e := engine.New(a.Env)
-	if engineHook != nil {
-		engineHook(e)
-	}
-	return e
 }
 
 func (c *MCPServeCmd) logger(stderr io.Writer) (*slog.Logger, func(), error) {

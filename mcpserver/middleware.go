@@ -125,6 +125,15 @@ func (s *Server) addResources() {
 				return s.readResource(req.Params.URI)
 			})
 	}
+	for _, t := range []struct{ uri, name, desc string }{
+		{SourceURITemplate, "source", "The artifacts of one source at its pinned commit (source scan)."},
+		{SourceCandidatesTemplate, "source-candidates", "A source's artifacts that no module uses yet."},
+	} {
+		s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: t.uri, Name: t.name, MIMEType: mimeJSON, Description: t.desc},
+			func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return s.readResource(req.Params.URI)
+			})
+	}
 	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: ModuleURITemplate, Name: "module-file",
 		Description: "A file of a module of the selected profile; MIME type from its extension."},
 		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {

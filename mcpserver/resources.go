@@ -51,6 +51,7 @@ var fixedResources = []resourceInfo{
 	{URI: URIManifest, Name: "manifest", MIMEType: mimeJSON, Description: "agentpack.yaml of the repo, parsed, as JSON; null when absent."},
 	{URI: URILock, Name: "lock", MIMEType: mimeJSON, Description: "agentpack.lock.json of the repo; null when absent."},
 	{URI: URISnapshots, Name: "snapshots", MIMEType: mimeJSON, Description: "Deploy and rollback snapshots: the data of `agentpack snapshots --json`."},
+	{URI: URISources, Name: "sources", MIMEType: mimeJSON, Description: "Artifact sources: the data of `agentpack source list --json`."},
 }
 
 // contents is what reading a resource returns.
@@ -104,6 +105,9 @@ func readResource(eng *engine.Engine, req engine.Request, uri string) (*contents
 	}
 	if isModuleURI(uri) {
 		return readModuleURI(eng, req, uri)
+	}
+	if isSourceURI(uri) {
+		return readSourceResource(eng, req, uri)
 	}
 	return nil, apperr.New(apperr.InvalidArgument, "unknown resource %q", uri).
 		WithHint("list resources with action=list; module files are %s", ModuleURITemplate).With("uri", uri)

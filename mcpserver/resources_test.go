@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -51,9 +52,23 @@ func TestResourcesList(t *testing.T) {
 		t.Error("listed a module outside the default profile")
 	}
 	tpl, err := cs.ListResourceTemplates(context.Background(), nil)
-	if err != nil || len(tpl.ResourceTemplates) != 1 || tpl.ResourceTemplates[0].URITemplate != ModuleURITemplate {
-		t.Fatalf("templates: %+v %v", tpl, err)
+	if err != nil {
+		t.Fatal(err)
 	}
+	var uris []string
+	for _, x := range tpl.ResourceTemplates {
+		uris = append(uris, x.URITemplate)
+	}
+	slices.Sort(uris)
+	if want := []string{ModuleURITemplate, SourceURITemplate, SourceCandidatesTemplate}; !slices.Equal(uris, sortedCopy(want)) {
+		t.Fatalf("templates = %v, want %v", uris, want)
+	}
+}
+
+func sortedCopy(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
 }
 
 func TestResourcesRead(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 )
 
 var (
-	readTools  = []string{"plan", "diff", "preview", "status", "doctor", "explain", "deploy", "snapshots", "resources"}
-	writeTools = []string{"deploy_apply", "rollback"}
+	readTools  = []string{"plan", "diff", "preview", "status", "doctor", "explain", "deploy", "snapshots", "resources", "source_list", "source_scan", "source_candidates", "source_diff"}
+	writeTools = []string{"deploy_apply", "rollback", "source_add", "source_remove", "source_update"}
 )
 
 func TestInitializeNegotiation(t *testing.T) {
@@ -67,7 +67,8 @@ func TestToolsListPerMode(t *testing.T) {
 		{"allow-write", allowWrite, append(slices.Clone(readTools), writeTools...)},
 		{"core only", func(o *Options) { o.Toolsets = []string{"core"} }, readTools[:8]},
 		{"resources only, write", func(o *Options) { o.Toolsets = []string{"resources"}; o.AllowWrite = true }, []string{"resources"}},
-		{"packages,sources reserved", func(o *Options) { o.Toolsets = []string{"packages", "sources"} }, nil},
+		{"sources only", func(o *Options) { o.Toolsets = []string{"packages", "sources"} }, []string{"source_list", "source_scan", "source_candidates", "source_diff"}},
+		{"sources, write", func(o *Options) { o.Toolsets = []string{"sources"}; o.AllowWrite = true }, []string{"source_list", "source_scan", "source_candidates", "source_diff", "source_add", "source_remove", "source_update"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cs := connect(t, te.server(t, tc.opts), "2025-11-25")

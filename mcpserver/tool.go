@@ -29,7 +29,9 @@ type tool struct {
 	description string
 	toolset     string
 	write       bool
-	schema      json.RawMessage
+	// openWorld marks tools that may reach a remote (git fetches).
+	openWorld bool
+	schema    json.RawMessage
 	// command and commandID name the envelope of refusals that happen
 	// before run (validation, read-only mode), as the CLI would.
 	command   string
@@ -41,7 +43,7 @@ type tool struct {
 
 // def returns the tool as listed in tools/list.
 func (t *tool) def() *mcp.Tool {
-	ann := &mcp.ToolAnnotations{ReadOnlyHint: !t.write, OpenWorldHint: ptr(false)}
+	ann := &mcp.ToolAnnotations{ReadOnlyHint: !t.write, OpenWorldHint: ptr(t.openWorld)}
 	if t.write {
 		ann.DestructiveHint = ptr(true)
 	} else {
@@ -74,6 +76,14 @@ type args struct {
 	Action       string   `json:"action"`
 	URI          string   `json:"uri"`
 	Query        string   `json:"query"`
+	Name         string   `json:"name"`
+	Type         string   `json:"type"`
+	Source       string   `json:"source"`
+	Spec         string   `json:"spec"`
+	Ref          string   `json:"ref"`
+	Path         string   `json:"path"`
+	All          bool     `json:"all"`
+	PurgeCache   bool     `json:"purge_cache"`
 }
 
 // call is one validated tool call.
@@ -88,28 +98,29 @@ type call struct {
 
 // allTools returns every tool agentpack serves, in tools/list order.
 func allTools() []*tool {
-	return []*tool{
+	core := []*tool{
 		{name: "plan", toolset: ToolsetCore, schema: planSchema, command: "plan", commandID: "plan", run: runPlan,
-			description: "Show the files a deploy would create, update or delete. Read-only."},
+			description: "Show the files a deploy would create, update or delete."},
 		{name: "diff", toolset: ToolsetCore, schema: diffSchema, command: "diff", commandID: "diff", run: runDiff,
-			description: "Show the plan with a unified diff of every file. Read-only."},
+			description: "Show the plan with a unified diff of every file."},
 		{name: "preview", toolset: ToolsetCore, schema: previewSchema, command: "preview", commandID: "preview", run: runPreview,
-			description: "Show the plan and, with diff=true, per-file diffs. Read-only."},
+			description: "Show the plan and, with diff=true, per-file diffs."},
 		{name: "status", toolset: ToolsetCore, schema: statusSchema, command: "status", commandID: "status", run: runStatus,
-			description: "Report drift between desired, last deployed and on-disk files. Read-only."},
+			description: "Report drift between desired, last deployed and on-disk files."},
 		{name: "doctor", toolset: ToolsetCore, schema: doctorSchema, command: "doctor", commandID: "doctor", run: runDoctor,
-			description: "Check that agentpack can work here: repo, targets, state. Read-only."},
+			description: "Check that agentpack can work here: repo, targets, state."},
 		{name: "explain", toolset: ToolsetCore, schema: explainSchema, command: "explain", commandID: "explain", run: runExplain,
-			description: "Say which module and source produced each file of the plan, diff or status. Read-only."},
+			description: "Say which module and source produced each file of the plan, diff or status."},
 		{name: "deploy", toolset: ToolsetCore, schema: deploySchema, command: "deploy", commandID: "deploy", run: runDeploy,
-			description: "Dry-run a deploy: the plan plus a confirm_token for deploy_apply (valid 10 minutes). Writes nothing."},
+			description: "Dry-run a deploy: the plan and a confirm_token for deploy_apply (valid 10 min)."},
 		{name: "snapshots", toolset: ToolsetCore, schema: snapshotsSchema, command: "snapshots", commandID: "snapshots list", run: runSnapshots,
-			description: "List deploy and rollback snapshots, or show one by id. Read-only."},
+			description: "List deploy and rollback snapshots, or show one by id."},
 		{name: "deploy_apply", toolset: ToolsetCore, write: true, schema: deployApplySchema, command: "deploy", commandID: "deploy --apply", run: runDeployApply,
-			description: "Apply the plan of an earlier deploy call (its confirm_token, yes=true); records a snapshot for rollback."},
+			description: "Apply the plan of a deploy call (confirm_token, yes=true); records a snapshot."},
 		{name: "rollback", toolset: ToolsetCore, write: true, schema: rollbackSchema, command: "rollback", commandID: "rollback", run: runRollback,
-			description: "Restore the files of an earlier snapshot (to=<id> or last=true, yes=true); recorded as a snapshot."},
+			description: "Restore an earlier snapshot's files (to=<id> or last=true, yes=true); itself a snapshot."},
 		{name: "resources", toolset: ToolsetResources, schema: resourcesSchema, command: "resources", commandID: "resources", run: runResources,
-			description: "List, read or search agentpack resources and module files, for clients without MCP resources. Read-only."},
+			description: "List, read or search resources, for clients without MCP resources."},
 	}
+	return append(core, sourceTools()...)
 }

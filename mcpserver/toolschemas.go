@@ -18,11 +18,11 @@ var targetEnum = []string{"all", "codex", "claude_code", "cursor", "vscode"}
 
 // The shared properties of the core tools.
 var (
-	pRepo    = prop{"repo", `{"type":"string","description":"Desired-state repo folder (default: the server's --repo)."}`}
-	pProfile = prop{"profile", `{"type":"string","description":"Profile to use (default: the server's --profile, else default)."}`}
-	pTarget  = prop{"target", `{"type":"string","enum":["all","codex","claude_code","cursor","vscode"],"description":"Target to act on (default: the server's --target, else all)."}`}
-	pMachine = prop{"machine", `{"type":"string","description":"Machine id for machine-specific state."}`}
-	pDryRun  = prop{"dry_run", `{"type":"boolean","description":"Accepted for CLI parity; this tool never writes."}`}
+	pRepo    = prop{"repo", `{"type":"string","description":"Repo folder (default: server's --repo)."}`}
+	pProfile = prop{"profile", `{"type":"string","description":"Profile (default: server's, else default)."}`}
+	pTarget  = prop{"target", `{"type":"string","enum":["all","codex","claude_code","cursor","vscode"],"description":"Target (default: server's, else all)."}`}
+	pMachine = prop{"machine", `{"type":"string","description":"Machine id."}`}
+	pDryRun  = prop{"dry_run", `{"type":"boolean","description":"No effect here; never writes."}`}
 	pYes     = prop{"yes", `{"type":"boolean","const":true,"description":"Must be true: confirms the write."}`}
 )
 
@@ -67,16 +67,16 @@ var (
 		prop{"only", `{"type":"array","items":{"type":"string","enum":["missing","modified","extra","pending"]},"description":"Only report these drift kinds."}`}))
 	deploySchema      = objectSchema(requestProps)
 	deployApplySchema = objectSchema(with([]prop{pRepo, pProfile, pTarget, pMachine,
-		{"dry_run", `{"type":"boolean","description":"Only show the plan, like deploy --apply --dry-run; writes nothing."}`}},
-		prop{"adopt", `{"type":"boolean","description":"Allow overwriting files agentpack does not manage yet (saved in the snapshot)."}`},
-		prop{"force", `{"type":"boolean","description":"Allow overwriting managed files edited since the last deploy (saved in the snapshot)."}`},
-		prop{"confirm_token", `{"type":"string","description":"confirm_token returned by the deploy tool for the same repo/profile/target/machine."}`},
+		{"dry_run", `{"type":"boolean","description":"Only show the plan; writes nothing."}`}},
+		prop{"adopt", `{"type":"boolean","description":"Allow overwriting unmanaged files (saved in the snapshot)."}`},
+		prop{"force", `{"type":"boolean","description":"Allow overwriting hand-edited managed files (saved in the snapshot)."}`},
+		prop{"confirm_token", `{"type":"string","description":"Token from a deploy call with the same repo/profile/target/machine."}`},
 		pYes), "yes")
 	rollbackSchema = objectSchema([]prop{
 		pRepo,
 		{"to", `{"type":"string","description":"Snapshot id to return to (required unless last is true)."}`},
-		{"last", `{"type":"boolean","description":"Undo the newest snapshot instead of giving to."}`},
-		{"target", `{"type":"string","enum":["all","codex","claude_code","cursor","vscode"],"description":"Only roll back this target (default: all)."}`},
+		{"last", `{"type":"boolean","description":"Undo the newest snapshot instead."}`},
+		{"target", `{"type":"string","enum":["all","codex","claude_code","cursor","vscode"],"description":"Only this target (default: all)."}`},
 		pYes,
 	}, "yes")
 	snapshotsSchema = objectSchema([]prop{
@@ -86,9 +86,9 @@ var (
 	explainSchema = objectSchema(with(requestProps,
 		prop{"kind", `{"type":"string","enum":["plan","diff","status"],"description":"What to explain: the plan, the diff or status drift."}`}), "kind")
 	resourcesSchema = objectSchema([]prop{
-		{"action", `{"type":"string","enum":["list","read","search"],"description":"list resources, read one uri, or search module files for query."}`},
-		{"uri", `{"type":"string","description":"Resource URI to read, e.g. agentpack://manifest or agentpack://modules/<id>/<file>."}`},
-		{"query", `{"type":"string","description":"Case-insensitive text to search for in module ids, file names and contents."}`},
+		{"action", `{"type":"string","enum":["list","read","search"],"description":"list, read a uri, or search module files."}`},
+		{"uri", `{"type":"string","description":"URI to read, e.g. agentpack://manifest."}`},
+		{"query", `{"type":"string","description":"Text to find in module ids, names and contents."}`},
 		pRepo, pProfile,
 	}, "action")
 )

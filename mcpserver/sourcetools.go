@@ -1,0 +1,145 @@
+package mcpserver
+
+import (
+	"context"
+	"net/url"
+	"strings"
+
+	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/apperr"
+)
+
+// The artifact-source tools (SPEC §10) call the engine functions behind
+// `agentpack source ...`; their envelopes are the CLI's (command "source").
+
+var (
+	pSourceName = prop{"name", `{"type":"string","description":"Source name."}`}
+	pArtType    = prop{"type", `{"type":"string","enum":["skill","prompt","command","agent","instructions"],"description":"Only this artifact type."}`}
+
+	sourceListSchema       = objectSchema([]prop{pRepo})
+	sourceScanSchema       = objectSchema([]prop{pRepo, pSourceName, pArtType}, "name")
+	sourceCandidatesSchema = objectSchema([]prop{pRepo, {"source", `{"type":"string","description":"Only this source."}`}, pArtType})
+	sourceDiffSchema       = objectSchema([]prop{pRepo, pSourceName}, "name")
+	sourceAddSchema        = objectSchema([]prop{pRepo,
+		{"spec", `{"type":"string","description":"owner/repo[@ref], https URL, git@host:o/r or file:// URL."}`},
+		{"ref", `{"type":"string","description":"Branch, tag or commit."}`},
+		{"path", `{"type":"string","description":"Folder inside the repo to scan."}`},
+		{"name", `{"type":"string","description":"Source name (default: repo name)."}`},
+		pYes}, "spec", "yes")
+	sourceRemoveSchema = objectSchema([]prop{pRepo, pSourceName,
+		{"purge_cache", `{"type":"boolean","description":"Also delete its cached checkouts."}`}, pYes}, "name", "yes")
+	sourceUpdateSchema = objectSchema([]prop{pRepo,
+		{"name", `{"type":"string","description":"Source to update (or all=true)."}`},
+		{"all", `{"type":"boolean","description":"Update every source."}`}, pYes}, "yes")
+)
+
+func sourceTools() []*tool {
+	return []*tool{
+		{name: "source_list", toolset: ToolsetSources, schema: sourceListSchema, command: "source", commandID: "source list", run: runSourceList,
+			description: "List artifact sources (git repos of skills, prompts, agents)."},
+		{name: "source_scan", toolset: ToolsetSources, openWorld: true, schema: sourceScanSchema, command: "source", commandID: "source scan", run: runSourceScan,
+			description: "List a source's artifacts at its pinned commit, each with a ready source spec."},
+		{name: "source_candidates", toolset: ToolsetSources, openWorld: true, schema: sourceCandidatesSchema, command: "source", commandID: "source candidates", run: runSourceCandidates,
+			description: "List source artifacts no module uses yet."},
+		{name: "source_diff", toolset: ToolsetSources, openWorld: true, schema: sourceDiffSchema, command: "source", commandID: "source diff", run: runSourceDiff,
+			description: "Show artifacts new, changed or removed upstream; the pin does not move."},
+		{name: "source_add", toolset: ToolsetSources, openWorld: true, write: true, schema: sourceAddSchema, command: "source", commandID: "source add", run: runSourceAdd,
+			description: "Register a git repo as an artifact source, pinned to a commit."},
+		{name: "source_remove", toolset: ToolsetSources, write: true, schema: sourceRemoveSchema, command: "source", commandID: "source remove", run: runSourceRemove,
+			description: "Remove an artifact source from agentpack.yaml."},
+		{name: "source_update", toolset: ToolsetSources, openWorld: true, write: true, schema: sourceUpdateSchema, command: "source", commandID: "source update", run: runSourceUpdate,
+			description: "Move a source's pin to its ref's new commit and re-lock modules using it."},
+	}
+}
+
+// sourceEnvelope wraps one source engine call in its envelope.
+func sourceEnvelope[T any](id string, data T, warnings []string, err error) *engine.Envelope {
+	env := engine.NewEnvelope("source", id)
+	if err != nil {
+		return env.Fail(err, warnings)
+	}
+	return env.Succeed(data, warnings)
+}
+
+func runSourceList(_ context.Context, c *call) *engine.Envelope {
+	d, w, err := c.eng.SourceList(c.req)
+	return sourceEnvelope("source list", d, w, err)
+}
+
+func runSourceScan(_ context.Context, c *call) *engine.Envelope {
+	d, w, err := c.eng.SourceScan(c.req, c.args.Name, c.args.Type)
+	return sourceEnvelope("source scan", d, w, err)
+}
+
+func runSourceCandidates(_ context.Context, c *call) *engine.Envelope {
+	d, w, err := c.eng.SourceCandidates(c.req, c.args.Source, c.args.Type)
+	return sourceEnvelope("source candidates", d, w, err)
+}
+
+func runSourceDiff(_ context.Context, c *call) *engine.Envelope {
+	d, w, err := c.eng.SourceDiff(c.req, c.args.Name)
+	return sourceEnvelope("source diff", d, w, err)
+}
+
+func runSourceAdd(_ context.Context, c *call) *engine.Envelope {
+	d, w, err := c.eng.SourceAdd(c.req, engine.SourceAddOptions{Spec: c.args.Spec, Ref: c.args.Ref, Path: c.args.Path, Name: c.args.Name})
+	return sourceEnvelope("source add", d, w, err)
+}
+
+func runSourceRemove(_ context.Context, c *call) *engine.Envelope {
+	d, w, err := c.eng.SourceRemove(c.req, c.args.Name, c.args.PurgeCache, false)
+	return sourceEnvelope("source remove", d, w, err)
+}
+
+func runSourceUpdate(_ context.Context, c *call) *engine.Envelope {
+	if (c.args.Name == "") == !c.args.All {
+		return engine.NewEnvelope("source", "source update").Fail(
+			apperr.New(apperr.InvalidArgument, "give exactly one of name or all=true").WithHint("list sources with source_list"), nil)
+	}
+	d, w, err := c.eng.SourceUpdate(c.req, engine.SourceUpdateOptions{Name: c.args.Name, All: c.args.All})
+	return sourceEnvelope("source update", d, w, err)
+}
+
+// Source resources: agentpack://sources, agentpack://sources/{name} (the
+// scan) and agentpack://sources/{name}/candidates.
+const (
+	URISources               = "agentpack://sources"
+	SourceURITemplate        = "agentpack://sources/{name}"
+	SourceCandidatesTemplate = "agentpack://sources/{name}/candidates"
+	sourcesPrefix            = "agentpack://sources/"
+)
+
+// readSourceResource serves the source resources fresh from the engine.
+func readSourceResource(eng *engine.Engine, req engine.Request, uri string) (*contents, error) {
+	if uri == URISources {
+		d, _, err := eng.SourceList(req)
+		if err != nil {
+			return nil, err
+		}
+		return jsonContents(uri, d)
+	}
+	rest := strings.TrimPrefix(uri, sourcesPrefix)
+	name, candidates := rest, false
+	if n, ok := strings.CutSuffix(rest, "/candidates"); ok {
+		name, candidates = n, true
+	}
+	name, err := url.PathUnescape(name)
+	if err != nil || name == "" || strings.ContainsAny(name, "/\\") || name == "." || name == ".." {
+		return nil, apperr.New(apperr.InvalidArgument, "bad source resource %q", uri).
+			WithHint("use %s or %s", SourceURITemplate, SourceCandidatesTemplate).With("uri", uri)
+	}
+	if candidates {
+		d, _, err := eng.SourceCandidates(req, name, "")
+		if err != nil {
+			return nil, err
+		}
+		return jsonContents(uri, d)
+	}
+	d, _, err := eng.SourceScan(req, name, "")
+	if err != nil {
+		return nil, err
+	}
+	return jsonContents(uri, d)
+}
+
+func isSourceURI(uri string) bool { return uri == URISources || strings.HasPrefix(uri, sourcesPrefix) }

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -100,14 +101,9 @@ func loadModuleFiles(mod *Module, path string) ([]ModuleFile, error) {
 	errs := make([]error, len(paths))
 	parallel(len(paths), func(i int) {
 		p := paths[i]
-		data, err := os.ReadFile(p)
+		data, fi, err := readWithInfo(p)
 		if err != nil {
 			errs[i] = moduleErr(mod, p, "cannot read %s: %v", p, err)
-			return
-		}
-		fi, err := os.Stat(p)
-		if err != nil {
-			errs[i] = moduleErr(mod, p, "cannot stat %s: %v", p, err)
 			return
 		}
 		rel, _ := filepath.Rel(path, p)
@@ -122,6 +118,34 @@ func loadModuleFiles(mod *Module, path string) ([]ModuleFile, error) {
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	return files, nil
+}
+
+// readWithInfo reads a file and its mode through one open file (one path
+// lookup instead of two: it matters at 10,000 files).
+func readWithInfo(p string) ([]byte, fs.FileInfo, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	data := make([]byte, 0, fi.Size()+1)
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			return data, fi, nil
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+	}
 }
 
 // parallel runs fn(0..n-1) on a bounded pool.

@@ -82,24 +82,56 @@ func (e *Engine) checkoutAll(refs []repoRef) (map[repoRef][2]string, error) {
 // Lock resolves every module's source to exact bytes and writes
 // agentpack.lock.json: git refs become commits, every file gets a sha256.
 func (e *Engine) Lock(req Request) (*LockData, []string, error) {
+	return e.syncSources(req, "lock", true, false)
+}
+
+// Fetch fills the cache with every git checkout the lockfile pins and
+// verifies them against it.
+func (e *Engine) Fetch(req Request) (*LockData, []string, error) {
+	return e.syncSources(req, "fetch", false, true)
+}
+
+// Update re-resolves every source (lock) and fills the cache (fetch).
+func (e *Engine) Update(req Request) (*LockData, []string, error) {
+	return e.syncSources(req, "update", true, true)
+}
+
+// syncSources is lock, fetch and update under the state lock: relock
+// re-resolves sources into a new lockfile, fetch fills and verifies the cache
+// for the lockfile (new or existing).
+func (e *Engine) syncSources(req Request, command string, relock, fetch bool) (*LockData, []string, error) {
 	var out *LockData
 	var warnings []string
-	err := e.WithLock("lock", func(recovered []string) error {
+	err := e.WithLock(command, func(recovered []string) error {
 		warnings = recovered
 		m, repo, err := e.LoadManifest(req)
 		if err != nil {
 			return err
 		}
 		warnings = append(warnings, m.Warnings...)
-		lf, err := e.lockModules(m, repo)
+		path := filepath.Join(repo, lockfile.FileName)
+		var lf *lockfile.Lockfile
+		if relock {
+			lf, err = e.lockModules(m, repo)
+		} else {
+			lf, err = lockfile.Load(path)
+		}
 		if err != nil {
 			return err
 		}
-		path := filepath.Join(repo, lockfile.FileName)
-		if err := lf.Save(path); err != nil {
-			return err
+		fetched := 0
+		if fetch {
+			if fetched, err = e.fetchLocked(lf); err != nil {
+				return err
+			}
+		}
+		if relock {
+			if err := lf.Save(path); err != nil {
+				return err
+			}
 		}
 		out = lockData(lf, path)
+		out.Fetched = fetched
 		return nil
 	})
 	return out, warnings, err
@@ -167,33 +199,6 @@ func lockData(lf *lockfile.Lockfile, path string) *LockData {
 	return out
 }
 
-// Fetch fills the cache with every git checkout the lockfile pins and
-// verifies them against it.
-func (e *Engine) Fetch(req Request) (*LockData, []string, error) {
-	var out *LockData
-	var warnings []string
-	err := e.WithLock("fetch", func(recovered []string) error {
-		warnings = recovered
-		_, repo, err := e.LoadManifest(req)
-		if err != nil {
-			return err
-		}
-		path := filepath.Join(repo, lockfile.FileName)
-		lf, err := lockfile.Load(path)
-		if err != nil {
-			return err
-		}
-		n, err := e.fetchLocked(lf)
-		if err != nil {
-			return err
-		}
-		out = lockData(lf, path)
-		out.Fetched = n
-		return nil
-	})
-	return out, warnings, err
-}
-
 func (e *Engine) fetchLocked(lf *lockfile.Lockfile) (int, error) {
 	var refs []repoRef
 	seen := map[repoRef]bool{}
@@ -224,35 +229,6 @@ func (e *Engine) fetchLocked(lf *lockfile.Lockfile) (int, error) {
 		}
 	}
 	return len(refs), nil
-}
-
-// Update re-resolves every source (lock) and fills the cache (fetch).
-func (e *Engine) Update(req Request) (*LockData, []string, error) {
-	var out *LockData
-	var warnings []string
-	err := e.WithLock("update", func(recovered []string) error {
-		warnings = recovered
-		m, repo, err := e.LoadManifest(req)
-		if err != nil {
-			return err
-		}
-		lf, err := e.lockModules(m, repo)
-		if err != nil {
-			return err
-		}
-		n, err := e.fetchLocked(lf)
-		if err != nil {
-			return err
-		}
-		path := filepath.Join(repo, lockfile.FileName)
-		if err := lf.Save(path); err != nil {
-			return err
-		}
-		out = lockData(lf, path)
-		out.Fetched = n
-		return nil
-	})
-	return out, warnings, err
 }
 
 // resolveLocked maps a git module to its verified cached checkout, fetching

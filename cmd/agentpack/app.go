@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"runtime/debug"
 	"strings"
 
 	"github.com/agentpack/agentpack/engine"
@@ -21,6 +22,10 @@ type exitPanic struct{ code int }
 // entry point for the binary and for testscript.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	targets.Register()
+	if len(args) == 0 {
+		args = []string{"--help"} // bare `agentpack` shows how to use it
+	}
+	setVersionFromBuild()
 	// The view is chosen before anything can fail, so even a flag error is an
 	// envelope under --json.
 	jsonMode := wantsJSON(args)
@@ -66,6 +71,16 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return app.fail(commandFromArgs(args), err)
 	}
 	return 0
+}
+
+// setVersionFromBuild uses the module version `go install …@vX` recorded,
+// unless -ldflags already set engine.Version.
+func setVersionFromBuild() {
+	if bi, ok := debug.ReadBuildInfo(); ok && engine.Version == "0.1.0-dev" {
+		if v := bi.Main.Version; v != "" && v != "(devel)" {
+			engine.Version = strings.TrimPrefix(v, "v")
+		}
+	}
 }
 
 // exitCode is returned by a command's Run after it has printed its result.

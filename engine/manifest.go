@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -118,7 +119,7 @@ func ParseManifest(data []byte, knownTargets []string) (*Manifest, error) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, errEOF) || strings.Contains(err.Error(), "EOF") {
+		if errors.Is(err, io.EOF) {
 			return nil, configErr(0, "the file is empty").WithHint("start from `agentpack init`")
 		}
 		return nil, apperr.Wrap(err, apperr.ConfigInvalid, "YAML syntax error: %s", yamlMessage(err)).
@@ -149,8 +150,6 @@ func ParseManifest(data []byte, knownTargets []string) (*Manifest, error) {
 	}
 	return m, nil
 }
-
-var errEOF = errors.New("EOF")
 
 // decodeKnown decodes only the known top-level keys, so unknown ones (already
 // warned about) cannot fail the decode.

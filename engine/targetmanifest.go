@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -75,9 +76,9 @@ func readTargetManifest(sys System, root, target string, warn func(string)) *Tar
 	return &m
 }
 
-func isNotDir(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "not a directory")
-}
+// isNotDir reports ENOTDIR: a parent of the path is a file, so the path
+// cannot exist.
+func isNotDir(err error) bool { return errors.Is(err, syscall.ENOTDIR) }
 
 // safeRelPath accepts a clean relative '/' path that stays inside its root.
 func safeRelPath(p string) bool {

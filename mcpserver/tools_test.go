@@ -177,7 +177,7 @@ func TestDeployApplyRollbackFlow(t *testing.T) {
 	if len(tok) != 32 || len(hash) != 64 || dep.Data["applied"] != false {
 		t.Fatalf("deploy data: %s", dep.raw)
 	}
-	if at, err := time.Parse(time.RFC3339, exp); err != nil || at.Sub(time.Now()) > ConfirmTokenLifetime+time.Minute {
+	if at, err := time.Parse(time.RFC3339, exp); err != nil || time.Until(at) > ConfirmTokenLifetime+time.Minute {
 		t.Fatalf("confirm_token_expires_at %q: %v", exp, err)
 	}
 	if exists(projAgents) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -169,5 +168,3 @@ func readArg(ts *testscript.TestScript, name string) []byte {
 	ts.Check(err)
 	return bytes.TrimPrefix(data, []byte{0xef, 0xbb, 0xbf})
 }
-
-var _ = fmt.Sprintf

@@ -106,6 +106,14 @@ modules:
 		t.Fatalf("want one update of %s after lock, got %+v", dest, p.Changes)
 	}
 
+	// A missing checkout of a pinned commit is fetched again by plan itself.
+	if err := os.RemoveAll(filepath.Join(env.AgentpackHome, "cache", "git")); err != nil {
+		t.Fatal(err)
+	}
+	if _, p, err = e.Plan(req); err != nil || len(p.Changes) != 1 {
+		t.Fatalf("plan should re-fetch the pinned commit: %v %+v", err, p)
+	}
+
 	// Offline: with the upstream gone, the fetched checkout still serves.
 	if _, _, err := e.Fetch(req); err != nil {
 		t.Fatal(err)

@@ -17,6 +17,8 @@ type RollbackData struct {
 	EventSnapshotID string  `json:"event_snapshot_id"`
 	Restored        int     `json:"restored"`
 	Removed         int     `json:"removed"`
+	// DryRun is set when nothing was written (EventSnapshotID is then "").
+	DryRun bool `json:"dry_run,omitempty"`
 }
 
 // RollbackOptions select what to roll back to.
@@ -26,6 +28,9 @@ type RollbackOptions struct {
 	Last bool
 	// Target limits the rollback to one target ("" or "all": every target).
 	Target string
+	// DryRun verifies the saved bytes and counts what would change, writing
+	// nothing.
+	DryRun bool
 }
 
 // Rollback restores the exact bytes the disk had right after snapshot To
@@ -67,7 +72,7 @@ func (e *Engine) Rollback(opt RollbackOptions) (*RollbackData, []string, error) 
 		if err != nil {
 			return err
 		}
-		out, err = e.restore(store, restores, to, targets)
+		out, err = e.restore(store, restores, to, targets, opt.DryRun)
 		return err
 	})
 	return out, warnings, err
@@ -76,7 +81,7 @@ func (e *Engine) Rollback(opt RollbackOptions) (*RollbackData, []string, error) 
 // restore writes restores as one recorded transaction. Every saved byte is
 // read and verified before the first write, so a damaged snapshot changes
 // nothing.
-func (e *Engine) restore(store *snapshots.Store, restores []snapshots.Restore, to string, targets []string) (*RollbackData, error) {
+func (e *Engine) restore(store *snapshots.Store, restores []snapshots.Restore, to string, targets []string, dryRun bool) (*RollbackData, error) {
 	type op struct {
 		r    snapshots.Restore
 		data []byte
@@ -102,6 +107,22 @@ func (e *Engine) restore(store *snapshots.Store, restores []snapshots.Restore, t
 			continue
 		}
 		ops = append(ops, o)
+	}
+	if dryRun {
+		out := &RollbackData{DryRun: true}
+		if to != "" {
+			out.RolledBackTo = &to
+		}
+		for _, o := range ops {
+			switch {
+			case o.r.Manifest:
+			case o.r.Content == nil:
+				out.Removed++
+			default:
+				out.Restored++
+			}
+		}
+		return out, nil
 	}
 	now := time.Now()
 	id := store.NewID(now)

@@ -176,7 +176,14 @@ type result struct {
 // run executes fn and renders its result as an envelope (--json) or as
 // human output, returning the exit code as an error for kong.
 func (a *App) run(command, commandID string, fn func() (*result, error)) error {
-	res, err := fn()
+	var res *result
+	var err error
+	if a.Globals.DryRun && isMutating(commandID) && !dryRunCommands[commandID] {
+		err = apperr.New(apperr.InvalidArgument, "`%s` has no --dry-run; nothing was written", commandID).
+			WithHint("run it without --dry-run, or use `agentpack plan` to see what a deploy would do").With("command", commandID)
+	} else {
+		res, err = fn()
+	}
 	if err != nil {
 		var warnings []string
 		if res != nil {

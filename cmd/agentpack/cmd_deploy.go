@@ -109,10 +109,10 @@ type RollbackCmd struct {
 // Run implements the command.
 func (c *RollbackCmd) Run(a *App) error {
 	return a.run("rollback", "rollback", func() (*result, error) {
-		if err := a.requireYesInJSON("rollback"); err != nil {
+		if err := a.requireYesInJSON("rollback"); err != nil && !a.Globals.DryRun {
 			return nil, err
 		}
-		if !a.Globals.Yes {
+		if !a.Globals.Yes && !a.Globals.DryRun {
 			what := "the newest snapshot"
 			if c.To != "" {
 				what = "snapshot " + c.To
@@ -121,7 +121,7 @@ func (c *RollbackCmd) Run(a *App) error {
 				return nil, err
 			}
 		}
-		d, warnings, err := a.Engine().Rollback(engine.RollbackOptions{To: c.To, Last: c.Last, Target: a.Globals.Target})
+		d, warnings, err := a.Engine().Rollback(engine.RollbackOptions{To: c.To, Last: c.Last, Target: a.Globals.Target, DryRun: a.Globals.DryRun})
 		if err != nil {
 			return &result{Warnings: warnings}, err
 		}
@@ -129,6 +129,10 @@ func (c *RollbackCmd) Run(a *App) error {
 			to := "the state before the first snapshot"
 			if d.RolledBackTo != nil {
 				to = *d.RolledBackTo
+			}
+			if d.DryRun {
+				p.Printf("Would roll back to %s: %d to restore, %d to remove. Nothing written (--dry-run).\n", to, d.Restored, d.Removed)
+				return
 			}
 			p.Printf("Rolled back to %s: %d restored, %d removed. Recorded as snapshot %s\n", to, d.Restored, d.Removed, p.bold(d.EventSnapshotID))
 		}}, nil

@@ -20,6 +20,24 @@ var mutatingCommands = []string{
 	"source add", "source remove", "source update",
 }
 
+// dryRunCommands are the mutating commands that honour --dry-run (they
+// report what they would do and write nothing); the others refuse it, so
+// --dry-run never writes.
+var dryRunCommands = map[string]bool{
+	"deploy": true, "import": true, "rollback": true,
+	"source add": true, "source remove": true, "source update": true,
+}
+
+// isMutating reports whether commandID changes files or state.
+func isMutating(commandID string) bool {
+	for _, m := range mutatingCommands {
+		if m == commandID {
+			return true
+		}
+	}
+	return false
+}
+
 // HelpArg describes one flag or positional argument.
 type HelpArg struct {
 	Name     string `json:"name"`

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/engine/apperr"
@@ -176,6 +177,13 @@ type result struct {
 // run executes fn and renders its result as an envelope (--json) or as
 // human output, returning the exit code as an error for kong.
 func (a *App) run(command, commandID string, fn func() (*result, error)) error {
+	start := time.Now()
+	if a.Globals.Verbose && !a.Globals.JSON {
+		defer func() {
+			fmt.Fprintf(a.Stderr, "%s repo %s, profile %s, target %s; %s took %s\n", a.errPrinter().dim("agentpack:"),
+				a.Env.ResolveRepo(a.Globals.Repo), a.Globals.Profile, a.Globals.Target, commandID, time.Since(start).Round(time.Millisecond))
+		}()
+	}
 	var res *result
 	var err error
 	if a.Globals.DryRun && isMutating(commandID) && !dryRunCommands[commandID] {

@@ -48,7 +48,7 @@ func diffData(st *State, p *Plan) *DiffData {
 	d := &DiffData{Profile: p.Profile, Targets: p.Targets, Changes: make([]DiffChange, len(p.Changes)), Summary: p.Summary}
 	for i, c := range p.Changes {
 		d.Changes[i] = DiffChange{Change: c}
-		from, to := "a"+filepath.ToSlash(c.Path), "b"+filepath.ToSlash(c.Path)
+		from, to := filepath.ToSlash(c.Path), filepath.ToSlash(c.Path) // like diff -u of two files
 		if c.Op == OpCreate {
 			from = "/dev/null"
 		} else if c.Op == OpDelete {

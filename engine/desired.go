@@ -87,9 +87,16 @@ func (d *DesiredState) rootFor(target, path string) string {
 	return best
 }
 
+// within reports whether path is root or inside it; both are clean
+// absolute paths, so a prefix test is enough (and cheap at 10,000 files).
 func within(root, path string) bool {
-	rel, err := filepath.Rel(root, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+	if path == root {
+		return true
+	}
+	if !strings.HasSuffix(root, string(filepath.Separator)) {
+		root += string(filepath.Separator)
+	}
+	return strings.HasPrefix(path, root)
 }
 
 func sha256Hex(data []byte) string {

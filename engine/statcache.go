@@ -1,7 +1,9 @@
 package engine
 
 import (
-	"encoding/json"
+	"bufio"
+	"bytes"
+	"encoding/gob"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -10,8 +12,10 @@ import (
 )
 
 // statCacheFile holds (size, mtime, inode) → sha256 of managed files, so
-// plan and status do not re-read and re-hash files that did not change.
-const statCacheFile = "statcache.json"
+// plan and status do not re-read and re-hash files that did not change. It
+// is gob, not JSON: it is read on every plan, and decoding 10,000 JSON
+// entries cost more than the reads it saves.
+const statCacheFile = "statcache.gob"
 
 // StatCache remembers the hash of files by their stat identity.
 type StatCache struct {
@@ -30,10 +34,10 @@ type statEntry struct {
 
 func loadStatCache(stateDir string) *StatCache {
 	c := &StatCache{path: filepath.Join(stateDir, statCacheFile), entries: map[string]statEntry{}}
-	if data, err := os.ReadFile(c.path); err == nil {
-		_ = json.Unmarshal(data, &c.entries)
-		if c.entries == nil {
-			c.entries = map[string]statEntry{}
+	if f, err := os.Open(c.path); err == nil {
+		defer f.Close()
+		if gob.NewDecoder(bufio.NewReader(f)).Decode(&c.entries) != nil || c.entries == nil {
+			c.entries = map[string]statEntry{} // a damaged cache only costs speed
 		}
 	}
 	return c
@@ -94,10 +98,11 @@ func (c *StatCache) save() {
 	if !c.dirty {
 		return
 	}
-	data, err := json.Marshal(c.entries)
-	if err != nil {
+	var buf bytes.Buffer
+	if gob.NewEncoder(&buf).Encode(c.entries) != nil {
 		return
 	}
+	data := buf.Bytes()
 	if err := os.MkdirAll(filepath.Dir(c.path), 0o700); err != nil {
 		return
 	}

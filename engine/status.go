@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"errors"
-	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -224,29 +222,46 @@ func (out *StatusData) next(action, command string) {
 	out.NextActionsDetailed = append(out.NextActionsDetailed, NextAction{Action: action, Command: command})
 }
 
-// walkFiles lists regular files under dir (recursively); a missing dir is empty.
+// walkFiles lists regular files under dir (recursively); a missing dir is
+// empty. Subfolders of dir are walked in parallel: a skills root holds one
+// folder per skill.
 func (e *Engine) walkFiles(dir string) []string {
-	var out []string
-	var walk func(d string)
-	walk = func(d string) {
+	var walk func(d string) []string
+	walk = func(d string) []string {
+		var out []string
 		entries, err := e.Sys.ReadDir(d)
 		if err != nil {
-			if !errors.Is(err, fs.ErrNotExist) {
-				return
-			}
-			return
+			return nil
 		}
 		for _, ent := range entries {
 			p := filepath.Join(d, ent.Name())
 			switch {
 			case ent.IsDir():
-				walk(p)
+				out = append(out, walk(p)...)
 			case ent.Type().IsRegular():
 				out = append(out, p)
 			}
 		}
+		return out
 	}
-	walk(dir)
+	entries, err := e.Sys.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	parts := make([][]string, len(entries))
+	parallel(len(entries), func(i int) {
+		p := filepath.Join(dir, entries[i].Name())
+		switch {
+		case entries[i].IsDir():
+			parts[i] = walk(p)
+		case entries[i].Type().IsRegular():
+			parts[i] = []string{p}
+		}
+	})
+	var out []string
+	for _, part := range parts {
+		out = append(out, part...)
+	}
 	sort.Strings(out)
 	return out
 }

@@ -1,5 +1,7 @@
 package main
 
+import "strings"
+
 // DoctorCmd is `agentpack doctor`.
 type DoctorCmd struct {
 	Fix bool `help:"Repair what can be repaired safely (interrupted apply, .gitignore lines)."`
@@ -22,12 +24,20 @@ func (c *DoctorCmd) Run(a *App) error {
 			return &result{Warnings: warnings}, err
 		}
 		return &result{Data: d, Warnings: warnings, Human: func(p *Printer) {
+			okRoots := 0
 			for _, ch := range d.Checks {
+				if strings.HasPrefix(ch.Name, "root:") && ch.Status == "pass" {
+					okRoots++ // one line for all healthy roots; --json lists each
+					continue
+				}
 				mark := map[string]string{"pass": p.green("ok  "), "warn": p.yellow("warn"), "fail": p.red("FAIL")}[ch.Status]
 				p.Printf("%s  %s: %s\n", mark, ch.Name, ch.Message)
 				if ch.Suggestion != "" && ch.Status != "pass" {
 					p.Printf("      %s %s\n", p.dim("→"), ch.Suggestion)
 				}
+			}
+			if okRoots > 0 {
+				p.Printf("%s  roots: %d target folder(s) writable or creatable\n", p.green("ok  "), okRoots)
 			}
 			for _, f := range d.Fixed {
 				p.Printf("%s %s\n", p.green("fixed:"), f)

@@ -131,7 +131,7 @@ func (e *Engine) InitRepo(dir string) (*InitData, error) {
 			return nil, ioError(err, filepath.Join(dir, n))
 		}
 	}
-	sys := &RealSystem{Fsync: e.Env.Fsync}
+	sys := e.Sys
 	out := &InitData{Repo: dir, RepoPosix: filepath.ToSlash(dir), Created: []string{}}
 	for _, n := range names {
 		if err := sys.WriteFile(filepath.Join(dir, filepath.FromSlash(n)), []byte(initFiles[n]), 0o644); err != nil {

@@ -240,7 +240,7 @@ func (a *App) failWith(command, commandID string, err error, warnings []string) 
 // whose arguments already say exactly what to change (init, add, remove) do
 // not prompt in a terminal.
 func (a *App) requireYesInJSON(commandID string) error {
-	if a.Globals.JSON && !a.Globals.Yes {
+	if a.Globals.JSON && !a.Globals.Yes && !a.Globals.DryRun {
 		return a.confirm(commandID, "")
 	}
 	return nil

@@ -22,9 +22,13 @@ func (c *InitCmd) Run(a *App) error {
 			return nil, err
 		}
 		dir := a.Env.ResolveRepo(a.Globals.Repo)
-		d, err := a.Engine().InitRepo(dir)
+		eng, preview := a.dryRunEngine()
+		d, err := eng.InitRepo(dir)
 		if err != nil {
 			return nil, err
+		}
+		if preview != nil {
+			return preview(d, c.Git), nil
 		}
 		if c.Git {
 			if _, err := git.PlainInit(dir, false); err != nil && err != git.ErrRepositoryAlreadyExists {
@@ -76,9 +80,13 @@ func (c *AddCmd) Run(a *App) error {
 		if len(mod.Tags) == 0 {
 			mod.Tags = []string{"base"}
 		}
-		d, err := a.Engine().AddModule(a.Request(), mod)
+		eng, preview := a.dryRunEngine()
+		d, err := eng.AddModule(a.Request(), mod)
 		if err != nil {
 			return nil, err
+		}
+		if preview != nil {
+			return preview(d, nil), nil
 		}
 		return &result{Data: d, Human: func(p *Printer) { p.Printf("Added %s (%s) to %s\n", d.Module.ID, mod.Source, p.Path(d.ManifestPath)) }}, nil
 	})
@@ -104,9 +112,13 @@ func (c *RemoveCmd) Run(a *App) error {
 		if err := a.requireYesInJSON("remove"); err != nil {
 			return nil, err
 		}
-		d, err := a.Engine().RemoveModule(a.Request(), c.ID)
+		eng, preview := a.dryRunEngine()
+		d, err := eng.RemoveModule(a.Request(), c.ID)
 		if err != nil {
 			return nil, err
+		}
+		if preview != nil {
+			return preview(d, nil), nil
 		}
 		return &result{Data: d, Human: func(p *Printer) { p.Printf("Removed %s from %s\n", d.ID, p.Path(d.ManifestPath)) }}, nil
 	})

@@ -24,7 +24,7 @@ var mutatingCommands = []string{
 // report what they would do and write nothing); the others refuse it, so
 // --dry-run never writes.
 var dryRunCommands = map[string]bool{
-	"deploy": true, "import": true, "rollback": true,
+	"deploy": true, "import": true, "rollback": true, "init": true, "add": true, "remove": true,
 	"source add": true, "source remove": true, "source update": true,
 }
 

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+
+	"github.com/agentpack/agentpack/engine"
+)
+
+// DryRunWrite is one file a --dry-run command would have written.
+type DryRunWrite struct {
+	Path      string `json:"path"`
+	PathPosix string `json:"path_posix"`
+	Unified   string `json:"unified,omitempty"`
+}
+
+// dryRunEngine returns the engine to run a file-editing command with. Under
+// --dry-run its System only records, and preview turns the command's data
+// into the same data plus `dry_run: true` and `would_write` (each file with
+// its diff); otherwise preview is nil and the engine writes for real.
+func (a *App) dryRunEngine() (*engine.Engine, func(data any, extra any) *result) {
+	eng := a.Engine()
+	if !a.Globals.DryRun {
+		return eng, nil
+	}
+	base := eng.Sys
+	rec := engine.NewDryRunSystem(base)
+	eng.Sys = rec
+	return eng, func(data any, _ any) *result {
+		var writes []DryRunWrite
+		for _, op := range rec.Ops() {
+			w := DryRunWrite{Path: op.Path, PathPosix: filepath.ToSlash(op.Path)}
+			before, _ := base.ReadFile(op.Path)
+			from := op.Path
+			if before == nil {
+				from = "/dev/null"
+			}
+			if u, ok := engine.UnifiedDiff(from, op.Path, before, op.Data); ok {
+				w.Unified = u
+			}
+			writes = append(writes, w)
+		}
+		out := map[string]any{}
+		if b, err := json.Marshal(data); err == nil {
+			_ = json.Unmarshal(b, &out)
+		}
+		out["dry_run"] = true
+		out["would_write"] = writes
+		return &result{Data: out, Human: func(p *Printer) {
+			p.Printf("Dry run: nothing written. Would write %d file(s):\n", len(writes))
+			for _, w := range writes {
+				p.Printf("  %s\n", p.Path(w.Path))
+				if w.Unified != "" && len(writes) == 1 {
+					p.Diff(w.Unified)
+				}
+			}
+		}}
+	}
+}

@@ -205,7 +205,7 @@ func (lm *LoadedModule) validate() error {
 		}
 		if lm.Frontmatter.String("name") == "" || lm.Frontmatter.String("description") == "" {
 			return moduleErr(lm.Module, lm.mainPath(), "SKILL.md needs frontmatter with non-empty `name` and `description`").
-				WithHint("start SKILL.md with ---\\nname: ...\\ndescription: ...\\n---")
+				WithHint("open SKILL.md with a frontmatter block: a `---` line, `name: <name>`, `description: <what it does>`, a `---` line")
 		}
 	case TypePrompt, TypeCommand, TypeAgent:
 		if err := lm.pickSingleMarkdown(); err != nil {
@@ -214,7 +214,7 @@ func (lm *LoadedModule) validate() error {
 		if lm.Type == TypeCommand {
 			if lm.Frontmatter.String("description") == "" {
 				return moduleErr(lm.Module, lm.mainPath(), "command needs frontmatter `description`").
-					WithHint("start the file with ---\\ndescription: what the command does\\n---")
+					WithHint("open the file with a frontmatter block: a `---` line, `description: <what it does>`, a `---` line")
 			}
 			if bashInBody.Match(lm.Body) && !strings.Contains(yamlText(lm.Frontmatter.Node("allowed-tools")), "Bash(") {
 				return moduleErr(lm.Module, lm.mainPath(), "command runs bash but `allowed-tools` does not allow Bash(...)").
@@ -223,7 +223,7 @@ func (lm *LoadedModule) validate() error {
 		}
 		if lm.Type == TypeAgent && (lm.Frontmatter.String("name") == "" || lm.Frontmatter.String("description") == "") {
 			return moduleErr(lm.Module, lm.mainPath(), "agent needs frontmatter `name` and `description`").
-				WithHint("start the file with ---\\nname: ...\\ndescription: ...\\n---")
+				WithHint("open the file with a frontmatter block: a `---` line, `name:`, `description:`, a `---` line")
 		}
 	case TypeMCP:
 		return lm.loadMCP()

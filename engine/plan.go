@@ -183,7 +183,9 @@ func ComputePlan(st *State, sys System, cache *StatCache) (*Plan, error) {
 		case last.SHA256 == before:
 			c.UpdateKind = UpdateManaged
 		default:
-			c.UpdateKind, c.Reason = UpdateDrifted, ReasonEdited
+			// SPEC §6: the update kind says "edited by hand"; the reason stays
+			// one of the update reasons.
+			c.UpdateKind = UpdateDrifted
 		}
 		p.Changes = append(p.Changes, c)
 	}

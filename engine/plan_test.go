@@ -67,7 +67,7 @@ func TestPlanKinds(t *testing.T) {
 	// Hand edit → drifted_update, refused without --force.
 	mustWrite(t, agents, "hand edit\n")
 	_, p, _ = e.Plan(req)
-	if c := changeFor(p, agents); c == nil || c.UpdateKind != engine.UpdateDrifted || c.Reason != engine.ReasonEdited {
+	if c := changeFor(p, agents); c == nil || c.UpdateKind != engine.UpdateDrifted || c.Reason != engine.ReasonDiffers {
 		t.Fatalf("want drifted_update, got %+v", c)
 	}
 	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); apperr.CodeOf(err) != apperr.DriftConflict {

@@ -147,7 +147,7 @@ func checkRefusals(p *Plan, opt ApplyOptions) error {
 	}
 	if len(adopt) > 0 && !opt.Adopt {
 		return apperr.New(apperr.AdoptConfirmRequired, "%d file(s) exist but are not managed by agentpack; refusing to overwrite them", len(adopt)).
-			WithHint("re-run with --adopt to take them over (the current bytes are saved in the snapshot)").
+			WithHint("re-run with --adopt to take them over (their current bytes are saved in the snapshot; `rollback --last` brings them back)").
 			With("paths", adopt).With("sample_paths", sample(adopt)).With("flag", "--adopt").
 			With("reason_code", "adopt_confirm_required").With("next_actions", []string{"retry_with_adopt"})
 	}

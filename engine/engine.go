@@ -50,6 +50,32 @@ type Request struct {
 	Machine string `json:"machine,omitempty"`
 }
 
+// Command renders an agentpack command line for this request, repeating the
+// non-default --repo, --profile and --target so a suggested command acts on
+// the same repo, profile and targets as the one that suggested it.
+func (r Request) Command(args ...string) string {
+	parts := []string{"agentpack"}
+	if r.Repo != "" {
+		parts = append(parts, "--repo", shellQuote(r.Repo))
+	}
+	if r.Profile != "" && r.Profile != "default" {
+		parts = append(parts, "--profile", shellQuote(r.Profile))
+	}
+	if r.Target != "" && r.Target != "all" {
+		parts = append(parts, "--target", r.Target)
+	}
+	return strings.Join(append(parts, args...), " ")
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(c rune) bool {
+		return !(c == '/' || c == '.' || c == '-' || c == '_' || c == '~' || c == ':' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // State is a loaded desired-state repo for one request.
 type State struct {
 	Req      Request

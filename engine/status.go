@@ -205,15 +205,16 @@ func (out *StatusData) finish(st *State, only []string) {
 		out.SummaryByRoot = append(out.SummaryByRoot, *byRoot[TargetRoot{Target: r.Target, Path: r.Path}])
 	}
 	s := out.Summary
-	if s.Pending+s.Missing > 0 {
-		out.next("deploy", "agentpack deploy --apply")
-	}
+	req := st.Req
 	if s.Modified > 0 {
-		out.next("diff", "agentpack diff")
-		out.next("deploy_force", "agentpack deploy --apply --force")
+		out.next("diff", req.Command("diff"))
 	}
-	if s.Modified+s.Missing+s.Pending > 0 {
-		out.next("rollback", "agentpack rollback --last")
+	switch {
+	case s.Modified > 0:
+		// Deploying over hand edits needs --force; their bytes go into the snapshot.
+		out.next("deploy_force", req.Command("deploy", "--apply", "--force"))
+	case s.Pending+s.Missing > 0:
+		out.next("deploy", req.Command("deploy", "--apply"))
 	}
 }
 

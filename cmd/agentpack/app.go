@@ -14,6 +14,7 @@ import (
 	"github.com/agentpack/agentpack/engine/apperr"
 	"github.com/agentpack/agentpack/targets"
 	"github.com/alecthomas/kong"
+	"golang.org/x/term"
 )
 
 // exitPanic carries kong's exit code out of its Exit hook.
@@ -230,6 +231,7 @@ func (a *App) failWith(command, commandID string, err error, warnings []string) 
 	}
 	ae := apperr.As(err)
 	fmt.Fprintf(a.Stderr, "%s [%s] %s\n", p.red("error:"), ae.Code, ae.Message)
+	printErrorPaths(a.Stderr, p, ae)
 	if ae.Hint != "" {
 		fmt.Fprintf(a.Stderr, "%s %s\n", p.dim("hint:"), ae.Hint)
 	}
@@ -244,6 +246,29 @@ func (a *App) requireYesInJSON(commandID string) error {
 		return a.confirm(commandID, "")
 	}
 	return nil
+}
+
+// printErrorPaths lists the files an error is about (details.paths, else
+// details.path), so people need not switch to --json to learn which.
+func printErrorPaths(w io.Writer, p *Printer, ae *apperr.Error) {
+	var paths []string
+	switch v := ae.Details["paths"].(type) {
+	case []string:
+		paths = v
+	}
+	if len(paths) == 0 {
+		if v, ok := ae.Details["path"].(string); ok && !strings.Contains(ae.Message, v) {
+			paths = []string{v}
+		}
+	}
+	const max = 10
+	for i, path := range paths {
+		if i == max {
+			fmt.Fprintf(w, "  … and %d more (see --json)\n", len(paths)-max)
+			break
+		}
+		fmt.Fprintf(w, "  %s\n", p.Path(path))
+	}
 }
 
 // confirm asks the user before a mutation. In --json mode, or without a
@@ -267,11 +292,9 @@ func (a *App) confirm(commandID, question string) error {
 	return apperr.New(apperr.ConfirmRequired, "cancelled").WithHint("nothing was changed")
 }
 
-func isTerminal(r any) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+// isTerminal reports whether r or w is a real terminal (not /dev/null,
+// which is a character device too).
+func isTerminal(rw any) bool {
+	f, ok := rw.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -414,20 +414,29 @@ func (e *Engine) recover() ([]string, error) {
 		return nil, store.RemoveJournal()
 	}
 	restored := 0
+	var kept []string
 	for i := len(j.Files) - 1; i >= 0; i-- {
 		f := j.Files[i]
 		removeTempFiles(f.Path)
+		cur, readErr := e.Sys.ReadFile(f.Path)
 		if f.Before == nil {
-			if _, err := e.Sys.Lstat(f.Path); err == nil {
-				if err := e.Sys.Remove(f.Path); err != nil {
-					return nil, err
-				}
-				pruneEmptyDirs(e.Sys, filepath.Dir(f.Path), f.Root)
-				restored++
+			if readErr != nil {
+				continue
 			}
+			// Remove only what this apply wrote: a file someone else created
+			// at that path after the crash is not ours to delete.
+			if f.After == nil || sha256Hex(cur) != f.After.SHA256 {
+				kept = append(kept, f.Path)
+				continue
+			}
+			if err := e.Sys.Remove(f.Path); err != nil {
+				return nil, err
+			}
+			pruneEmptyDirs(e.Sys, filepath.Dir(f.Path), f.Root)
+			restored++
 			continue
 		}
-		if cur, err := e.Sys.ReadFile(f.Path); err == nil && sha256Hex(cur) == f.Before.SHA256 {
+		if readErr == nil && sha256Hex(cur) == f.Before.SHA256 && e.modeOf(f.Path) == fs.FileMode(f.Before.Mode).Perm() {
 			continue
 		}
 		data, err := store.ReadBlob(j.ID, f.Before.SHA256)
@@ -445,13 +454,17 @@ func (e *Engine) recover() ([]string, error) {
 	if err := store.RemoveJournal(); err != nil {
 		return nil, err
 	}
-	return []string{fmt.Sprintf("recovered from an interrupted %q (pid %d, started %s): restored %d file(s) to their previous bytes",
-		j.Command, j.PID, j.StartedAt.Format(time.RFC3339), restored)}, nil
+	warnings := []string{fmt.Sprintf("recovered from an interrupted %q (pid %d, started %s): restored %d file(s) to their previous bytes",
+		j.Command, j.PID, j.StartedAt.Format(time.RFC3339), restored)}
+	for _, p := range kept {
+		warnings = append(warnings, fmt.Sprintf("kept %s: it did not exist before the interrupted apply and now holds bytes that apply did not write", p))
+	}
+	return warnings, nil
 }
 
 // removeTempFiles deletes temp files a crashed write left next to path.
 func removeTempFiles(path string) {
-	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+globEscape(filepath.Base(path))+".agentpack-tmp-*"))
+	matches, _ := filepath.Glob(filepath.Join(globEscape(filepath.Dir(path)), tempPrefix+"*"))
 	for _, m := range matches {
 		_ = os.Remove(m)
 	}

@@ -10,6 +10,9 @@ import (
 	"github.com/agentpack/agentpack/engine/apperr"
 )
 
+// tempPrefix starts the names of temp files that become target files.
+const tempPrefix = ".agentpack-tmp-"
+
 // RealSystem reads and writes the real filesystem. Every write is a temp file
 // in the destination directory followed by a rename, so a reader never sees a
 // half-written file. Fsync is opt-in (AGENTPACK_FSYNC=1) because it costs
@@ -39,7 +42,8 @@ func (s *RealSystem) WriteFile(path string, data []byte, perm fs.FileMode) error
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return ioError(err, path)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".agentpack-tmp-*")
+	// A short temp name: base+suffix could pass the 255-byte name limit.
+	f, err := os.CreateTemp(dir, tempPrefix+"*")
 	if err != nil {
 		return ioError(err, path)
 	}

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/agentpack/agentpack/engine/apperr"
@@ -19,6 +20,30 @@ type RollbackData struct {
 	Removed         int     `json:"removed"`
 	// DryRun is set when nothing was written (EventSnapshotID is then "").
 	DryRun bool `json:"dry_run,omitempty"`
+	// Files are the files restored or removed (manifests left out).
+	Files []RollbackFile `json:"files"`
+}
+
+// RollbackFile is one file a rollback restores or removes.
+type RollbackFile struct {
+	Target    string `json:"target"`
+	Path      string `json:"path"`
+	PathPosix string `json:"path_posix"`
+	Op        string `json:"op"` // restore | remove
+}
+
+func (d *RollbackData) count(r snapshots.Restore) {
+	if r.Manifest {
+		return
+	}
+	f := RollbackFile{Target: r.Target, Path: r.Path, PathPosix: filepath.ToSlash(r.Path), Op: "restore"}
+	if r.Content == nil {
+		f.Op = "remove"
+		d.Removed++
+	} else {
+		d.Restored++
+	}
+	d.Files = append(d.Files, f)
 }
 
 // RollbackOptions select what to roll back to.
@@ -54,9 +79,14 @@ func (e *Engine) Rollback(opt RollbackOptions) (*RollbackData, []string, error) 
 		warnings = recovered
 		store := e.Store()
 		records, ws, err := store.List()
-		warnings = append(warnings, ws...)
 		if err != nil {
 			return err
+		}
+		if len(ws) > 0 {
+			// A skipped record would make --last undo the wrong snapshot and
+			// --to miss changes: refuse rather than guess.
+			return apperr.New(apperr.SnapshotCorrupted, "cannot roll back safely: %s", strings.Join(ws, "; ")).
+				WithHint("inspect or remove the damaged record under %s", filepath.Join(e.Env.StateDir(), "snapshots"))
 		}
 		var restores []snapshots.Restore
 		var to string
@@ -87,6 +117,10 @@ func (e *Engine) restore(store *snapshots.Store, restores []snapshots.Restore, t
 		data []byte
 		cur  []byte
 		has  bool
+		// noop: the path already holds the wanted bytes. It is still recorded
+		// (Before == After), so this rollback record is authoritative for
+		// every path it covers when a later `rollback --to` reads it.
+		noop bool
 	}
 	var ops []op
 	for _, r := range restores {
@@ -99,27 +133,21 @@ func (e *Engine) restore(store *snapshots.Store, restores []snapshots.Restore, t
 			if err != nil {
 				return nil, err
 			}
-			if o.has && bytes.Equal(o.cur, data) && e.modeOf(r.Path) == fs.FileMode(r.Content.Mode).Perm() {
-				continue
-			}
 			o.data = data
+			o.noop = o.has && bytes.Equal(o.cur, data) && e.modeOf(r.Path) == fs.FileMode(r.Content.Mode).Perm()
 		} else if !o.has {
 			continue
 		}
 		ops = append(ops, o)
 	}
 	if dryRun {
-		out := &RollbackData{DryRun: true}
+		out := &RollbackData{DryRun: true, Files: []RollbackFile{}}
 		if to != "" {
 			out.RolledBackTo = &to
 		}
 		for _, o := range ops {
-			switch {
-			case o.r.Manifest:
-			case o.r.Content == nil:
-				out.Removed++
-			default:
-				out.Restored++
+			if !o.noop {
+				out.count(o.r)
 			}
 		}
 		return out, nil
@@ -130,13 +158,13 @@ func (e *Engine) restore(store *snapshots.Store, restores []snapshots.Restore, t
 	if to != "" {
 		rec.RolledBackTo = &to
 	}
-	out := &RollbackData{RolledBackTo: rec.RolledBackTo, EventSnapshotID: id}
+	out := &RollbackData{RolledBackTo: rec.RolledBackTo, EventSnapshotID: id, Files: []RollbackFile{}}
 	var blobs [][]byte
 	for _, o := range ops {
 		if o.has {
 			blobs = append(blobs, o.cur)
 		}
-		if o.data != nil {
+		if o.data != nil && !o.noop {
 			blobs = append(blobs, o.data)
 		}
 	}
@@ -166,19 +194,17 @@ func (e *Engine) restore(store *snapshots.Store, restores []snapshots.Restore, t
 		return nil, err
 	}
 	for _, o := range ops {
+		if o.noop {
+			continue
+		}
 		var err error
 		if o.r.Content == nil {
 			err = e.Sys.Remove(o.r.Path)
 			pruneEmptyDirs(e.Sys, filepath.Dir(o.r.Path), o.r.Root)
-			if !o.r.Manifest {
-				out.Removed++
-			}
 		} else {
 			err = e.Sys.WriteFile(o.r.Path, o.data, fs.FileMode(o.r.Content.Mode))
-			if !o.r.Manifest {
-				out.Restored++
-			}
 		}
+		out.count(o.r)
 		if err != nil {
 			_, _ = e.recover()
 			return nil, err

@@ -15,7 +15,7 @@ import (
 // plan and status do not re-read and re-hash files that did not change. It
 // is gob, not JSON: it is read on every plan, and decoding 10,000 JSON
 // entries cost more than the reads it saves.
-const statCacheFile = "statcache.gob"
+const statCacheFile = "statcache.v2.gob"
 
 // StatCache remembers the hash of files by their stat identity.
 type StatCache struct {
@@ -26,11 +26,17 @@ type StatCache struct {
 }
 
 type statEntry struct {
-	Size    int64  `json:"size"`
-	MtimeNS int64  `json:"mtime_ns"`
-	Ino     uint64 `json:"ino"`
-	SHA256  string `json:"sha256"`
+	Size    int64
+	MtimeNS int64
+	CtimeNS int64
+	Ino     uint64
+	SHA256  string
 }
+
+// racyWindow: a file changed this recently may change again within the same
+// timestamp tick without its stat changing (git's "racy clean" problem), so
+// it is not cached until it is older.
+const racyWindow = 100 * time.Millisecond
 
 func loadStatCache(stateDir string) *StatCache {
 	c := &StatCache{path: filepath.Join(stateDir, statCacheFile), entries: map[string]statEntry{}}
@@ -44,7 +50,7 @@ func loadStatCache(stateDir string) *StatCache {
 }
 
 func entryFor(fi fs.FileInfo, sha string) statEntry {
-	return statEntry{Size: fi.Size(), MtimeNS: fi.ModTime().UnixNano(), Ino: inodeOf(fi), SHA256: sha}
+	return statEntry{Size: fi.Size(), MtimeNS: fi.ModTime().UnixNano(), CtimeNS: ctimeOf(fi), Ino: inodeOf(fi), SHA256: sha}
 }
 
 // lookup returns the cached hash of path when its stat identity is unchanged.
@@ -65,11 +71,14 @@ func (c *StatCache) record(path string, fi fs.FileInfo, sha string) {
 	if c == nil {
 		return
 	}
-	mt := fi.ModTime()
-	if mt.Nanosecond() == 0 && time.Since(mt) < 2*time.Second {
+	e := entryFor(fi, sha)
+	now := time.Now().UnixNano()
+	if now-e.MtimeNS < int64(racyWindow) || now-e.CtimeNS < int64(racyWindow) {
 		return
 	}
-	e := entryFor(fi, sha)
+	if fi.ModTime().Nanosecond() == 0 && now-e.MtimeNS < int64(2*time.Second) {
+		return // whole-second timestamps: wait longer
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if old, ok := c.entries[path]; !ok || old != e {

@@ -1,0 +1,42 @@
+package engine_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentpack/agentpack/engine"
+)
+
+// TestRollbackLastWithDamagedNewestRecord: the newest snapshot record
+// is damaged. Store.List skips it with a warning, so `rollback --last`
+// silently "undoes" the previous snapshot instead: it rolls the disk back
+// past a deploy it cannot see (here deleting AGENTS.md, which the first
+// deploy created), rather than refusing.
+func TestRollbackLastWithDamagedNewestRecord(t *testing.T) {
+	env := testEnv(t)
+	repo := codexRepo(t)
+	e := engine.New(env)
+	req := engine.Request{Repo: repo}
+	agents := filepath.Join(env.Cwd, "AGENTS.md")
+	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, filepath.Join(repo, "modules/base/AGENTS.md"), "# v2\n")
+	_, d2, err := e.Deploy(req, true, engine.ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := filepath.Join(env.AgentpackHome, "state", "snapshots", d2.SnapshotID+".json")
+	if err := os.WriteFile(rec, []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rb, warnings, err := e.Rollback(engine.RollbackOptions{Last: true})
+	if err != nil {
+		return // refusing is the safe answer
+	}
+	if _, serr := os.Stat(agents); serr != nil {
+		t.Fatalf("rollback --last with the newest record (%s) damaged undid the older deploy instead: AGENTS.md is gone (%v); data %+v, warnings %q",
+			d2.SnapshotID, serr, rb, warnings)
+	}
+}

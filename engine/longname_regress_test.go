@@ -1,0 +1,32 @@
+package engine_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentpack/agentpack/engine"
+)
+
+// TestDeployLongFileName: a skill holds a file whose name is legal
+// (240 bytes; NAME_MAX is 255) and that exists in the module folder. The
+// atomic write names its temp file "."+name+".agentpack-tmp-<random>",
+// which is longer than NAME_MAX, so the deploy fails with
+// E_IO_PATH_TOO_LONG although the destination name itself is fine.
+func TestDeployLongFileName(t *testing.T) {
+	env := testEnv(t)
+	long := strings.Repeat("n", 236) + ".txt"
+	repo := writeRepo(t, map[string]string{
+		"agentpack.yaml":         codexOnlyManifest,
+		"modules/base/AGENTS.md": "# base\n",
+		"modules/s/SKILL.md":     "---\nname: s\ndescription: d\n---\nbody\n",
+		"modules/s/" + long:      "long\n",
+	})
+	e := engine.New(env)
+	if _, _, err := e.Deploy(engine.Request{Repo: repo}, true, engine.ApplyOptions{}); err != nil {
+		t.Fatalf("deploying a skill file with a %d-byte name: %v", len(long), err)
+	}
+	if got := mustRead(t, filepath.Join(env.Cwd, ".agents", "skills", "s", long)); got != "long\n" {
+		t.Fatalf("got %q", got)
+	}
+}

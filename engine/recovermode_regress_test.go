@@ -1,0 +1,69 @@
+package engine_test
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentpack/agentpack/engine"
+)
+
+// failAgentsSys is the real filesystem, except that writing any AGENTS.md
+// fails: the apply dies part-way, after its other files were written.
+type failAgentsSys struct{ engine.System }
+
+func (s failAgentsSys) WriteFile(path string, data []byte, perm fs.FileMode) error {
+	if filepath.Base(path) == "AGENTS.md" {
+		return errors.New("injected failure writing " + path)
+	}
+	return s.System.WriteFile(path, data, perm)
+}
+
+// TestRecoverRestoresModeOfModeOnlyChange: the source of a skill file
+// gets chmod +x (and AGENTS.md changes too); the apply writes the deployed
+// skill file with 0755, then fails on AGENTS.md. Rolling the partial apply back must restore 0644,
+// but recover() skips every file whose bytes equal its Before, so the mode
+// change survives without any snapshot recording it.
+func TestRecoverRestoresModeOfModeOnlyChange(t *testing.T) {
+	env := testEnv(t)
+	repo := codexRepo(t)
+	e := engine.New(env)
+	req := engine.Request{Repo: repo}
+	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deployed := filepath.Join(env.Cwd, ".agents", "skills", "s", "extra.txt")
+	if fi, err := os.Stat(deployed); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Fatalf("setup: %v %v", fi, err)
+	}
+	if err := os.Chmod(filepath.Join(repo, "modules", "s", "extra.txt"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, filepath.Join(repo, "modules", "base", "AGENTS.md"), "# base v2\n")
+	_, p, err := e.Plan(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Changes) != 2 {
+		t.Fatalf("setup: want two updates, got %+v", p.Changes)
+	}
+
+	e.Sys = failAgentsSys{e.Sys}
+	_, _, err = e.Deploy(req, true, engine.ApplyOptions{})
+	if err == nil || !strings.Contains(err.Error(), "injected") {
+		t.Fatalf("want the injected failure, got %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(env.AgentpackHome, "state", "journal.json")); !os.IsNotExist(err) {
+		t.Fatalf("journal left behind: %v", err)
+	}
+	fi, err := os.Stat(deployed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o644 {
+		t.Fatalf("partial apply rolled back but %s kept mode %v (want 0644); no snapshot records the change", deployed, fi.Mode().Perm())
+	}
+}

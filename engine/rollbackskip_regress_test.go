@@ -1,0 +1,52 @@
+package engine_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/agentpack/agentpack/engine"
+)
+
+// TestRollbackToRollbackThatSkippedAFile: a rollback does not record
+// files that already had the wanted bytes, so a later `rollback --to <that
+// rollback>` takes the file's bytes from an older record (RestoreTo's
+// "newest After up to toID") — bytes the disk did not have right after the
+// rollback. Here AGENTS.md was v1 right after rollback R, but rolling back
+// to R leaves v2, while R's manifest (restored too) says v1: status then
+// reports the file as modified.
+func TestRollbackToRollbackThatSkippedAFile(t *testing.T) {
+	env := testEnv(t)
+	repo := codexRepo(t)
+	e := engine.New(env)
+	req := engine.Request{Repo: repo}
+	agents := filepath.Join(env.Cwd, "AGENTS.md")
+	src := filepath.Join(repo, "modules/base/AGENTS.md")
+
+	_, d1, err := e.Deploy(req, true, engine.ApplyOptions{}) // AGENTS.md = v1
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := mustRead(t, agents)
+	mustWrite(t, src, "# v2\n")
+	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil { // v2
+		t.Fatal(err)
+	}
+	mustWrite(t, agents, v1) // the user puts v1 back by hand
+	r, _, err := e.Rollback(engine.RollbackOptions{To: d1.SnapshotID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRead(t, agents); got != v1 {
+		t.Fatalf("setup: after rollback to d1 want v1, got %q", got)
+	}
+	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil { // v2 again
+		t.Fatal(err)
+	}
+	if _, _, err := e.Rollback(engine.RollbackOptions{To: r.EventSnapshotID}); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRead(t, agents); got != v1 {
+		_, st, _ := e.Status(req, nil)
+		t.Fatalf("rollback --to %s (right after it AGENTS.md was %q) left %q; status drift %+v", r.EventSnapshotID, v1, got, st.Drift)
+	}
+}

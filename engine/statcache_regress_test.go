@@ -1,0 +1,50 @@
+package engine_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentpack/agentpack/engine"
+)
+
+// TestStatCacheMissesInPlaceRewriteWithRestoredMtime: a managed file is
+// rewritten in place (same inode, same size) and its mtime is put back, as
+// `cp -p`, `rsync -t` or `touch -r` do. The stat cache keys on (size, mtime,
+// inode) only, so status keeps vouching for the old hash and reports no
+// drift, and plan/deploy never repair the file.
+func TestStatCacheMissesInPlaceRewriteWithRestoredMtime(t *testing.T) {
+	env := testEnv(t)
+	repo := codexRepo(t)
+	e := engine.New(env)
+	req := engine.Request{Repo: repo}
+	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ { // warm the cache
+		if _, _, err := e.Status(req, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	agents := filepath.Join(env.Cwd, "AGENTS.md")
+	fi, err := os.Stat(agents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig := mustRead(t, agents)
+	// In-place rewrite (O_TRUNC keeps the inode), same size, then restore mtime.
+	if err := os.WriteFile(agents, []byte(strings.ToUpper(orig)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(agents, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	_, st, err := e.Status(req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Drift) != 1 || st.Drift[0].Kind != engine.DriftModified {
+		t.Fatalf("file content changed (%q -> %q) but status reports %+v", orig, mustRead(t, agents), st.Drift)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/agentpack/agentpack/engine"
@@ -112,18 +113,36 @@ func (c *RollbackCmd) Run(a *App) error {
 		if err := a.requireYesInJSON("rollback"); err != nil && !a.Globals.DryRun {
 			return nil, err
 		}
-		if !a.Globals.Yes && !a.Globals.DryRun {
-			what := "the newest snapshot"
-			if c.To != "" {
-				what = "snapshot " + c.To
-			}
-			if err := a.confirm("rollback", fmt.Sprintf("Roll back to %s?", what)); err != nil {
-				return nil, err
-			}
-		}
-		d, warnings, err := a.Engine().Rollback(engine.RollbackOptions{To: c.To, Last: c.Last, Target: a.Globals.Target, DryRun: a.Globals.DryRun})
+		opt := engine.RollbackOptions{To: c.To, Last: c.Last, Target: a.Globals.Target, DryRun: true}
+		// Always look first: the warning about files outside this project
+		// goes with every rollback, the file list with every prompt.
+		preview, warnings, err := a.Engine().Rollback(opt)
 		if err != nil {
 			return &result{Warnings: warnings}, err
+		}
+		if away := outsideProject(a.Env, preview.Files); len(away) > 0 {
+			warnings = append(warnings, fmt.Sprintf("this rollback touches files outside the current project (%s): snapshots are shared by every project deployed from this machine",
+				strings.Join(away, ", ")))
+		}
+		if !a.Globals.Yes && !a.Globals.DryRun && !a.Globals.JSON && isTerminal(a.Stdin) {
+			printRollbackFiles(a.errPrinter(), preview.Files)
+			for _, w := range warnings {
+				fmt.Fprintf(a.Stderr, "%s %s\n", a.errPrinter().yellow("warning:"), w)
+			}
+			warnings = nil
+		}
+		d := preview
+		if !a.Globals.DryRun {
+			if err := a.confirm("rollback", fmt.Sprintf("Restore %d and remove %d file(s)?", preview.Restored, preview.Removed)); err != nil {
+				return &result{Warnings: warnings}, err
+			}
+			opt.DryRun = false
+			var more []string
+			d, more, err = a.Engine().Rollback(opt)
+			warnings = append(warnings, more...)
+			if err != nil {
+				return &result{Warnings: warnings}, err
+			}
 		}
 		return &result{Data: d, Warnings: warnings, Human: func(p *Printer) {
 			to := "the state before the first snapshot"
@@ -137,6 +156,49 @@ func (c *RollbackCmd) Run(a *App) error {
 			p.Printf("Rolled back to %s: %d restored, %d removed. Recorded as snapshot %s\n", to, d.Restored, d.Removed, p.bold(d.EventSnapshotID))
 		}}, nil
 	})
+}
+
+// outsideProject returns the folders of files that are neither in the
+// current project nor in a tool's folder under $HOME (~/.codex, ~/.claude…):
+// most likely another project's files.
+func outsideProject(env engine.Env, files []engine.RollbackFile) []string {
+	proj := env.ProjectRoot()
+	seen := map[string]bool{}
+	var out []string
+	for _, f := range files {
+		if inDir(proj, f.Path) {
+			continue
+		}
+		if rel, err := filepath.Rel(env.Home, f.Path); err == nil && strings.HasPrefix(rel, ".") && !strings.HasPrefix(rel, "..") {
+			continue
+		}
+		dir := engine.Env{Cwd: filepath.Dir(f.Path)}.ProjectRoot() // its project, when it is in one
+		if !seen[dir] && len(out) < 5 {
+			seen[dir] = true
+			out = append(out, dir)
+		}
+	}
+	return out
+}
+
+func inDir(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+func printRollbackFiles(p *Printer, files []engine.RollbackFile) {
+	const max = 15
+	for i, f := range files {
+		if i == max {
+			p.Printf("  … and %d more\n", len(files)-max)
+			break
+		}
+		mark := p.green("restore")
+		if f.Op == "remove" {
+			mark = p.red("remove ")
+		}
+		p.Printf("  %s  %s\n", mark, p.Path(f.Path))
+	}
 }
 
 // SnapshotsCmd is `agentpack snapshots`.

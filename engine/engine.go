@@ -193,6 +193,17 @@ type ScopeDefaulter interface{ DefaultScope() Scope }
 func (e *Engine) compile(st *State) (*DesiredState, error) {
 	d := &DesiredState{Targets: st.Targets, byPath: map[string]*TargetFile{}}
 	project := e.Env.ProjectRoot()
+	rendered := map[string]bool{}
+	defer func() {
+		if st.Req.Target != "" && st.Req.Target != "all" {
+			return // --target narrows on purpose
+		}
+		for _, lm := range st.Modules {
+			if !rendered[lm.ID] {
+				st.Warn("module %s (type %s) is selected but no configured target deploys it", lm.ID, lm.Type)
+			}
+		}
+	}()
 	for _, name := range st.Targets {
 		t, err := LookupTarget(name)
 		if err != nil {
@@ -221,6 +232,7 @@ func (e *Engine) compile(st *State) (*DesiredState, error) {
 				continue
 			}
 			mods = append(mods, lm)
+			rendered[lm.ID] = true
 		}
 		rc := &RenderContext{Target: name, Config: cfg, Scope: scope, Home: e.Env.Home, CodexHome: e.Env.CodexHome,
 			ProjectRoot: project, Machine: st.Req.Machine, FS: e.Sys, warnings: &st.Warnings}

@@ -25,12 +25,13 @@ func (c *DeployCmd) Run(a *App) error {
 	return a.run("deploy", id, func() (*result, error) {
 		eng := a.Engine()
 		req := a.Request()
+		expect := ""
 		if apply {
 			if err := a.requireYesInJSON(id); err != nil {
 				return nil, err
 			}
 			if !a.Globals.Yes {
-				// Show the plan, then ask.
+				// Show the plan, then ask; apply exactly the plan that was shown.
 				st, p, err := eng.Plan(req)
 				if err != nil {
 					return warningsOf(st), err
@@ -41,9 +42,10 @@ func (c *DeployCmd) Run(a *App) error {
 						return warningsOf(st), err
 					}
 				}
+				expect = p.Hash()
 			}
 		}
-		st, d, err := eng.Deploy(req, apply, engine.ApplyOptions{Adopt: c.Adopt, Force: c.Force, Command: id})
+		st, d, err := eng.Deploy(req, apply, engine.ApplyOptions{Adopt: c.Adopt, Force: c.Force, Command: id, ExpectPlanHash: expect})
 		if err != nil {
 			return warningsOf(st), err
 		}
@@ -51,7 +53,7 @@ func (c *DeployCmd) Run(a *App) error {
 			if !apply {
 				printChanges(p, d.Profile, d.Targets, d.Changes, d.Summary)
 				if len(d.Changes) > 0 {
-					p.Printf("Run `agentpack deploy --apply` to apply.\n")
+					p.Printf("Run `%s` to apply.\n", req.Command(applyArgs(d.Changes, c)...))
 				}
 				return
 			}
@@ -63,6 +65,24 @@ func (c *DeployCmd) Run(a *App) error {
 			p.Printf("Undo with: agentpack rollback --last\n")
 		}}, nil
 	})
+}
+
+// applyArgs is `deploy --apply` plus the flags the plan will need, so the
+// suggested command does not fail on a refusal.
+func applyArgs(changes []engine.Change, c *DeployCmd) []string {
+	args := []string{"deploy", "--apply"}
+	adopt, force := c.Adopt, c.Force
+	for _, ch := range changes {
+		adopt = adopt || ch.UpdateKind == engine.UpdateAdopt
+		force = force || ch.UpdateKind == engine.UpdateDrifted || ch.Op == engine.OpDelete && ch.Reason == engine.ReasonEdited
+	}
+	if adopt {
+		args = append(args, "--adopt")
+	}
+	if force {
+		args = append(args, "--force")
+	}
+	return args
 }
 
 // StatusCmd is `agentpack status`.

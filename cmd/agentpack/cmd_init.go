@@ -75,20 +75,31 @@ func (c *AddCmd) Run(a *App) error {
 			name = firstNonEmpty(spec.Artifact, filepath.Base(spec.Name))
 		}
 		if mod.ID == "" {
-			mod.ID = c.Type + ":" + strings.TrimSuffix(name, ".md")
+			mod.ID = c.Type + ":" + strings.TrimSuffix(name, filepath.Ext(name))
 		}
 		if len(mod.Tags) == 0 {
 			mod.Tags = []string{"base"}
 		}
 		eng, preview := a.dryRunEngine()
+		warnings, err := eng.CheckNewModule(a.Request(), &mod)
+		if err != nil {
+			return &result{Warnings: warnings}, err
+		}
 		d, err := eng.AddModule(a.Request(), mod)
 		if err != nil {
-			return nil, err
+			return &result{Warnings: warnings}, err
 		}
 		if preview != nil {
-			return preview(d, nil), nil
+			r := preview(d, nil)
+			r.Warnings = warnings
+			return r, nil
 		}
-		return &result{Data: d, Human: func(p *Printer) { p.Printf("Added %s (%s) to %s\n", d.Module.ID, mod.Source, p.Path(d.ManifestPath)) }}, nil
+		return &result{Data: d, Warnings: warnings, Human: func(p *Printer) {
+			p.Printf("Added %s (%s) to %s\n", d.Module.ID, d.Module.Source, p.Path(d.ManifestPath))
+			if mod.Source.Git != nil {
+				p.Printf("Next: %s pins it; then %s.\n", a.Request().Command("lock"), a.Request().Command("plan"))
+			}
+		}}, nil
 	})
 }
 

@@ -1,0 +1,68 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentpack/agentpack/engine/apperr"
+)
+
+// CheckNewModule validates a module before `add` writes it, so agentpack.yaml
+// never gains an entry that breaks every later command. A relative local
+// path is looked up from the working directory first (what a person typing
+// it means), then from the repo; it is stored repo-relative when it lies in
+// the repo. Files are validated by the same rules as plan. Git and package
+// sources are checked when they are locked.
+func (e *Engine) CheckNewModule(req Request, mod *Module) ([]string, error) {
+	var warnings []string
+	if !supportedAnywhere(mod.Type) {
+		warnings = append(warnings, fmt.Sprintf("no target deploys %s modules yet: %s is recorded but writes no files", mod.Type, mod.ID))
+	}
+	lp := mod.Source.LocalPath
+	if lp == nil {
+		return warnings, nil
+	}
+	repo := e.Env.ResolveRepo(req.Repo)
+	path := e.Env.ExpandHome(filepath.FromSlash(lp.Path))
+	var found string
+	switch {
+	case filepath.IsAbs(path):
+		found = path
+	case exists(filepath.Join(e.Env.Cwd, path)):
+		found = filepath.Join(e.Env.Cwd, path)
+	case exists(filepath.Join(repo, path)):
+		found = filepath.Join(repo, path)
+	}
+	if found == "" || !exists(found) {
+		return warnings, apperr.New(apperr.ModuleInvalid, "source path %s does not exist", lp.Path).
+			WithHint("give a path relative to the current folder or to the repo %s", repo).
+			With("path", lp.Path).With("module_id", mod.ID)
+	}
+	if rel, err := filepath.Rel(repo, found); err == nil && !strings.HasPrefix(rel, "..") {
+		lp.Path = filepath.ToSlash(rel)
+	} else {
+		lp.Path = filepath.ToSlash(found)
+		warnings = append(warnings, fmt.Sprintf("%s is outside the repo %s: the repo now depends on this machine's path", found, repo))
+	}
+	if _, err := LoadModule(mod, found); err != nil {
+		return warnings, err
+	}
+	return warnings, nil
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// supportedAnywhere reports whether any registered target renders type t.
+func supportedAnywhere(t ModuleType) bool {
+	for _, name := range Targets() {
+		if tg, err := LookupTarget(name); err == nil && tg.Supports(t) {
+			return true
+		}
+	}
+	return false
+}

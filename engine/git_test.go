@@ -97,8 +97,14 @@ modules:
 	if len(p.Changes) != 0 {
 		t.Fatalf("plan moved with upstream: %+v", p.Changes)
 	}
-	// Locking again moves the pin.
+	// lock keeps a pin whose source did not change; update moves it.
 	if _, _, err := e.Lock(req); err != nil {
+		t.Fatal(err)
+	}
+	if _, p, _ = e.Plan(req); len(p.Changes) != 0 {
+		t.Fatalf("lock moved an unchanged pin: %+v", p.Changes)
+	}
+	if _, _, err := e.Update(req); err != nil {
 		t.Fatal(err)
 	}
 	_, p, _ = e.Plan(req)

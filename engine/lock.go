@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"os"
 	"errors"
 	"path/filepath"
 	"sort"
@@ -112,7 +113,13 @@ func (e *Engine) syncSources(req Request, command string, relock, fetch bool) (*
 		path := filepath.Join(repo, lockfile.FileName)
 		var lf *lockfile.Lockfile
 		if relock {
-			lf, err = e.lockModules(m, repo)
+			// lock keeps the pins of modules whose source did not change;
+			// update moves every pin.
+			var prev *lockfile.Lockfile
+			if !fetch {
+				prev, _ = lockfile.Load(path)
+			}
+			lf, err = e.lockModules(m, repo, prev)
 		} else {
 			lf, err = lockfile.Load(path)
 		}
@@ -137,15 +144,21 @@ func (e *Engine) syncSources(req Request, command string, relock, fetch bool) (*
 	return out, warnings, err
 }
 
-func (e *Engine) lockModules(m *Manifest, repo string) (*lockfile.Lockfile, error) {
+func (e *Engine) lockModules(m *Manifest, repo string, prev *lockfile.Lockfile) (*lockfile.Lockfile, error) {
 	var refs []repoRef
 	seen := map[repoRef]bool{}
+	want := map[string]repoRef{} // module id → what to check out
 	for _, mod := range m.Modules {
 		if g := mod.Source.Git; g != nil {
-			if _, err := gitsource.CleanSubdir(g.Subdir); err != nil {
+			sub, err := gitsource.CleanSubdir(g.Subdir)
+			if err != nil {
 				return nil, err
 			}
 			r := repoRef{g.URL, g.Ref}
+			if pin := keptPin(prev, mod.ID, g, sub); pin != "" {
+				r = repoRef{g.URL, pin}
+			}
+			want[mod.ID] = r
 			if !seen[r] {
 				seen[r] = true
 				refs = append(refs, r)
@@ -171,10 +184,15 @@ func (e *Engine) lockModules(m *Manifest, repo string) (*lockfile.Lockfile, erro
 			lm.ResolvedVersion = "local"
 		case mod.Source.Git != nil:
 			g := mod.Source.Git
-			co := checkouts[repoRef{g.URL, g.Ref}]
+			co := checkouts[want[mod.ID]]
 			sub, _ := gitsource.CleanSubdir(g.Subdir)
 			dir = filepath.Join(co[1], filepath.FromSlash(sub))
-			lm.ResolvedSource.Git = &lockfile.GitSource{URL: g.URL, Commit: co[0], Subdir: sub}
+			if _, err := os.Stat(dir); err != nil {
+				return nil, apperr.New(apperr.ModuleInvalid, "module %q: subdir %q not found in %s at %s", mod.ID, sub, g.URL, shortSHA(co[0])).
+					WithHint("fix source.git.subdir; `agentpack source add %s` then `source scan` lists what the repo holds", g.URL).
+					With("module_id", mod.ID)
+			}
+			lm.ResolvedSource.Git = &lockfile.GitSource{URL: g.URL, Commit: co[0], Subdir: sub, Ref: g.Ref}
 			lm.ResolvedVersion = co[0]
 		default:
 			return nil, apperr.New(apperr.ModuleInvalid, "module %q: package sources are not supported by this build yet", mod.ID).
@@ -189,6 +207,30 @@ func (e *Engine) lockModules(m *Manifest, repo string) (*lockfile.Lockfile, erro
 		lf.Upsert(lm)
 	}
 	return lf, nil
+}
+
+// keptPin returns the commit prev pins for a git module whose url, subdir
+// and ref are unchanged ("" when it must be resolved again).
+func keptPin(prev *lockfile.Lockfile, id string, g *GitSource, sub string) string {
+	if prev == nil {
+		return ""
+	}
+	pm := prev.Find(id)
+	if pm == nil || pm.ResolvedSource.Git == nil {
+		return ""
+	}
+	pg := pm.ResolvedSource.Git
+	if pg.URL != g.URL || pg.Subdir != sub || pg.Commit == "" || (pg.Ref != "" && pg.Ref != g.Ref) {
+		return ""
+	}
+	return pg.Commit
+}
+
+func shortSHA(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
 }
 
 func lockData(lf *lockfile.Lockfile, path string) *LockData {

@@ -185,7 +185,7 @@ func (e *Engine) relock(m *Manifest, items []relockItem, out *SourceUpdateData) 
 	for _, it := range items {
 		sub.Modules = append(sub.Modules, it.mod)
 	}
-	fresh, err := e.lockModules(sub, m.Dir)
+	fresh, err := e.lockModules(sub, m.Dir, nil) // update moves pins
 	if err != nil {
 		return nil, err
 	}

@@ -72,6 +72,10 @@ type GitSource struct {
 	URL    string `json:"url"`
 	Commit string `json:"commit"`
 	Subdir string `json:"subdir"`
+	// Ref is the ref agentpack.yaml named when the commit was pinned, so
+	// `lock` can keep pins whose ref did not change (an additive field the
+	// original tool ignores).
+	Ref string `json:"ref,omitempty"`
 }
 
 // PackageSource is an artifact inside a pinned package version.

@@ -2,8 +2,8 @@ package engine
 
 import (
 	"context"
-	"os"
 	"errors"
+	"os"
 	"path/filepath"
 	"sort"
 	"sync"

@@ -227,6 +227,7 @@ func (e *Engine) apply(st *State, p *Plan, opt ApplyOptions) (string, bool, erro
 		return "", false, err
 	}
 	e.cacheWritten(writes)
+	e.recordRoots(st, liveRoots(st, p), st.Desired.Stale)
 	return id, true, nil
 }
 
@@ -285,6 +286,22 @@ func (e *Engine) DryRun(st *State, p *Plan) ([]SystemOp, error) {
 		return nil, err
 	}
 	return sys.Ops(), nil
+}
+
+// liveRoots are the desired roots that hold a manifest after an apply.
+func liveRoots(st *State, p *Plan) []TargetRoot {
+	has := map[TargetRoot]bool{}
+	for _, f := range st.Desired.Files {
+		has[TargetRoot{Target: f.Target, Path: f.Root}] = true
+	}
+	var out []TargetRoot
+	for _, r := range st.Desired.Roots {
+		key := TargetRoot{Target: r.Target, Path: r.Path}
+		if has[key] || p.Manifests[r] != nil {
+			out = append(out, key)
+		}
+	}
+	return out
 }
 
 // cacheWritten records the stat identity of files just written, so the next
@@ -356,6 +373,19 @@ func (e *Engine) manifestWrites(st *State, p *Plan, id string, now time.Time) ([
 		}
 		w.change.After = &snapshots.Content{SHA256: sha256Hex(data), Size: int64(len(data)), Mode: 0o644}
 		out = append(out, w)
+	}
+	// A stale root's manifest goes with the files it listed.
+	for _, root := range st.Desired.Stale {
+		if p.Manifests[root] == nil {
+			continue
+		}
+		path := filepath.Join(root.Path, TargetManifestName(root.Target))
+		before, err := e.Sys.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		out = append(out, write{change: snapshots.FileChange{Target: root.Target, Root: root.Path, Path: path, Op: OpDelete, Manifest: true,
+			Before: &snapshots.Content{SHA256: sha256Hex(before), Size: int64(len(before)), Mode: uint32(e.modeOf(path))}}, before: before})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].change.Path < out[j].change.Path })
 	return out, nil

@@ -30,6 +30,9 @@ type TargetFile struct {
 type DesiredState struct {
 	Targets []string
 	Roots   []TargetRoot
+	// Stale are roots this repo deployed to that the config no longer
+	// produces; plan deletes what their manifests list.
+	Stale []TargetRoot
 	// Files sorted by (Target, Path).
 	Files  []*TargetFile
 	byPath map[string]*TargetFile

@@ -141,6 +141,7 @@ func (e *Engine) Load(req Request) (*State, error) {
 	if st.Desired, err = e.compile(st); err != nil {
 		return nil, err
 	}
+	st.Desired.Stale = e.staleRoots(st, st.Desired)
 	return st, nil
 }
 

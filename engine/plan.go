@@ -132,7 +132,7 @@ func ComputePlan(st *State, sys System, cache *StatCache) (*Plan, error) {
 	managed := map[string]ManagedManifestFile{} // abs path → last applied
 	p.Managed = managed
 	managedTarget := map[string]TargetRoot{}
-	for _, r := range d.Roots {
+	for _, r := range append(append([]TargetRoot{}, d.Roots...), d.Stale...) {
 		m := readTargetManifest(sys, r.Path, r.Target, func(w string) { st.Warn("%s", w) })
 		p.Manifests[r] = m
 		if m == nil {

@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// rootsFile lists every root agentpack wrote a manifest into, with the repo
+// and project it was deployed from. Without it, a root that stops being
+// desired (an output turned off or moved, a scope narrowed) would keep its
+// files and manifest forever: nothing would read that manifest again.
+const rootsFile = "roots.json"
+
+type rootEntry struct {
+	Target  string `json:"target"`
+	Root    string `json:"root"`
+	Repo    string `json:"repo"`
+	Project string `json:"project"`
+}
+
+func (e *Engine) readRoots() []rootEntry {
+	var out []rootEntry
+	if data, err := os.ReadFile(filepath.Join(e.Env.StateDir(), rootsFile)); err == nil {
+		_ = json.Unmarshal(data, &out) // a damaged list only loses stale-root cleanup
+	}
+	return out
+}
+
+// staleRoots returns the roots this repo deployed to before that the
+// current config no longer produces, for the selected targets: user-level
+// roots from any project, project roots only from this project.
+func (e *Engine) staleRoots(st *State, d *DesiredState) []TargetRoot {
+	current := map[TargetRoot]bool{}
+	for _, r := range d.Roots {
+		current[TargetRoot{Target: r.Target, Path: r.Path}] = true
+	}
+	project := e.Env.ProjectRoot()
+	var out []TargetRoot
+	for _, r := range e.readRoots() {
+		key := TargetRoot{Target: r.Target, Path: r.Root}
+		if r.Repo != st.Repo || !contains(d.Targets, r.Target) || current[key] {
+			continue
+		}
+		if r.Project != project && within(r.Project, r.Root) {
+			continue // another project's folder
+		}
+		out = append(out, key)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Target+out[i].Path < out[j].Target+out[j].Path })
+	return out
+}
+
+// recordRoots updates the list after an apply: roots holding a manifest now
+// are added, stale roots whose manifest was removed are dropped.
+func (e *Engine) recordRoots(st *State, live []TargetRoot, gone []TargetRoot) {
+	project := e.Env.ProjectRoot()
+	drop := map[TargetRoot]bool{}
+	for _, g := range gone {
+		drop[g] = true
+	}
+	var out []rootEntry
+	seen := map[rootEntry]bool{}
+	for _, r := range e.readRoots() {
+		if r.Repo == st.Repo && drop[TargetRoot{Target: r.Target, Path: r.Root}] {
+			continue
+		}
+		if !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	for _, r := range live {
+		ent := rootEntry{Target: r.Target, Root: r.Path, Repo: st.Repo, Project: project}
+		if !seen[ent] {
+			seen[ent] = true
+			out = append(out, ent)
+		}
+	}
+	data, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return
+	}
+	_ = (&RealSystem{}).WriteFile(filepath.Join(e.Env.StateDir(), rootsFile), append(data, '\n'), 0o600)
+}

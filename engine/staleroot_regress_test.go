@@ -1,0 +1,90 @@
+package engine_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentpack/agentpack/engine"
+)
+
+// TestDisabledOutputOrphansManagedFiles: after a deploy, the user turns
+// the repo skills output off (or moves it with repo_skills_dir). The old
+// root is no longer in the desired roots, so its manifest is never read:
+// the skill files agentpack wrote are neither deleted by plan/deploy nor
+// reported by status. They and their manifest stay forever, unmanaged.
+func TestDisabledOutputOrphansManagedFiles(t *testing.T) {
+	env := testEnv(t)
+	repo := codexRepo(t)
+	e := engine.New(env)
+	req := engine.Request{Repo: repo}
+	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	skill := filepath.Join(env.Cwd, ".agents", "skills", "s", "SKILL.md")
+	if _, err := os.Stat(skill); err != nil {
+		t.Fatal(err)
+	}
+	y := filepath.Join(repo, "agentpack.yaml")
+	mustWrite(t, y, strings.Replace(mustRead(t, y), "codex: {scope: project}", "codex: {scope: project, options: {write_repo_skills: false}}", 1))
+
+	_, p, err := e.Plan(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deletes := 0
+	for _, c := range p.Changes {
+		if c.Op == engine.OpDelete {
+			deletes++
+		}
+	}
+	_, st, err := e.Status(req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if deletes != 2 {
+		t.Fatalf("skill output turned off: want the 2 managed skill files deleted, plan has %d deletes (%+v); status drift %+v",
+			deletes, p.Changes, st.Drift)
+	}
+	// Deploying removes the files, the old root's manifest, and its empty folders.
+	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, gone := range []string{skill, filepath.Join(env.Cwd, ".agents", "skills", ".agentpack.manifest.codex.json")} {
+		if _, err := os.Stat(gone); !os.IsNotExist(err) {
+			t.Fatalf("%s should be gone: %v", gone, err)
+		}
+	}
+	if _, p, _ = e.Plan(req); len(p.Changes) != 0 {
+		t.Fatalf("want a clean plan afterwards, got %+v", p.Changes)
+	}
+	// Turning the output back on redeploys the skill.
+	mustWrite(t, y, strings.Replace(mustRead(t, y), ", options: {write_repo_skills: false}", "", 1))
+	if _, p, _ = e.Plan(req); p.Summary.Create != 2 {
+		t.Fatalf("want the skill created again, got %+v", p.Changes)
+	}
+}
+
+// TestStaleRootsStayInTheirProject: a project root left behind in another
+// project is not this project's business.
+func TestStaleRootsStayInTheirProject(t *testing.T) {
+	env := testEnv(t)
+	repo := codexRepo(t)
+	req := engine.Request{Repo: repo}
+	if _, _, err := engine.New(env).Deploy(req, true, engine.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	other := env
+	other.Cwd = filepath.Join(t.TempDir(), "other")
+	mustWrite(t, filepath.Join(other.Cwd, ".git", "HEAD"), "ref: refs/heads/main\n")
+	_, p, err := engine.New(other).Plan(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range p.Changes {
+		if c.Op == engine.OpDelete {
+			t.Fatalf("a plan in another project deletes %s", c.Path)
+		}
+	}
+}

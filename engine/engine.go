@@ -142,6 +142,7 @@ func (e *Engine) Load(req Request) (*State, error) {
 		return nil, err
 	}
 	st.Desired.Stale = e.staleRoots(st, st.Desired)
+	e.warnProjectPlace(st)
 	return st, nil
 }
 
@@ -184,6 +185,30 @@ func selectTargets(m *Manifest, target string) ([]string, error) {
 			With("target", target)
 	}
 	return []string{target}, nil
+}
+
+// warnProjectPlace says where project-scope files land when that is
+// probably not what the user meant: outside any git repo, or in $HOME.
+func (e *Engine) warnProjectPlace(st *State) {
+	project := e.Env.ProjectRoot()
+	if project == e.Env.Home {
+		for _, r := range st.Desired.Roots {
+			if r.Path == project {
+				st.Warn("the working directory is your home folder, so project files (%s's) go there; run agentpack inside a project", r.Target)
+				return
+			}
+		}
+		return
+	}
+	if e.Env.InGitRepo() {
+		return
+	}
+	for _, f := range st.Desired.Files {
+		if within(project, f.Path) {
+			st.Warn("%s is not inside a git repository: project files (like %s) go into it", project, f.Path)
+			return
+		}
+	}
 }
 
 // ScopeDefaulter is implemented by adapters whose default scope is not

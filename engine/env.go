@@ -58,6 +58,13 @@ func (e Env) CacheDir() string { return filepath.Join(e.AgentpackHome, "cache") 
 // DefaultRepo is $AGENTPACK_HOME/repo.
 func (e Env) DefaultRepo() string { return filepath.Join(e.AgentpackHome, "repo") }
 
+// InGitRepo reports whether Cwd is inside a git work tree.
+func (e Env) InGitRepo() bool {
+	root := e.ProjectRoot()
+	_, err := os.Lstat(filepath.Join(root, ".git"))
+	return err == nil
+}
+
 // ProjectRoot is the git top-level of Cwd, else Cwd itself.
 func (e Env) ProjectRoot() string {
 	dir := e.Cwd

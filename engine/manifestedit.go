@@ -96,6 +96,17 @@ func (md *manifestDoc) value(key string) *yaml.Node {
 	return nil
 }
 
+// key returns the key node of key in the root mapping, or nil.
+func (md *manifestDoc) key(key string) *yaml.Node {
+	root := md.root()
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value == key {
+			return root.Content[i]
+		}
+	}
+	return nil
+}
+
 func itemID(n *yaml.Node, key string) string {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Value == key {
@@ -104,6 +115,10 @@ func itemID(n *yaml.Node, key string) string {
 	}
 	return ""
 }
+
+// profileModuleKeys are the profile keys that name modules; include_tags
+// names tags and is never edited when a module goes.
+var profileModuleKeys = []string{"include_modules", "exclude_modules"}
 
 func removeFromProfiles(root *yaml.Node, id string) {
 	for i := 0; i+1 < len(root.Content); i += 2 {
@@ -115,7 +130,7 @@ func removeFromProfiles(root *yaml.Node, id string) {
 			p := profiles.Content[j]
 			for k := 0; k+1 < len(p.Content); k += 2 {
 				list := p.Content[k+1]
-				if list.Kind != yaml.SequenceNode {
+				if list.Kind != yaml.SequenceNode || !contains(profileModuleKeys, p.Content[k].Value) {
 					continue
 				}
 				kept := list.Content[:0]
@@ -128,6 +143,150 @@ func removeFromProfiles(root *yaml.Node, id string) {
 			}
 		}
 	}
+}
+
+// eol is the file's line ending: that of its first line, "\n" by default.
+func (md *manifestDoc) eol() string {
+	for _, l := range md.lines {
+		if strings.HasSuffix(l, "\r\n") {
+			return "\r\n"
+		}
+		if strings.HasSuffix(l, "\n") {
+			return "\n"
+		}
+	}
+	return "\n"
+}
+
+// withEOL converts the "\n" line breaks of re-rendered YAML to the file's.
+func (md *manifestDoc) withEOL(data []byte) []byte {
+	if md.eol() == "\n" {
+		return data
+	}
+	return bytes.ReplaceAll(data, []byte("\n"), []byte(md.eol()))
+}
+
+// splitEOL splits a line into its text and its line ending.
+func splitEOL(line string) (text, eol string) {
+	if strings.HasSuffix(line, "\r\n") {
+		return line[:len(line)-2], "\r\n"
+	}
+	if strings.HasSuffix(line, "\n") {
+		return line[:len(line)-1], "\n"
+	}
+	return line, ""
+}
+
+// isDocMarker reports whether line is a YAML document marker ("---" or
+// "..."), which ends the document agentpack reads.
+func isDocMarker(line string) bool {
+	text, _ := splitEOL(line)
+	if !strings.HasPrefix(text, "---") && !strings.HasPrefix(text, "...") {
+		return false
+	}
+	return len(text) == 3 || text[3] == ' ' || text[3] == '\t'
+}
+
+// colOffset converts a 1-based YAML column of line lineNo (1-based), which
+// counts characters, to a byte offset in the line text.
+func (md *manifestDoc) colOffset(lineNo, col int) (int, bool) {
+	if lineNo < 1 || lineNo > len(md.lines) {
+		return 0, false
+	}
+	text := md.lines[lineNo-1]
+	skip := 0
+	if lineNo == 1 && strings.HasPrefix(text, "\uFEFF") {
+		skip = len("\uFEFF") // the parser drops a byte-order mark
+	}
+	return byteOffset(text[skip:], col, skip)
+}
+
+// byteOffset converts the 1-based character column col of text to a byte
+// offset, plus base.
+func byteOffset(text string, col, base int) (int, bool) {
+	if col < 1 {
+		return 0, false
+	}
+	n := 0
+	for i := range text {
+		if n == col-1 {
+			return base + i, true
+		}
+		n++
+	}
+	if n == col-1 {
+		return base + len(text), true
+	}
+	return 0, false
+}
+
+// scalarEnd returns the byte offset just after the scalar token of n that
+// starts at byte start of line, when the whole token is on that line.
+func scalarEnd(line string, start int, n *yaml.Node) (int, bool) {
+	if n.Kind != yaml.ScalarNode || start < 0 || start >= len(line) {
+		return 0, false
+	}
+	switch {
+	case n.Style&yaml.SingleQuotedStyle != 0:
+		if line[start] != '\'' {
+			return 0, false
+		}
+		for i := start + 1; i < len(line); i++ {
+			if line[i] != '\'' {
+				continue
+			}
+			if i+1 < len(line) && line[i+1] == '\'' {
+				i++ // '' is an escaped quote
+				continue
+			}
+			return i + 1, true
+		}
+	case n.Style&yaml.DoubleQuotedStyle != 0:
+		if line[start] != '"' {
+			return 0, false
+		}
+		for i := start + 1; i < len(line); i++ {
+			switch line[i] {
+			case '\\':
+				i++ // skip the escaped character
+			case '"':
+				return i + 1, true
+			}
+		}
+	case n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) == 0:
+		if n.Value != "" && strings.HasPrefix(line[start:], n.Value) {
+			return start + len(n.Value), true
+		}
+	}
+	return 0, false
+}
+
+// emptyListLine rewrites the line of the root-level or profile key whose
+// block list loses its last item as `key: []`, keeping a trailing comment.
+func (md *manifestDoc) emptyListLine(key *yaml.Node) (lineEdit, bool) {
+	start, ok := md.colOffset(key.Line, key.Column)
+	if !ok {
+		return lineEdit{}, false
+	}
+	text, eol := splitEOL(md.lines[key.Line-1])
+	end, ok := scalarEnd(text, start, key)
+	if !ok {
+		return lineEdit{}, false
+	}
+	rest := strings.TrimLeft(text[end:], " \t")
+	if !strings.HasPrefix(rest, ":") {
+		return lineEdit{}, false
+	}
+	colon := len(text) - len(rest)
+	after := rest[1:]
+	comment := strings.TrimLeft(after, " \t")
+	switch {
+	case comment == "":
+		after = ""
+	case !strings.HasPrefix(comment, "#") || comment == after:
+		return lineEdit{}, false // an anchor, a tag, or not a comment
+	}
+	return lineEdit{key.Line - 1, key.Line, []string{text[:colon+1] + " []" + after + eol}}, true
 }
 
 func moduleIDs(m *Manifest) []string {

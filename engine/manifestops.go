@@ -2,6 +2,7 @@ package engine
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/agentpack/agentpack/engine/apperr"
@@ -36,6 +37,9 @@ func (e *Engine) AddModule(req Request, mod Module) (*AddData, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkEdit(data, append(moduleIDs(m), mod.ID), m.Profiles); err != nil {
+		return nil, err
+	}
 	if err := md.saveBytes(e.Sys, data); err != nil {
 		return nil, err
 	}
@@ -48,11 +52,57 @@ func (e *Engine) AddModule(req Request, mod Module) (*AddData, error) {
 	return &AddData{Module: mod, ManifestPath: m.Path, ManifestPathPosix: toSlash(m.Path)}, nil
 }
 
+// checkEdit parses an edited manifest and checks that it has exactly the
+// module ids wantIDs, in order, and the profiles wantProfiles: a text edit
+// that went wrong is E_UNEXPECTED rather than a silently different file.
+func checkEdit(data []byte, wantIDs []string, wantProfiles map[string]Profile) error {
+	got, err := ParseManifest(data, Targets())
+	if err != nil {
+		return err
+	}
+	if ids := moduleIDs(got); !sameStrings(ids, wantIDs) {
+		return apperr.New(apperr.Unexpected, "editing agentpack.yaml would leave modules [%s], want [%s]; nothing written",
+			strings.Join(ids, ", "), strings.Join(wantIDs, ", ")).WithHint("edit agentpack.yaml by hand")
+	}
+	if len(got.Profiles) != len(wantProfiles) {
+		return apperr.New(apperr.Unexpected, "editing agentpack.yaml would change its profiles; nothing written").WithHint("edit agentpack.yaml by hand")
+	}
+	for name, want := range wantProfiles {
+		p, ok := got.Profiles[name]
+		if !ok || !sameStrings(p.IncludeTags, want.IncludeTags) || !sameStrings(p.IncludeModules, want.IncludeModules) ||
+			!sameStrings(p.ExcludeModules, want.ExcludeModules) {
+			return apperr.New(apperr.Unexpected, "editing agentpack.yaml would change profile %q; nothing written", name).WithHint("edit agentpack.yaml by hand")
+		}
+	}
+	return nil
+}
+
+func sameStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // appendModule returns the file with mod's lines inserted after the last
 // module of a block-style modules list.
 func (md *manifestDoc) appendModule(mod Module) ([]byte, error) {
 	seq := md.value("modules")
-	if seq == nil || seq.Kind != yaml.SequenceNode || seq.Style&yaml.FlowStyle != 0 || len(seq.Content) == 0 {
+	last := -1
+	if seq != nil && seq.Kind == yaml.SequenceNode && seq.Style&yaml.FlowStyle == 0 {
+		last = len(seq.Content) - 1
+	}
+	var dash, indent string
+	ok := last >= 0
+	if ok {
+		dash, indent, ok = md.itemIndent(seq.Content[last])
+	}
+	if !ok {
 		// No block list to extend: edit the tree and re-render it.
 		var node yaml.Node
 		if err := node.Encode(mod); err != nil {
@@ -61,28 +111,87 @@ func (md *manifestDoc) appendModule(mod Module) ([]byte, error) {
 		list := md.list("modules")
 		list.Style = 0
 		list.Content = append(list.Content, &node)
-		return md.encode()
+		data, err := md.encode()
+		if err != nil {
+			return nil, err
+		}
+		return md.withEOL(data), nil
 	}
-	dash := strings.Repeat(" ", seq.Content[0].Column-3)
-	last := seq.Content[len(seq.Content)-1]
-	at := md.itemEnd(seq, len(seq.Content)-1, last)
-	block := renderModule(dash, mod)
+	eol := md.eol()
+	at := md.itemEnd(seq, last, seq.Content[last])
+	block := renderModule(dash, indent, mod)
+	for i, l := range block {
+		block[i] = strings.TrimSuffix(l, "\n") + eol
+	}
 	out := append(append(append([]string{}, md.lines[:at]...), block...), md.lines[at:]...)
 	if at > 0 && !strings.HasSuffix(md.lines[at-1], "\n") {
-		out[at-1] += "\n"
+		out[at-1] += eol
 	}
-	return []byte(strings.Join(out, "")), nil
+	return md.keepFinalEOL(strings.Join(out, "")), nil
+}
+
+// keepFinalEOL drops the final line break of an edited text when the file
+// had none, so edits near the end keep the file's style.
+func (md *manifestDoc) keepFinalEOL(text string) []byte {
+	if n := len(md.lines); n > 0 && !strings.HasSuffix(md.lines[n-1], "\n") {
+		_, eol := splitEOL(text)
+		text = text[:len(text)-len(eol)]
+	}
+	return []byte(text)
+}
+
+// itemIndent returns how a block sequence item is laid out: the text before
+// its "-", and the indentation of its keys (the item node's column). The
+// "-" is on the item's first line or, for "-" alone on a line, above it.
+func (md *manifestDoc) itemIndent(item *yaml.Node) (dash, indent string, ok bool) {
+	if item.Kind != yaml.MappingNode || item.Column < 3 {
+		return "", "", false
+	}
+	off, ok := md.colOffset(item.Line, item.Column)
+	if !ok {
+		return "", "", false
+	}
+	text := md.lines[item.Line-1][:off]
+	if item.Line == 1 {
+		text = strings.TrimPrefix(text, "\uFEFF")
+	}
+	i := strings.LastIndexByte(text, '-')
+	for l := item.Line - 1; i < 0 && l >= 1; l-- {
+		t := strings.TrimSpace(md.lines[l-1])
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		if t != "-" && !strings.HasPrefix(t, "- #") && !strings.HasPrefix(t, "-\t#") {
+			break
+		}
+		text = md.lines[l-1]
+		if l == 1 {
+			text = strings.TrimPrefix(text, "\uFEFF")
+		}
+		i = strings.IndexByte(text, '-')
+	}
+	if i < 0 || strings.Trim(text[:i], " ") != "" || i+3 > item.Column {
+		return "", "", false
+	}
+	return text[:i], strings.Repeat(" ", item.Column-1), true
 }
 
 // itemEnd returns the index (0-based, exclusive) of the line after item i of
-// seq: up to the next item's own lines, or to the end of the list, not
-// counting trailing blank lines and comments (they belong to what follows).
+// seq: up to the next item's own lines, or to the end of the list (never
+// past a document marker), not counting trailing blank lines and comments
+// (they belong to what follows).
 func (md *manifestDoc) itemEnd(seq *yaml.Node, i int, item *yaml.Node) int {
 	limit := len(md.lines)
 	if i+1 < len(seq.Content) {
 		limit = md.itemStart(seq.Content[i+1]) - 1
 	} else if next := md.nextTopLevelLine(item.Line); next > 0 {
 		limit = next - 1
+	}
+	for l := item.Line; l < limit; l++ {
+		if isDocMarker(md.lines[l]) {
+			limit = l
+			break
+		}
 	}
 	end := limit
 	for end > item.Line {
@@ -117,9 +226,10 @@ func (md *manifestDoc) nextTopLevelLine(line int) int {
 	return best
 }
 
-func renderModule(dash string, mod Module) []string {
-	in := dash + "  "
-	out := []string{dash + "- id: " + yamlScalar(mod.ID) + "\n", in + "type: " + yamlScalar(string(mod.Type)) + "\n"}
+// renderModule renders mod as a block sequence item: dash is the text before
+// the "-", in the indentation of the item's keys.
+func renderModule(dash, in string, mod Module) []string {
+	out := []string{dash + "-" + strings.Repeat(" ", len(in)-len(dash)-1) + "id: " + yamlScalar(mod.ID) + "\n", in + "type: " + yamlScalar(string(mod.Type)) + "\n"}
 	if len(mod.Tags) > 0 {
 		out = append(out, in+"tags: "+yamlFlowList(mod.Tags)+"\n")
 	}
@@ -160,15 +270,22 @@ func yamlScalar(s string) string {
 	return strings.TrimSuffix(string(b), "\n")
 }
 
+// yamlFlowList renders items as a one-line flow sequence, quoting the
+// items that must be quoted there (flow indicators, quotes, ...).
 func yamlFlowList(items []string) string {
-	q := make([]string, len(items))
-	for i, x := range items {
-		q[i] = yamlScalar(x)
-		if strings.ContainsAny(q[i], ",[]{}") && !strings.HasPrefix(q[i], `"`) && !strings.HasPrefix(q[i], `'`) {
-			q[i] = `"` + x + `"`
-		}
+	seq := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+	for _, x := range items {
+		seq.Content = append(seq.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: x})
 	}
-	return "[" + strings.Join(q, ", ") + "]"
+	b, err := yaml.Marshal(seq)
+	if err != nil || strings.Count(string(b), "\n") != 1 {
+		q := make([]string, len(items))
+		for i, x := range items {
+			q[i] = strconv.Quote(x)
+		}
+		return "[" + strings.Join(q, ", ") + "]"
+	}
+	return strings.TrimSuffix(string(b), "\n")
 }
 
 // RemoveData is the data of `agentpack remove`.
@@ -202,20 +319,44 @@ func (e *Engine) RemoveModule(req Request, id string) (*RemoveData, error) {
 		return nil, apperr.New(apperr.ModuleNotFound, "no module %q in agentpack.yaml", id).
 			WithHint("module ids: %s", strings.Join(moduleIDs(m), ", ")).With("id", id)
 	}
+	wantIDs := append(append([]string{}, moduleIDs(m)[:idx]...), moduleIDs(m)[idx+1:]...)
+	wantProfiles := map[string]Profile{}
+	for name, p := range m.Profiles {
+		p.IncludeModules, p.ExcludeModules = without(p.IncludeModules, id), without(p.ExcludeModules, id)
+		wantProfiles[name] = p
+	}
 	var data []byte
-	if seq.Style&yaml.FlowStyle != 0 {
+	if seq.Style&yaml.FlowStyle == 0 {
+		if d, ok := md.removeLines(seq, idx, id); ok && checkEdit(d, wantIDs, wantProfiles) == nil {
+			data = d
+		}
+	}
+	if data == nil {
+		// No text edit possible: edit the tree and re-render it.
 		seq.Content = append(seq.Content[:idx], seq.Content[idx+1:]...)
 		removeFromProfiles(md.root(), id)
 		if data, err = md.encode(); err != nil {
 			return nil, err
 		}
-	} else {
-		data = md.removeLines(seq, idx, id)
+		data = md.withEOL(data)
+		if err := checkEdit(data, wantIDs, wantProfiles); err != nil {
+			return nil, err
+		}
 	}
 	if err := md.saveBytes(e.Sys, data); err != nil {
 		return nil, err
 	}
 	return &RemoveData{ID: id, ManifestPath: m.Path, ManifestPathPosix: toSlash(m.Path)}, nil
+}
+
+func without(list []string, id string) []string {
+	var out []string
+	for _, x := range list {
+		if x != id {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // lineEdit replaces lines [from, to) (0-based) with repl.
@@ -224,7 +365,10 @@ type lineEdit struct {
 	repl     []string
 }
 
-func (md *manifestDoc) removeLines(seq *yaml.Node, idx int, id string) []byte {
+// removeLines returns the file without module idx of the block list seq and
+// without id in the profiles; ok is false when the text cannot be edited in
+// place.
+func (md *manifestDoc) removeLines(seq *yaml.Node, idx int, id string) ([]byte, bool) {
 	item := seq.Content[idx]
 	from, to := md.itemStart(item)-1, md.itemEnd(seq, idx, item)
 	// Drop one blank line left dangling above the removed block.
@@ -232,77 +376,111 @@ func (md *manifestDoc) removeLines(seq *yaml.Node, idx int, id string) []byte {
 		from--
 	}
 	edits := []lineEdit{{from, to, nil}}
-	edits = append(edits, md.profileEdits(id)...)
+	if len(seq.Content) == 1 {
+		// `modules:` with no items is null, not a list.
+		ed, ok := md.emptyListLine(md.key("modules"))
+		if !ok {
+			return nil, false
+		}
+		edits = append(edits, ed)
+	}
+	pe, ok := md.profileEdits(id)
+	if !ok {
+		return nil, false
+	}
+	edits = append(edits, pe...)
 	sort.Slice(edits, func(i, j int) bool { return edits[i].from > edits[j].from })
+	for i := 1; i < len(edits); i++ {
+		if edits[i].to > edits[i-1].from {
+			return nil, false // overlapping edits
+		}
+	}
 	lines := append([]string{}, md.lines...)
 	for _, ed := range edits {
 		lines = append(lines[:ed.from], append(ed.repl, lines[ed.to:]...)...)
 	}
-	return []byte(strings.Join(lines, ""))
+	return md.keepFinalEOL(strings.Join(lines, "")), true
 }
 
-// profileEdits removes id from every profile's include/exclude list.
-func (md *manifestDoc) profileEdits(id string) []lineEdit {
+// profileEdits removes id from every profile's include_modules and
+// exclude_modules lists (never include_tags: it names tags).
+func (md *manifestDoc) profileEdits(id string) ([]lineEdit, bool) {
 	profiles := md.value("profiles")
 	if profiles == nil || profiles.Kind != yaml.MappingNode {
-		return nil
+		return nil, true
 	}
 	byLine := map[int][]*yaml.Node{}
-	var block []int
+	var edits []lineEdit
 	for j := 1; j < len(profiles.Content); j += 2 {
 		p := profiles.Content[j]
 		for k := 0; k+1 < len(p.Content); k += 2 {
-			list := p.Content[k+1]
-			if list.Kind != yaml.SequenceNode {
+			key, list := p.Content[k], p.Content[k+1]
+			if list.Kind != yaml.SequenceNode || !contains(profileModuleKeys, key.Value) {
 				continue
 			}
+			n := 0
 			for _, x := range list.Content {
 				if x.Value != id {
 					continue
 				}
+				n++
 				if list.Style&yaml.FlowStyle != 0 {
 					byLine[x.Line] = append(byLine[x.Line], x)
 				} else {
-					block = append(block, x.Line)
+					edits = append(edits, lineEdit{x.Line - 1, x.Line, nil})
 				}
 			}
+			if n > 0 && n == len(list.Content) && list.Style&yaml.FlowStyle == 0 {
+				// A block list left with no items is null: make it [].
+				ed, ok := md.emptyListLine(key)
+				if !ok {
+					return nil, false
+				}
+				edits = append(edits, ed)
+			}
 		}
-	}
-	var edits []lineEdit
-	for _, l := range block {
-		edits = append(edits, lineEdit{l - 1, l, nil})
 	}
 	for l, nodes := range byLine {
 		text := md.lines[l-1]
 		sort.Slice(nodes, func(a, b int) bool { return nodes[a].Column > nodes[b].Column })
 		for _, n := range nodes {
-			text = cutFlowItem(text, n)
+			start, ok := md.colOffset(l, n.Column)
+			if !ok {
+				return nil, false
+			}
+			if text, ok = cutFlowItem(text, start, n); !ok {
+				return nil, false
+			}
 		}
-		edits = append(edits, lineEdit{l - 1, l, []string{text}})
+		if strings.TrimSpace(text) == "" {
+			// The item had the line to itself (a multi-line flow list).
+			edits = append(edits, lineEdit{l - 1, l, nil})
+		} else {
+			edits = append(edits, lineEdit{l - 1, l, []string{text}})
+		}
 	}
-	return edits
+	return edits, true
 }
 
-// cutFlowItem removes the scalar n (and one separating comma) from a
-// flow-sequence line.
-func cutFlowItem(line string, n *yaml.Node) string {
-	start := n.Column - 1
-	width := len(n.Value)
-	if n.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle) != 0 {
-		width += 2
+// cutFlowItem removes the scalar n, whose token starts at byte start, and one
+// separating comma from a flow-sequence line; ok is false when the token is
+// not all on the line.
+func cutFlowItem(line string, start int, n *yaml.Node) (string, bool) {
+	end, ok := scalarEnd(line, start, n)
+	if !ok {
+		return line, false
 	}
-	if start < 0 || start+width > len(line) {
-		return line
-	}
-	end := start + width
-	rest := strings.TrimLeft(line[end:], " ")
+	rest := strings.TrimLeft(line[end:], " \t")
 	if strings.HasPrefix(rest, ",") {
-		end = len(line) - len(strings.TrimLeft(rest[1:], " "))
+		end = len(line) - len(rest) + 1
+		if next := strings.TrimLeft(rest[1:], " \t"); !strings.HasPrefix(next, "#") {
+			end = len(line) - len(next) // keep the space before a comment
+		}
 	} else {
-		before := strings.TrimRight(line[:start], " ")
+		before := strings.TrimRight(line[:start], " \t")
 		if strings.HasSuffix(before, ",") {
-			start = len(before) - 1
+			start = len(strings.TrimRight(before[:len(before)-1], " \t"))
 		}
 	}
-	return line[:start] + line[end:]
+	return line[:start] + line[end:], true
 }

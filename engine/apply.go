@@ -54,7 +54,13 @@ func (e *Engine) Store() *snapshots.Store { return snapshots.NewStore(e.Env.Stat
 // WithLock runs fn holding the cross-process state lock, after rolling back
 // any interrupted apply. The warnings of a recovery are returned.
 func (e *Engine) WithLock(command string, fn func(recovered []string) error) error {
-	release, err := snapshots.Lock(context.Background(), e.Env.StateDir(), command, LockTimeout)
+	release, err := snapshots.Lock(context.Background(), e.Env.StateDir(), command, 0)
+	if apperr.CodeOf(err) == apperr.Locked {
+		if e.OnLockWait != nil {
+			e.OnLockWait(apperr.As(err).Message)
+		}
+		release, err = snapshots.Lock(context.Background(), e.Env.StateDir(), command, LockTimeout)
+	}
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,9 @@ type Engine struct {
 	GitProgress io.Writer
 	// Progress is told as each repo of a multi-repo fetch finishes.
 	Progress func(done, total int, what string)
+	// OnLockWait is told when a mutation has to wait for another agentpack
+	// (the message names the holder), before it waits up to LockTimeout.
+	OnLockWait func(msg string)
 
 	locked bool // this engine holds the state lock (WithLock)
 	// inspectOnly stops Load from recovering an interrupted apply, so

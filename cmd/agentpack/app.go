@@ -156,6 +156,11 @@ func (a *App) Engine() *engine.Engine {
 // fresh one per tool call, so every call reads state fresh.
 func (a *App) newEngine() *engine.Engine {
 	e := engine.New(a.Env)
+	if !a.Globals.JSON && !a.Globals.Quiet {
+		e.OnLockWait = func(msg string) {
+			fmt.Fprintf(a.Stderr, "%s %s; waiting up to %s…\n", a.errPrinter().dim("agentpack:"), msg, engine.LockTimeout)
+		}
+	}
 	if engineHook != nil {
 		engineHook(e)
 	}

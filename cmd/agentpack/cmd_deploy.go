@@ -264,7 +264,11 @@ func (c *SnapshotsShowCmd) Run(a *App) error {
 		return &result{Data: map[string]any{"snapshot": d}, Human: func(p *Printer) {
 			p.Printf("%s (%s) %s\n", p.bold(d.ID), d.Kind, d.CreatedAt.Format("2006-01-02 15:04:05Z07:00"))
 			for _, f := range d.Files {
-				p.Printf("  %-6s %-11s %s\n", f.Op, f.Target, p.Path(f.Path))
+				note := ""
+				if f.Manifest {
+					note = p.dim("  (manifest)")
+				}
+				p.Printf("  %-6s %-11s %s%s\n", f.Op, f.Target, p.Path(f.Path), note)
 			}
 		}}, nil
 	})

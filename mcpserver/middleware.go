@@ -142,7 +142,7 @@ func (s *Server) addResources() {
 }
 
 // rpcError turns an apperr failure of resources/read or prompts/get into a
-// JSON-RPC error: "resource not found" for a missing module or file,
+// JSON-RPC error: "resource not found" for a missing module, file or source,
 // invalid params carrying the code and details otherwise.
 func rpcError(err error) error {
 	ae := apperr.As(err)
@@ -151,7 +151,7 @@ func rpcError(err error) error {
 	if ae.Code == apperr.Unexpected || ae.Code == apperr.IOFailed {
 		code = jsonrpc.CodeInternalError
 	}
-	if uri, ok := ae.Details["uri"].(string); ok && ae.Code == apperr.ModuleNotFound {
+	if uri, ok := ae.Details["uri"].(string); ok && (ae.Code == apperr.ModuleNotFound || ae.Code == apperr.SourceNotFound) {
 		return mcp.ResourceNotFoundError(uri)
 	}
 	return &jsonrpc.Error{Code: code, Message: fmt.Sprintf("[%s] %s", ae.Code, ae.Message), Data: data}

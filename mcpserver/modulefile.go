@@ -138,23 +138,34 @@ func readModuleURI(eng *engine.Engine, req engine.Request, uri string) (*content
 		WithHint("list module files with resources/list").With("uri", uri).With("module_id", id)
 }
 
-// readModuleFile reads file below a module's source through [os.Root], so
-// neither "..", nor a symlink, nor anything else can leave the module's
-// folder. A single-file module is rooted at its folder and serves only
-// that file.
+// readModuleFile reads file below a module's source folder through
+// [os.Root], so neither "..", nor a symlink, nor anything else can leave
+// the module's folder. A single-file module serves only that file, read
+// where the manifest names it, as the engine loaded and deploys it (a
+// symlink there is followed: the engine accepted it).
 func readModuleFile(source, file string) ([]byte, error) {
-	dir, only := source, ""
-	if fi, err := os.Stat(source); err == nil && !fi.IsDir() {
-		dir, only = filepath.Dir(source), filepath.Base(source)
-	}
 	notFound := apperr.New(apperr.ModuleNotFound, "module has no file %q", file).
 		WithHint("list module files with resources/list").With("file", file)
-	if only != "" && file != only {
-		return nil, notFound
+	if fi, err := os.Stat(source); err == nil && !fi.IsDir() {
+		if file != filepath.Base(source) {
+			return nil, notFound
+		}
+		f, err := os.Open(source)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, notFound
+			}
+			return nil, apperr.Wrap(err, apperr.IOFailed, "cannot open module file %q", file)
+		}
+		defer f.Close()
+		return readRegular(f, file, notFound)
 	}
-	root, err := os.OpenRoot(dir)
+	root, err := os.OpenRoot(source)
 	if err != nil {
-		return nil, apperr.Wrap(err, apperr.IOFailed, "cannot open module folder %s", dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, notFound
+		}
+		return nil, apperr.Wrap(err, apperr.IOFailed, "cannot open module folder %s", source)
 	}
 	defer root.Close()
 	f, err := root.Open(filepath.FromSlash(file))
@@ -166,6 +177,12 @@ func readModuleFile(source, file string) ([]byte, error) {
 			WithHint("module files must stay inside the module folder").With("file", file).With("reason_code", "path_traversal")
 	}
 	defer f.Close()
+	return readRegular(f, file, notFound)
+}
+
+// readRegular reads an open module file, which must be a regular file of at
+// most maxModuleFile bytes.
+func readRegular(f *os.File, file string, notFound error) ([]byte, error) {
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil, notFound

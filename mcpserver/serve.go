@@ -76,19 +76,23 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
 		&mcp.StreamableHTTPOptions{Logger: s.log, MaxRequestBodyBytes: o.MaxBodyBytes})
 	h = http.NewCrossOriginProtection().Handler(h)
-	if o.BearerToken != "" {
-		h = requireBearer(o.BearerToken, h)
+	if token := strings.TrimSpace(o.BearerToken); token != "" {
+		h = requireBearer(token, h)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	return mux
 }
 
+// requireBearer checks "Authorization: Bearer <token>". The scheme is
+// case-insensitive (RFC 9110 §11.1); the token is compared in constant
+// time.
 func requireBearer(token string, next http.Handler) http.Handler {
-	want := []byte("Bearer " + token)
+	want := []byte(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(strings.TrimSpace(r.Header.Get("Authorization")))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
+		scheme, got, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+		ok := strings.EqualFold(scheme, "Bearer")
+		if subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 || !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="agentpack"`)
 			http.Error(w, "unauthorized: set Authorization: Bearer $AGENTPACK_MCP_TOKEN", http.StatusUnauthorized)
 			return

@@ -128,15 +128,18 @@ func readSourceResource(eng *engine.Engine, req engine.Request, uri string) (*co
 		return nil, apperr.New(apperr.InvalidArgument, "bad source resource %q", uri).
 			WithHint("use %s or %s", SourceURITemplate, SourceCandidatesTemplate).With("uri", uri)
 	}
+	var d any
 	if candidates {
-		d, _, err := eng.SourceCandidates(req, name, "")
-		if err != nil {
-			return nil, err
-		}
-		return jsonContents(uri, d)
+		d, _, err = eng.SourceCandidates(req, name, "")
+	} else {
+		d, _, err = eng.SourceScan(req, name, "")
 	}
-	d, _, err := eng.SourceScan(req, name, "")
 	if err != nil {
+		// The uri lets resources/read answer a missing source with
+		// "resource not found", as a missing module.
+		if ae, ok := err.(*apperr.Error); ok {
+			ae.With("uri", uri)
+		}
 		return nil, err
 	}
 	return jsonContents(uri, d)

@@ -100,6 +100,13 @@ func TestSourceToolsAndResources(t *testing.T) {
 			t.Fatalf("%s: want an error", uri)
 		}
 	}
+	// A missing source is "resource not found", as a missing module.
+	for _, uri := range []string{"agentpack://sources/nope", "agentpack://sources/nope/candidates"} {
+		_, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+		if err == nil || !strings.Contains(err.Error(), "Resource not found") {
+			t.Fatalf("%s: want resource not found, got %v", uri, err)
+		}
+	}
 
 	if env := callTool(t, cs, "source_remove", map[string]any{"name": "community", "yes": true}); !env.OK {
 		t.Fatalf("source_remove: %s", env.raw)

@@ -21,36 +21,47 @@ const eofGrace = time.Minute
 const maxLine = 16 << 20
 
 // stdioGate sits between stdin/stdout and the SDK's newline-delimited
-// transport. It does two things the SDK does not:
+// transport. It does what the SDK does not:
 //
-//   - A line that is not a JSON-RPC message (bad JSON, a wrong version tag,
-//     a bare number, an over-long line) would end the SDK's session. The
-//     gate answers it with a JSON-RPC error (-32700 parse error, -32600
-//     invalid request; id null) and drops it, so the server keeps serving.
+//   - A line that is not a single JSON-RPC message (bad JSON, a wrong
+//     version tag, a bare number, an over-long line, or a batch) would end
+//     the SDK's session. The gate answers it with a JSON-RPC error (-32700
+//     parse error, -32600 invalid request; id null) and drops it, so the
+//     server keeps serving. Batches are refused whole: MCP 2025-06-18 and
+//     later have none, and the SDK ends the session on a malformed one.
+//   - A request whose id is already used by a request not yet answered
+//     would get no answer at all from the SDK; the gate answers it with
+//     -32600 (id null) itself.
 //   - The SDK stops writing as soon as its reader sees EOF, so a client that
 //     writes its requests and closes stdin (`printf … | agentpack mcp
 //     serve`) would get no responses. The gate holds EOF back until every
-//     request read so far has been answered.
+//     request passed on has been answered.
 //
-// It counts requests (an id and a method) in the lines it passes on and
-// responses (an id, no method) in the lines the server writes.
+// It tracks the ids of the requests it passes on and settles each when the
+// server writes the response carrying that id.
 type stdioGate struct {
 	r *bufio.Reader
 	w io.Writer
 
 	wmu sync.Mutex // one message per Write; serialises ours with the SDK's
 
-	mu       sync.Mutex
-	cond     *sync.Cond
-	asked    int
-	answered int
+	mu   sync.Mutex
+	cond *sync.Cond
+	// open holds the ids of the requests passed on and not yet answered.
+	open map[jsonrpc.ID]bool
+	// writing counts the responses taken out of open and the rejections
+	// whose bytes are not written yet.
+	writing int
+	// rejects are the rejections queued for flushRejects.
+	rejects  [][]byte
+	flushing bool
 	closed   bool
 	eof      bool
 	pending  []byte // screened bytes not yet handed to the SDK
 }
 
 func newStdioGate(r io.Reader, w io.Writer) *stdioGate {
-	g := &stdioGate{r: bufio.NewReaderSize(r, 64<<10), w: w}
+	g := &stdioGate{r: bufio.NewReaderSize(r, 64<<10), w: w, open: map[jsonrpc.ID]bool{}}
 	g.cond = sync.NewCond(&g.mu)
 	return g
 }
@@ -106,33 +117,43 @@ func (g *stdioGate) readLine() ([]byte, error) {
 // screen passes a JSON-RPC message on, or answers and drops anything else.
 func (g *stdioGate) screen(line []byte, readErr error) {
 	trimmed := bytes.TrimSpace(line)
-	switch {
-	case errors.Is(readErr, errLineTooLong):
+	if errors.Is(readErr, errLineTooLong) {
 		g.reject(jsonrpc.CodeInvalidRequest, fmt.Sprintf("request line over %d bytes", maxLine))
 		return
-	case trimmed[0] == '[': // a batch: the SDK decides; count its calls
-		g.mu.Lock()
-		g.asked += countIDs(trimmed, true)
-		g.mu.Unlock()
-	default:
-		msg, err := jsonrpc.DecodeMessage(trimmed)
-		if err != nil {
-			if !json.Valid(trimmed) {
-				g.reject(jsonrpc.CodeParseError, "parse error: the line is not JSON")
-			} else {
-				g.reject(jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
-			}
-			return
+	}
+	if trimmed[0] == '[' {
+		if !json.Valid(trimmed) {
+			g.reject(jsonrpc.CodeParseError, "parse error: the line is not JSON")
+		} else {
+			g.reject(jsonrpc.CodeInvalidRequest, "invalid request: JSON-RPC batches are not supported; send one message per line")
 		}
-		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
-			g.mu.Lock()
-			g.asked++
-			g.mu.Unlock()
+		return
+	}
+	msg, err := jsonrpc.DecodeMessage(trimmed)
+	if err != nil {
+		if !json.Valid(trimmed) {
+			g.reject(jsonrpc.CodeParseError, "parse error: the line is not JSON")
+		} else {
+			g.reject(jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
+		}
+		return
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+		g.mu.Lock()
+		dup := g.open[req.ID]
+		g.open[req.ID] = true
+		g.mu.Unlock()
+		if dup {
+			g.reject(jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: id %v is already used by a request in flight", req.ID.Raw()))
+			return
 		}
 	}
 	g.pending = append(append(g.pending, trimmed...), '\n')
 }
 
+// reject queues a JSON-RPC error (id null) for a line that was dropped. It
+// is written by its own goroutine, so a client that is not reading stdout
+// at the moment cannot stall the reading of stdin.
 func (g *stdioGate) reject(code int64, message string) {
 	type wireError struct {
 		Code    int64  `json:"code"`
@@ -143,49 +164,61 @@ func (g *stdioGate) reject(code int64, message string) {
 		ID      any       `json:"id"`
 		Error   wireError `json:"error"`
 	}{"2.0", nil, wireError{code, message}})
-	g.wmu.Lock()
-	defer g.wmu.Unlock()
-	_, _ = g.w.Write(append(b, '\n'))
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.rejects = append(g.rejects, append(b, '\n'))
+	g.writing++
+	if !g.flushing {
+		g.flushing = true
+		go g.flushRejects()
+	}
 }
 
-// Write implements io.Writer; the SDK writes one message per call.
+// flushRejects writes the queued rejections in order, then exits.
+func (g *stdioGate) flushRejects() {
+	for {
+		g.mu.Lock()
+		if len(g.rejects) == 0 {
+			g.flushing = false
+			g.mu.Unlock()
+			return
+		}
+		b := g.rejects[0]
+		g.rejects = g.rejects[1:]
+		g.mu.Unlock()
+		g.wmu.Lock()
+		_, _ = g.w.Write(b)
+		g.wmu.Unlock()
+		g.mu.Lock()
+		g.writing--
+		g.cond.Broadcast()
+		g.mu.Unlock()
+	}
+}
+
+// Write implements io.Writer; the SDK writes one message per call. A
+// response settles its request before its bytes go out (a client may reuse
+// the id as soon as it reads them); the EOF wait also waits for the write.
 func (g *stdioGate) Write(p []byte) (int, error) {
+	resp, _ := jsonrpc.DecodeMessage(bytes.TrimSpace(p))
+	r, ok := resp.(*jsonrpc.Response)
+	settles := ok && r.ID.IsValid()
+	if settles {
+		g.mu.Lock()
+		delete(g.open, r.ID)
+		g.writing++
+		g.mu.Unlock()
+	}
 	g.wmu.Lock()
 	n, err := g.w.Write(p)
 	g.wmu.Unlock()
-	if answers := countIDs(p, false); answers > 0 {
+	if settles {
 		g.mu.Lock()
-		g.answered += answers
+		g.writing--
 		g.cond.Broadcast()
 		g.mu.Unlock()
 	}
 	return n, err
-}
-
-// countIDs counts the calls (calls=true: an id and a method) or the
-// responses (an id, no method) in one message or batch.
-func countIDs(p []byte, calls bool) int {
-	type msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	var batch []msg
-	p = bytes.TrimSpace(p)
-	if len(p) > 0 && p[0] == '[' {
-		_ = json.Unmarshal(p, &batch)
-	} else {
-		var m msg
-		if json.Unmarshal(p, &m) == nil {
-			batch = []msg{m}
-		}
-	}
-	n := 0
-	for _, m := range batch {
-		if len(m.ID) > 0 && string(m.ID) != "null" && (m.Method != "") == calls {
-			n++
-		}
-	}
-	return n
 }
 
 // Close releases a Read waiting for answers (the session is over).
@@ -204,7 +237,7 @@ func (g *stdioGate) waitAnsweredFor(d time.Duration) {
 	defer t.Stop()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for g.answered < g.asked && !g.closed {
+	for (len(g.open) > 0 || g.writing > 0) && !g.closed {
 		g.cond.Wait()
 	}
 }

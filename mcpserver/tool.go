@@ -13,10 +13,10 @@ import (
 const (
 	ToolsetCore      = "core"
 	ToolsetResources = "resources"
-	// ToolsetPackages and ToolsetSources are accepted so client configs can
-	// name them now; their tools come with the package and source commands.
+	ToolsetSources   = "sources"
+	// ToolsetPackages is accepted so client configs can name it now; its
+	// tools come with the package commands.
 	ToolsetPackages = "packages"
-	ToolsetSources  = "sources"
 )
 
 // Toolsets lists every toolset name --toolsets accepts.
@@ -119,7 +119,7 @@ func allTools() []*tool {
 			description: "Apply the plan of a deploy call (confirm_token, yes=true); records a snapshot."},
 		{name: "rollback", toolset: ToolsetCore, write: true, schema: rollbackSchema, command: "rollback", commandID: "rollback", run: runRollback,
 			description: "Restore an earlier snapshot's files (to=<id> or last=true, yes=true); itself a snapshot."},
-		{name: "resources", toolset: ToolsetResources, schema: resourcesSchema, command: "resources", commandID: "resources", run: runResources,
+		{name: "resources", toolset: ToolsetResources, openWorld: true, schema: resourcesSchema, command: "resources", commandID: "resources", run: runResources,
 			description: "List, read or search resources, for clients without MCP resources."},
 	}
 	return append(core, sourceTools()...)

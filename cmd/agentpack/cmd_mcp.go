@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/agentpack/agentpack/engine"
@@ -25,23 +26,55 @@ type MCPCmd struct {
 // --target and --machine become the defaults of every tool call.
 type MCPServeCmd struct {
 	Transport  string   `enum:"stdio,http" default:"stdio" help:"stdio (newline-delimited JSON-RPC) or http (streamable HTTP at /mcp)."`
-	Host       string   `default:"127.0.0.1" help:"HTTP listen address."`
+	Host       string   `default:"127.0.0.1" help:"HTTP listen address (not loopback: --allow-write needs AGENTPACK_MCP_TOKEN)."`
 	Port       int      `default:"9000" help:"HTTP listen port (0: any free port, printed on stderr)."`
-	AllowWrite bool     `name:"allow-write" help:"List and enable the write tools (deploy_apply, rollback)."`
-	Toolsets   []string `sep:"," placeholder:"core,resources" help:"Tool groups to serve: core, resources (packages, sources reserved); default all."`
+	AllowWrite bool     `name:"allow-write" help:"List and enable the write tools (deploy_apply, rollback, source_add, source_remove, source_update)."`
+	Toolsets   []string `sep:"," placeholder:"core,sources,resources" help:"Tool groups to serve: core, sources, resources (packages reserved); default all."`
 	LogFile    string   `name:"log-file" type:"path" help:"Write logs to this file instead of stderr."`
 	LogLevel   string   `name:"log-level" enum:"debug,info,warn,error" default:"info" help:"Log level: debug, info, warn, error."`
 }
 
-// Run implements the command. stdout carries only JSON-RPC; logs go to
-// stderr or --log-file. SIGINT/SIGTERM finish the calls in flight, then
-// exit 0.
+// Run implements the command. stdout carries only JSON-RPC, even with
+// --json: a failure that ends the server (or keeps it from starting) is
+// reported on stderr and in the log, never as an envelope on stdout, and
+// exits 1. SIGINT/SIGTERM finish the calls in flight, then exit 0.
 func (c *MCPServeCmd) Run(a *App) error {
+	err := c.serve(a)
+	if err == nil {
+		return nil
+	}
+	// The human report goes to stderr whatever --json says: stdout is the
+	// JSON-RPC channel.
+	a.Globals.JSON = false
+	return exitCode(a.failWith("mcp", "mcp serve", err, nil))
+}
+
+func (c *MCPServeCmd) serve(a *App) (err error) {
+	if a.Globals.DryRun {
+		return apperr.New(apperr.InvalidArgument, "`mcp serve` has no --dry-run").
+			WithHint("drop --dry-run: the server is read-only unless --allow-write, and the tools take their own dry_run argument").
+			With("command", "mcp serve").With("reason_code", "invalid_argument").With("next_actions", []string{"fix_arguments"})
+	}
 	logger, closeLog, err := c.logger(a.Stderr)
 	if err != nil {
 		return err
 	}
-	defer closeLog()
+	defer func() {
+		if err != nil && c.LogFile != "" { // stderr gets the error from Run
+			ae := apperr.As(err)
+			logger.Error("agentpack mcp serve failed", "code", ae.Code, "error", ae.Message, "hint", ae.Hint)
+		}
+		closeLog()
+	}()
+	token := strings.TrimSpace(os.Getenv("AGENTPACK_MCP_TOKEN"))
+	loopback := isLoopbackHost(c.Host)
+	if c.Transport == "http" && !loopback && token == "" && c.AllowWrite {
+		// A loopback listener refuses foreign Host headers (DNS rebinding);
+		// on another address a web page could reach the write tools.
+		return apperr.New(apperr.InvalidArgument, "refusing --allow-write on non-loopback --host %s without AGENTPACK_MCP_TOKEN", c.Host).
+			WithHint("set AGENTPACK_MCP_TOKEN to require a bearer token, listen on 127.0.0.1, or drop --allow-write").
+			With("host", c.Host).With("reason_code", "token_required").With("next_actions", []string{"set_agentpack_mcp_token"})
+	}
 	srv, err := mcpserver.New(mcpserver.Options{
 		Env:        a.Env,
 		NewEngine:  a.newEngine,
@@ -57,20 +90,33 @@ func (c *MCPServeCmd) Run(a *App) error {
 	defer stop()
 	logger.Info("agentpack mcp serve", "version", engine.Version, "transport", c.Transport, "allow_write", c.AllowWrite, "tools", srv.ListedTools())
 	if c.Transport == "stdio" {
-		return srv.ServeStdio(ctx, a.Stdin, a.Stdout)
+		if err := srv.ServeStdio(ctx, a.Stdin, a.Stdout); err != nil {
+			return apperr.Wrap(err, apperr.IOFailed, "the stdio session ended: %v", err).
+				WithHint("the client's stdin or stdout failed; see the log")
+		}
+		return nil
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(c.Host, strconv.Itoa(c.Port)))
 	if err != nil {
 		return apperr.Wrap(err, apperr.InvalidArgument, "cannot listen on %s:%d", c.Host, c.Port).
 			WithHint("pick another --port, or stop the process using it")
 	}
-	token := os.Getenv("AGENTPACK_MCP_TOKEN")
-	if ip := net.ParseIP(c.Host); (ip == nil || !ip.IsLoopback()) && token == "" {
-		logger.Warn("listening on a non-loopback address without AGENTPACK_MCP_TOKEN: anyone who can reach it can call the tools", "host", c.Host)
+	if !loopback && token == "" {
+		logger.Warn("listening on a non-loopback address without AGENTPACK_MCP_TOKEN: anyone who can reach it can call the read tools", "host", c.Host)
 	}
 	// One parseable line, so scripts and tests can find a --port 0 server.
 	fmt.Fprintf(a.Stderr, "agentpack mcp: listening on http://%s/mcp\n", ln.Addr())
 	return srv.ServeHTTP(ctx, ln, mcpserver.HTTPOptions{BearerToken: token})
+}
+
+// isLoopbackHost reports whether --host names the loopback interface:
+// "localhost" or a loopback IP.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func (c *MCPServeCmd) logger(stderr io.Writer) (*slog.Logger, func(), error) {

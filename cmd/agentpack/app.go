@@ -59,7 +59,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	app.parser = parser
 	kctx, err := parser.Parse(args)
 	if err != nil {
-		app.Globals.JSON = jsonMode
+		// `mcp serve`'s stdout belongs to JSON-RPC: its flag errors go to stderr.
+		app.Globals.JSON = jsonMode && commandFromArgs(args) != "mcp"
 		return app.fail(commandFromArgs(args), apperr.New(apperr.InvalidArgument, "%s", err.Error()).
 			WithHint("run `agentpack --help` for usage"))
 	}

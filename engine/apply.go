@@ -370,7 +370,7 @@ func (e *Engine) manifestWrites(st *State, p *Plan, id string, now time.Time) ([
 			continue
 		}
 		path := filepath.Join(root.Path, TargetManifestName(root.Target))
-		data := renderTargetManifest(root.Target, id, now, files)
+		data := renderTargetManifest(root.Target, id, st.Profile, now, files)
 		w := write{change: snapshots.FileChange{Target: root.Target, Root: root.Path, Path: path, Op: OpCreate, Manifest: true}, data: data, mode: 0o644}
 		if before, err := e.Sys.ReadFile(path); err == nil {
 			w.before = before

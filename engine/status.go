@@ -170,6 +170,12 @@ func (e *Engine) Status(req Request, only []string) (*State, *StatusData, error)
 			}
 		}
 	}
+	for _, m := range p.Manifests {
+		if m != nil && m.Profile != "" && m.Profile != st.Profile {
+			st.Warn("the last deploy used profile %q; this status compares with profile %q (pass --profile %s to compare with that one)", m.Profile, st.Profile, m.Profile)
+			break
+		}
+	}
 	out.finish(st, only)
 	return st, out, nil
 }

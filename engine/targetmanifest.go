@@ -19,11 +19,14 @@ const TargetManifestSchemaVersion = 1
 // TargetManifest records what agentpack wrote into one root (SPEC §2). It is
 // the "last applied" leg of three-way drift.
 type TargetManifest struct {
-	SchemaVersion int                   `json:"schema_version"`
-	GeneratedAt   string                `json:"generated_at"`
-	Tool          string                `json:"tool"`
-	SnapshotID    string                `json:"snapshot_id,omitempty"`
-	ManagedFiles  []ManagedManifestFile `json:"managed_files"`
+	SchemaVersion int    `json:"schema_version"`
+	GeneratedAt   string `json:"generated_at"`
+	Tool          string `json:"tool"`
+	SnapshotID    string `json:"snapshot_id,omitempty"`
+	// Profile is the profile deployed (an additive field), so status can say
+	// when it compares against another one.
+	Profile      string                `json:"profile,omitempty"`
+	ManagedFiles []ManagedManifestFile `json:"managed_files"`
 }
 
 // ManagedManifestFile is one managed file, root-relative with '/'.
@@ -90,7 +93,7 @@ func safeRelPath(p string) bool {
 }
 
 // renderTargetManifest builds manifest bytes for a root.
-func renderTargetManifest(target, snapshotID string, now time.Time, files []ManagedManifestFile) []byte {
+func renderTargetManifest(target, snapshotID, profile string, now time.Time, files []ManagedManifestFile) []byte {
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	if files == nil {
 		files = []ManagedManifestFile{}
@@ -100,6 +103,7 @@ func renderTargetManifest(target, snapshotID string, now time.Time, files []Mana
 		GeneratedAt:   now.UTC().Format(time.RFC3339),
 		Tool:          target,
 		SnapshotID:    snapshotID,
+		Profile:       profile,
 		ManagedFiles:  files,
 	}
 	out, _ := json.MarshalIndent(m, "", "  ")

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -403,19 +404,7 @@ func sameManaged(a, b []ManagedManifestFile) bool {
 	}
 	sort.Slice(b, func(i, j int) bool { return b[i].Path < b[j].Path })
 	for i := range a {
-		if a[i].Path != b[i].Path || a[i].SHA256 != b[i].SHA256 || !equalStrings(a[i].ModuleIDs, b[i].ModuleIDs) {
-			return false
-		}
-	}
-	return true
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
+		if a[i].Path != b[i].Path || a[i].SHA256 != b[i].SHA256 || !slices.Equal(a[i].ModuleIDs, b[i].ModuleIDs) {
 			return false
 		}
 	}

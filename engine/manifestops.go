@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,7 +61,7 @@ func checkEdit(data []byte, wantIDs []string, wantProfiles map[string]Profile) e
 	if err != nil {
 		return err
 	}
-	if ids := moduleIDs(got); !sameStrings(ids, wantIDs) {
+	if ids := moduleIDs(got); !slices.Equal(ids, wantIDs) {
 		return apperr.New(apperr.Unexpected, "editing agentpack.yaml would leave modules [%s], want [%s]; nothing written",
 			strings.Join(ids, ", "), strings.Join(wantIDs, ", ")).WithHint("edit agentpack.yaml by hand")
 	}
@@ -69,24 +70,12 @@ func checkEdit(data []byte, wantIDs []string, wantProfiles map[string]Profile) e
 	}
 	for name, want := range wantProfiles {
 		p, ok := got.Profiles[name]
-		if !ok || !sameStrings(p.IncludeTags, want.IncludeTags) || !sameStrings(p.IncludeModules, want.IncludeModules) ||
-			!sameStrings(p.ExcludeModules, want.ExcludeModules) {
+		if !ok || !slices.Equal(p.IncludeTags, want.IncludeTags) || !slices.Equal(p.IncludeModules, want.IncludeModules) ||
+			!slices.Equal(p.ExcludeModules, want.ExcludeModules) {
 			return apperr.New(apperr.Unexpected, "editing agentpack.yaml would change profile %q; nothing written", name).WithHint("edit agentpack.yaml by hand")
 		}
 	}
 	return nil
-}
-
-func sameStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // appendModule returns the file with mod's lines inserted after the last

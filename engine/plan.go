@@ -75,11 +75,16 @@ type Plan struct {
 // Hash identifies the plan's content; a confirm token binds to it.
 func (p *Plan) Hash() string {
 	h := sha256.New()
+	modes := make([]fs.FileMode, len(p.Changes)) // not in the JSON, but part of what is confirmed
+	for i, c := range p.Changes {
+		modes[i] = c.Mode
+	}
 	b, _ := json.Marshal(struct {
 		Profile string
 		Targets []string
 		Changes []Change
-	}{p.Profile, p.Targets, p.Changes})
+		Modes   []fs.FileMode
+	}{p.Profile, p.Targets, p.Changes, modes})
 	h.Write(b)
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -225,6 +225,7 @@ func (e *Engine) apply(st *State, p *Plan, opt ApplyOptions) (string, bool, erro
 		return "", false, err
 	}
 	rec := &snapshots.Record{ID: id, Kind: snapshots.KindDeploy, CreatedAt: now.UTC(), Command: opt.Command,
+		Repo: st.Repo, Project: e.Env.ProjectRoot(),
 		Profile: st.Profile, Targets: st.Targets, Machine: st.Req.Machine, Files: j.Files}
 	if err := store.Save(rec); err != nil {
 		_, _ = e.recover()

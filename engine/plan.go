@@ -196,8 +196,13 @@ func ComputePlan(st *State, sys System, cache *StatCache) (*Plan, error) {
 	}
 
 	var stale []string
+	staleRoot := map[TargetRoot]bool{}
+	for _, r := range d.Stale {
+		staleRoot[r] = true
+	}
 	for abs := range managed {
-		if d.File(abs) == nil && contains(d.Targets, managedTarget[abs].Target) {
+		r := managedTarget[abs]
+		if d.File(abs) == nil && (contains(d.Targets, r.Target) || staleRoot[r]) {
 			stale = append(stale, abs)
 		}
 	}

@@ -103,6 +103,9 @@ func (e *Engine) Rollback(opt RollbackOptions) (*RollbackData, []string, error) 
 			return err
 		}
 		out, err = e.restore(store, restores, to, targets, opt.DryRun)
+		if err == nil && !opt.DryRun {
+			e.registerRestoredRoots(records, restores)
+		}
 		return err
 	})
 	return out, warnings, err
@@ -312,4 +315,25 @@ func (e *Engine) PruneSnapshots(keep int) (removed []string, kept int, err error
 		removed = []string{}
 	}
 	return removed, kept, err
+}
+
+// registerRestoredRoots puts the roots whose manifests a rollback brought
+// back into the roots registry again (with the repo and project of the
+// deploy that wrote them), so a later deploy can clean them up.
+func (e *Engine) registerRestoredRoots(records []*snapshots.Record, restores []snapshots.Restore) {
+	byID := map[string]*snapshots.Record{}
+	for _, r := range records {
+		byID[r.ID] = r
+	}
+	var entries []rootEntry
+	for _, r := range restores {
+		rec := byID[r.BlobID]
+		if !r.Manifest || r.Content == nil || rec == nil || rec.Repo == "" {
+			continue
+		}
+		entries = append(entries, rootEntry{Target: r.Target, Root: r.Root, Repo: rec.Repo, Project: rec.Project})
+	}
+	if len(entries) > 0 {
+		e.addRoots(entries)
+	}
 }

@@ -40,7 +40,14 @@ func (e *Engine) staleRoots(st *State, d *DesiredState) []TargetRoot {
 	var out []TargetRoot
 	for _, r := range e.readRoots() {
 		key := TargetRoot{Target: r.Target, Path: r.Root}
-		if r.Repo != st.Repo || !contains(d.Targets, r.Target) || current[key] {
+		if r.Repo != st.Repo || current[key] {
+			continue
+		}
+		// A target narrowed away with --target is left alone; a target
+		// removed from agentpack.yaml is cleaned up like a removed module.
+		_, configured := st.Manifest.Targets[r.Target]
+		narrowed := st.Req.Target != "" && st.Req.Target != "all"
+		if !contains(d.Targets, r.Target) && (configured || narrowed) {
 			continue
 		}
 		if r.Project != project && within(r.Project, r.Root) {
@@ -78,6 +85,26 @@ func (e *Engine) recordRoots(st *State, live []TargetRoot, gone []TargetRoot) {
 			out = append(out, ent)
 		}
 	}
+	e.writeRoots(out)
+}
+
+// addRoots adds entries to the registry.
+func (e *Engine) addRoots(entries []rootEntry) {
+	out := e.readRoots()
+	seen := map[rootEntry]bool{}
+	for _, r := range out {
+		seen[r] = true
+	}
+	for _, r := range entries {
+		if !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	e.writeRoots(out)
+}
+
+func (e *Engine) writeRoots(out []rootEntry) {
 	data, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return

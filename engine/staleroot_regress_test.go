@@ -88,3 +88,66 @@ func TestStaleRootsStayInTheirProject(t *testing.T) {
 		}
 	}
 }
+
+// TestRemovedTargetIsCleanedUp: deleting a target from agentpack.yaml
+// removes what agentpack wrote for it, like removing a module does; a
+// --target filter never does.
+func TestRemovedTargetIsCleanedUp(t *testing.T) {
+	env := testEnv(t)
+	repo := writeRepo(t, map[string]string{
+		"agentpack.yaml": `version: 1
+profiles: {default: {include_tags: [base]}}
+targets:
+  codex: {scope: project}
+  claude_code: {scope: project}
+modules:
+  - {id: instructions:base, type: instructions, tags: [base], source: {local_path: {path: modules/base}}}
+`,
+		"modules/base/AGENTS.md": "# base\n",
+	})
+	e := engine.New(env)
+	req := engine.Request{Repo: repo}
+	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	y := filepath.Join(repo, "agentpack.yaml")
+	mustWrite(t, y, strings.Replace(mustRead(t, y), "  claude_code: {scope: project}\n", "", 1))
+	// Narrowing with --target leaves claude_code alone.
+	if _, p, err := e.Plan(engine.Request{Repo: repo, Target: "codex"}); err != nil || len(p.Changes) != 0 {
+		t.Fatalf("--target codex must not touch claude_code: %v %+v", err, p)
+	}
+	_, p, err := e.Plan(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Changes) != 1 || p.Changes[0].Op != engine.OpDelete || !strings.HasSuffix(p.Changes[0].Path, "CLAUDE.md") {
+		t.Fatalf("want CLAUDE.md deleted, got %+v", p.Changes)
+	}
+}
+
+// TestRollbackReRegistersRoots: a rollback that brings a root's manifest
+// back makes its files managed again.
+func TestRollbackReRegistersRoots(t *testing.T) {
+	env := testEnv(t)
+	repo := codexRepo(t)
+	e := engine.New(env)
+	req := engine.Request{Repo: repo}
+	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	y := filepath.Join(repo, "agentpack.yaml")
+	mustWrite(t, y, strings.Replace(mustRead(t, y), "codex: {scope: project}", "codex: {scope: project, options: {write_repo_skills: false}}", 1))
+	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.Rollback(engine.RollbackOptions{Last: true}); err != nil {
+		t.Fatal(err)
+	}
+	_, p, err := e.Plan(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Summary.Delete != 2 {
+		t.Fatalf("after the rollback the restored skill files must be deletable again, got %+v", p.Changes)
+	}
+}

@@ -65,6 +65,10 @@ type Record struct {
 	Profile   string    `json:"profile,omitempty"`
 	Targets   []string  `json:"targets"`
 	Machine   string    `json:"machine,omitempty"`
+	// Repo and Project are the desired-state repo and the project folder a
+	// deploy ran for (empty for rollbacks).
+	Repo    string `json:"repo,omitempty"`
+	Project string `json:"project,omitempty"`
 	// RolledBackTo is set for kind rollback; nil means "the state before the
 	// first snapshot".
 	RolledBackTo *string      `json:"rolled_back_to,omitempty"`

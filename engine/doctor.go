@@ -118,15 +118,25 @@ func (e *Engine) checkLockfile(add func(name, status, msg, suggestion string), s
 	case err != nil:
 		add("lockfile", CheckFail, err.Error(), apperr.As(err).Hint)
 	default:
-		var missing []string
-		for _, m := range st.Manifest.Modules {
-			if (m.Source.Git != nil || m.Source.Package != nil) && lf.Find(m.ID) == nil {
+		var missing, changed []string
+		for i := range st.Manifest.Modules {
+			m := &st.Manifest.Modules[i]
+			if m.Source.Git == nil && m.Source.Package == nil {
+				continue
+			}
+			switch lm := lf.Find(m.ID); {
+			case lm == nil:
 				missing = append(missing, m.ID)
+			case m.Source.Git != nil && !lockMatches(m, lm):
+				changed = append(changed, m.ID)
 			}
 		}
-		if len(missing) > 0 {
+		switch {
+		case len(missing) > 0:
 			add("lockfile", CheckWarn, "modules missing from the lockfile: "+strings.Join(missing, ", "), "run `agentpack lock`")
-		} else {
+		case len(changed) > 0:
+			add("lockfile", CheckWarn, "git source changed since it was locked: "+strings.Join(changed, ", "), "run `agentpack lock`")
+		default:
 			add("lockfile", CheckPass, "the lockfile matches agentpack.yaml", "")
 		}
 	}

@@ -156,3 +156,43 @@ modules:
 		t.Fatalf("corrupted bytes reached the target: %q", got)
 	}
 }
+
+// TestRefChangeMakesLockStale: editing a module's ref is noticed like a url
+// or subdir change.
+func TestRefChangeMakesLockStale(t *testing.T) {
+	env := testEnv(t)
+	up := newUpstream(t)
+	up.commit(map[string]string{"skills/review/SKILL.md": skillMD("v1")}, "v1")
+	manifest := `version: 1
+profiles: {default: {include_tags: [base]}}
+targets: {codex: {scope: project}}
+modules:
+  - id: skill:review
+    type: skill
+    tags: [base]
+    source: {git: {url: "file://` + filepath.ToSlash(up.dir) + `", ref: REF, subdir: skills/review}}
+`
+	repo := writeRepo(t, map[string]string{"agentpack.yaml": strings.Replace(manifest, "REF", "master", 1)})
+	e := engine.New(env)
+	req := engine.Request{Repo: repo}
+	if _, _, err := e.Lock(req); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, filepath.Join(repo, "agentpack.yaml"), strings.Replace(manifest, "REF", "v1", 1))
+	st, _, err := e.Plan(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(st.Warnings, "\n"), "changed its git source") {
+		t.Fatalf("want a stale-lock warning, got %v", st.Warnings)
+	}
+	d, _, err := e.Doctor(req, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range d.Checks {
+		if c.Name == "lockfile" && c.Status != engine.CheckWarn {
+			t.Fatalf("doctor lockfile check should warn, got %+v", c)
+		}
+	}
+}

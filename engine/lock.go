@@ -295,7 +295,7 @@ func (e *Engine) resolveLocked(st *State, mod *Module) (string, error) {
 			WithHint("run `agentpack lock` to pin it").With("module_id", mod.ID)
 	}
 	g := lm.ResolvedSource.Git
-	if g.URL != mod.Source.Git.URL || g.Subdir != cleanSub(mod.Source.Git.Subdir) {
+	if !lockMatches(mod, lm) {
 		st.Warn("module %s: agentpack.yaml changed its git source since the lockfile was written; run `agentpack lock`", mod.ID)
 	}
 	dir, err := e.GitCache().Dir(g.URL, g.Commit)
@@ -313,6 +313,16 @@ func (e *Engine) resolveLocked(st *State, mod *Module) (string, error) {
 		return "", err
 	}
 	return filepath.Join(dir, filepath.FromSlash(g.Subdir)), nil
+}
+
+// lockMatches reports whether a lockfile entry still describes mod's source
+// (url, subdir and, when recorded, ref).
+func lockMatches(mod *Module, lm *lockfile.Module) bool {
+	g, pg := mod.Source.Git, lm.ResolvedSource.Git
+	if g == nil || pg == nil {
+		return g == nil && pg == nil
+	}
+	return pg.URL == g.URL && pg.Subdir == cleanSub(g.Subdir) && (pg.Ref == "" || pg.Ref == g.Ref)
 }
 
 func cleanSub(s string) string {

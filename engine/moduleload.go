@@ -251,8 +251,11 @@ func (lm *LoadedModule) pickMain(name string) error {
 			return lm.parseMain()
 		}
 	}
-	return moduleErr(lm.Module, lm.SourcePath, "%s module has no %s", lm.Type, name).
-		WithHint("add %s to %s", name, lm.SourcePath)
+	e := moduleErr(lm.Module, lm.SourcePath, "%s module has no %s", lm.Type, name).WithHint("add %s to %s", name, lm.SourcePath)
+	if len(lm.Files) == 1 && filepath.Base(lm.SourcePath) == lm.Files[0].Path {
+		e.WithHint("a %s module is a folder holding %s; point the source at that folder", lm.Type, name)
+	}
+	return e
 }
 
 func (lm *LoadedModule) pickSingleMarkdown() error {

@@ -141,8 +141,12 @@ func (c *RollbackCmd) Run(a *App) error {
 			return &result{Warnings: warnings}, err
 		}
 		if away := outsideProject(a.Env, preview.Files); len(away) > 0 {
-			warnings = append(warnings, fmt.Sprintf("this rollback touches files outside the current project (%s): snapshots are shared by every project deployed from this machine",
-				strings.Join(away, ", ")))
+			here := a.Env.ProjectRoot()
+			if !a.Env.InGitRepo() {
+				here = "no project"
+			}
+			warnings = append(warnings, fmt.Sprintf("this rollback touches files of %s (you are in %s): snapshots are shared by every project deployed from this machine",
+				strings.Join(away, ", "), here))
 		}
 		if !a.Globals.Yes && !a.Globals.DryRun && !a.Globals.JSON && isTerminal(a.Stdin) {
 			printRollbackFiles(a.errPrinter(), preview.Files)
@@ -170,6 +174,7 @@ func (c *RollbackCmd) Run(a *App) error {
 				to = *d.RolledBackTo
 			}
 			if d.DryRun {
+				printRollbackFiles(p, d.Files)
 				p.Printf("Would roll back to %s: %d to restore, %d to remove. Nothing written (--dry-run).\n", to, d.Restored, d.Removed)
 				return
 			}
@@ -183,10 +188,11 @@ func (c *RollbackCmd) Run(a *App) error {
 // most likely another project's files.
 func outsideProject(env engine.Env, files []engine.RollbackFile) []string {
 	proj := env.ProjectRoot()
+	inProject := env.InGitRepo() // outside a git repo, no folder counts as "this project"
 	seen := map[string]bool{}
 	var out []string
 	for _, f := range files {
-		if inDir(proj, f.Path) {
+		if inProject && inDir(proj, f.Path) {
 			continue
 		}
 		if rel, err := filepath.Rel(env.Home, f.Path); err == nil && strings.HasPrefix(rel, ".") && !strings.HasPrefix(rel, "..") {

@@ -18,7 +18,7 @@ func (c *DoctorCmd) Run(a *App) error {
 	}
 	return a.run("doctor", id, func() (*result, error) {
 		if c.Fix {
-			if err := a.requireYesInJSON(id); err != nil {
+			if err := a.confirm(id, "Let doctor fix what it can (.gitignore lines, an interrupted apply)?"); err != nil {
 				return nil, err
 			}
 		}

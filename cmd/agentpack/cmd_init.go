@@ -83,7 +83,7 @@ func (c *AddCmd) Run(a *App) error {
 		eng, preview := a.dryRunEngine()
 		warnings, err := eng.CheckNewModule(a.Request(), &mod)
 		if err != nil {
-			return &result{Warnings: warnings}, err
+			return nil, err // its warnings describe a module that was not added
 		}
 		d, err := eng.AddModule(a.Request(), mod)
 		if err != nil {

@@ -135,3 +135,18 @@ func TestStdioDuplicateIDAnswered(t *testing.T) {
 		t.Errorf("EOF took %s", took)
 	}
 }
+
+// TestStdioMessageWithoutMethod: {"id":9} is neither a request nor a
+// response; it gets -32600 instead of silence.
+func TestStdioMessageWithoutMethod(t *testing.T) {
+	te := newTestEnv(t)
+	ids, out, _ := runStdioLines(t, te.server(t),
+		initLine,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":9}`,
+		`{"jsonrpc":"2.0","id":4,"method":"ping"}`,
+	)
+	if !ids[4] || !strings.Contains(out, `"code":-32600`) || !strings.Contains(out, "no method") {
+		t.Fatalf("want -32600 for the method-less message and the next request answered:\n%s", out)
+	}
+}

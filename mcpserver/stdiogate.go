@@ -129,6 +129,17 @@ func (g *stdioGate) screen(line []byte, readErr error) {
 		}
 		return
 	}
+	var shape map[string]json.RawMessage
+	if json.Unmarshal(trimmed, &shape) == nil {
+		_, m := shape["method"]
+		_, r := shape["result"]
+		_, e := shape["error"]
+		if !m && !r && !e {
+			// Neither a request nor a response: the SDK would drop it silently.
+			g.reject(jsonrpc.CodeInvalidRequest, "invalid request: no method")
+			return
+		}
+	}
 	msg, err := jsonrpc.DecodeMessage(trimmed)
 	if err != nil {
 		if !json.Valid(trimmed) {

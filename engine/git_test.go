@@ -104,8 +104,12 @@ modules:
 	if _, p, _ = e.Plan(req); len(p.Changes) != 0 {
 		t.Fatalf("lock moved an unchanged pin: %+v", p.Changes)
 	}
-	if _, _, err := e.Update(req); err != nil {
+	ud, _, err := e.Update(req)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if m := ud.Modules[0]; m.PreviousVersion == "" || m.PreviousVersion == m.ResolvedVersion {
+		t.Fatalf("update should report the pin it moved: %+v", m)
 	}
 	_, p, _ = e.Plan(req)
 	if len(p.Changes) != 1 || p.Changes[0].Path != dest {

@@ -20,6 +20,8 @@ type LockedModule struct {
 	ResolvedSource  lockfile.ResolvedSource `json:"resolved_source"`
 	ResolvedVersion string                  `json:"resolved_version"`
 	SHA256          string                  `json:"sha256"`
+	// PreviousVersion is the version the lockfile had before, when it moved.
+	PreviousVersion string `json:"previous_version,omitempty"`
 }
 
 // LockData is the data of `agentpack lock`, `fetch` and `update`.
@@ -112,14 +114,15 @@ func (e *Engine) syncSources(req Request, command string, relock, fetch bool) (*
 		warnings = append(warnings, m.Warnings...)
 		path := filepath.Join(repo, lockfile.FileName)
 		var lf *lockfile.Lockfile
+		prev, _ := lockfile.Load(path)
 		if relock {
 			// lock keeps the pins of modules whose source did not change;
 			// update moves every pin.
-			var prev *lockfile.Lockfile
-			if !fetch {
-				prev, _ = lockfile.Load(path)
+			keep := prev
+			if fetch {
+				keep = nil
 			}
-			lf, err = e.lockModules(m, repo, prev)
+			lf, err = e.lockModules(m, repo, keep)
 		} else {
 			lf, err = lockfile.Load(path)
 		}
@@ -139,6 +142,14 @@ func (e *Engine) syncSources(req Request, command string, relock, fetch bool) (*
 		}
 		out = lockData(lf, path)
 		out.Fetched = fetched
+		for i, lm := range out.Modules {
+			if prev == nil {
+				break
+			}
+			if pm := prev.Find(lm.ID); pm != nil && pm.ResolvedVersion != lm.ResolvedVersion {
+				out.Modules[i].PreviousVersion = pm.ResolvedVersion
+			}
+		}
 		return nil
 	})
 	return out, warnings, err

@@ -153,9 +153,14 @@ func checkRefusals(p *Plan, opt ApplyOptions) error {
 		}
 	}
 	if len(adopt) > 0 && !opt.Adopt {
+		hint := "re-run with --adopt to take them over (their current bytes are saved in the snapshot; `rollback --last` brings them back)"
+		if len(drift) > 0 && !opt.Force {
+			// Say both at once rather than refusing twice in a row.
+			hint = fmt.Sprintf("re-run with --adopt --force: --adopt takes them over, --force also overwrites %d managed file(s) edited by hand (all their bytes are saved in the snapshot)", len(drift))
+		}
 		return apperr.New(apperr.AdoptConfirmRequired, "%d file(s) exist but are not managed by agentpack; refusing to overwrite them", len(adopt)).
-			WithHint("re-run with --adopt to take them over (their current bytes are saved in the snapshot; `rollback --last` brings them back)").
-			With("paths", adopt).With("sample_paths", sample(adopt)).With("flag", "--adopt").
+			WithHint("%s", hint).
+			With("paths", adopt).With("sample_paths", sample(adopt)).With("flag", "--adopt").With("drifted_paths", drift).
 			With("reason_code", "adopt_confirm_required").With("next_actions", []string{"retry_with_adopt"})
 	}
 	if len(drift) > 0 && !opt.Force {

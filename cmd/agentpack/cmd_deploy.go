@@ -37,7 +37,7 @@ func (c *DeployCmd) Run(a *App) error {
 					return warningsOf(st), err
 				}
 				if len(p.Changes) > 0 {
-					printChanges(a.errPrinter(), p.Profile, p.Targets, p.Changes, p.Summary)
+					printChanges(a.errPrinter(), p.Profile, p.Targets, p.Changes, p.Summary, c.givenFlags()...)
 					if err := a.confirm(id, "Apply these changes?"); err != nil {
 						return warningsOf(st), err
 					}
@@ -51,7 +51,7 @@ func (c *DeployCmd) Run(a *App) error {
 		}
 		return &result{Data: d, Warnings: st.Warnings, Human: func(p *Printer) {
 			if !apply {
-				printChanges(p, d.Profile, d.Targets, d.Changes, d.Summary)
+				printChanges(p, d.Profile, d.Targets, d.Changes, d.Summary, c.givenFlags()...)
 				if len(d.Changes) > 0 {
 					p.Printf("Run `%s` to apply.\n", req.Command(applyArgs(d.Changes, c)...))
 				}
@@ -65,6 +65,18 @@ func (c *DeployCmd) Run(a *App) error {
 			p.Printf("Undo with: agentpack rollback --last\n")
 		}}, nil
 	})
+}
+
+// givenFlags lists --adopt/--force when given.
+func (c *DeployCmd) givenFlags() []string {
+	var out []string
+	if c.Adopt {
+		out = append(out, "--adopt")
+	}
+	if c.Force {
+		out = append(out, "--force")
+	}
+	return out
 }
 
 // applyArgs is `deploy --apply` plus the flags the plan will need, so the

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"slices"
+
 	"github.com/agentpack/agentpack/engine"
 )
 
-// printChanges prints a compact change list grouped by target.
-func printChanges(p *Printer, profile string, targets []string, changes []engine.Change, sum engine.Summary) {
+// printChanges prints a compact change list grouped by target. Flags
+// already given (--adopt, --force) drop the "needs" notes they answer.
+func printChanges(p *Printer, profile string, targets []string, changes []engine.Change, sum engine.Summary, given ...string) {
 	if len(changes) == 0 {
 		p.Printf("No changes (profile %s, targets: %s).\n", profile, joinOrNone(targets))
 		return
@@ -20,10 +23,14 @@ func printChanges(p *Printer, profile string, targets []string, changes []engine
 		mark := map[string]string{engine.OpCreate: p.green("+ create"), engine.OpUpdate: p.yellow("~ update"), engine.OpDelete: p.red("- delete")}[c.Op]
 		note := ""
 		switch {
-		case c.UpdateKind == engine.UpdateAdopt:
+		case c.UpdateKind == engine.UpdateAdopt && !slices.Contains(given, "--adopt"):
 			note = p.yellow("  (unmanaged file; needs --adopt)")
-		case c.UpdateKind == engine.UpdateDrifted, c.Op == engine.OpDelete && c.Reason == engine.ReasonEdited:
+		case c.UpdateKind == engine.UpdateAdopt:
+			note = p.yellow("  (unmanaged file; adopting)")
+		case (c.UpdateKind == engine.UpdateDrifted || c.Op == engine.OpDelete && c.Reason == engine.ReasonEdited) && !slices.Contains(given, "--force"):
 			note = p.red("  (edited since last deploy; needs --force)")
+		case c.UpdateKind == engine.UpdateDrifted || c.Op == engine.OpDelete && c.Reason == engine.ReasonEdited:
+			note = p.red("  (edited since last deploy; overwriting)")
 		}
 		p.Printf("  %s  %s%s\n", mark, p.Path(c.Path), note)
 	}

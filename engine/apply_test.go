@@ -114,3 +114,22 @@ func TestStatCacheSeesEdits(t *testing.T) {
 		t.Fatalf("want one modified, got %+v", st.Drift)
 	}
 }
+
+// TestSnapshotIDShortcuts: "last" and unique prefixes name a snapshot.
+func TestSnapshotIDShortcuts(t *testing.T) {
+	env := testEnv(t)
+	e := engine.New(env)
+	_, d, err := e.Deploy(engine.Request{Repo: codexRepo(t)}, true, engine.ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"last", d.SnapshotID[:15], d.SnapshotID} {
+		s, err := e.Snapshot(id)
+		if err != nil || s.ID != d.SnapshotID {
+			t.Fatalf("Snapshot(%q) = %+v, %v", id, s, err)
+		}
+	}
+	if _, err := e.Snapshot("1999"); apperr.CodeOf(err) != apperr.SnapshotNotFound {
+		t.Fatalf("want E_SNAPSHOT_NOT_FOUND, got %v", err)
+	}
+}

@@ -93,11 +93,15 @@ func (e *Engine) Rollback(opt RollbackOptions) (*RollbackData, []string, error) 
 		if opt.Last {
 			restores, to, err = snapshots.RestoreLast(records, targets)
 		} else {
-			if _, err := store.Load(opt.To); err != nil {
+			id, err := e.resolveSnapshotID(opt.To)
+			if err != nil {
 				return err
 			}
-			to = opt.To
-			restores, err = snapshots.RestoreTo(records, opt.To, targets)
+			if _, err := store.Load(id); err != nil {
+				return err
+			}
+			to = id
+			restores, err = snapshots.RestoreTo(records, id, targets)
 		}
 		if err != nil {
 			return err
@@ -286,8 +290,13 @@ type SnapshotDetail struct {
 	Files        []SnapshotFile `json:"files"`
 }
 
-// Snapshot returns one snapshot's details.
+// Snapshot returns one snapshot's details. id may be "last" (the newest) or
+// an unambiguous prefix of an id.
 func (e *Engine) Snapshot(id string) (*SnapshotDetail, error) {
+	id, err := e.resolveSnapshotID(id)
+	if err != nil {
+		return nil, err
+	}
 	r, err := e.Store().Load(id)
 	if err != nil {
 		return nil, err
@@ -336,4 +345,33 @@ func (e *Engine) registerRestoredRoots(records []*snapshots.Record, restores []s
 	if len(entries) > 0 {
 		e.addRoots(entries)
 	}
+}
+
+// resolveSnapshotID expands "last" and unique id prefixes; anything else is
+// returned as is (Load then reports E_SNAPSHOT_NOT_FOUND).
+func (e *Engine) resolveSnapshotID(id string) (string, error) {
+	records, _, err := e.Store().List()
+	if err != nil || len(records) == 0 {
+		return id, err
+	}
+	if id == "last" || id == "latest" {
+		return records[len(records)-1].ID, nil
+	}
+	var matches []string
+	for _, r := range records {
+		if r.ID == id {
+			return id, nil
+		}
+		if strings.HasPrefix(r.ID, id) {
+			matches = append(matches, r.ID)
+		}
+	}
+	if len(matches) > 1 {
+		return "", apperr.New(apperr.InvalidArgument, "snapshot id %q matches %d snapshots", id, len(matches)).
+			WithHint("give more of the id: %s", strings.Join(sample(matches), ", "))
+	}
+	if len(matches) == 1 {
+		return matches[0], nil
+	}
+	return id, nil
 }

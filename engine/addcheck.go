@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/agentpack/agentpack/engine/apperr"
@@ -49,7 +50,28 @@ func (e *Engine) CheckNewModule(req Request, mod *Module) ([]string, error) {
 	if _, err := LoadModule(mod, found); err != nil {
 		return warnings, err
 	}
-	return warnings, nil
+	return warnings, e.trialCompile(req, *mod)
+}
+
+// trialCompile compiles every profile that would select mod with mod added,
+// so `add` refuses a module that collides with another (the same file
+// written with other bytes) instead of breaking the next plan.
+func (e *Engine) trialCompile(req Request, mod Module) error {
+	m, repo, err := e.LoadManifest(req)
+	if err != nil {
+		return err
+	}
+	m.Modules = append(m.Modules, mod)
+	for name := range m.Profiles {
+		sel, err := m.SelectModules(name)
+		if err != nil || !slices.ContainsFunc(sel, func(x *Module) bool { return x.ID == mod.ID }) {
+			continue
+		}
+		if _, err := e.loadFrom(Request{Repo: req.Repo, Profile: name, Machine: req.Machine}, m, repo, nil); apperr.CodeOf(err) == apperr.DesiredStateConflict {
+			return err
+		}
+	}
+	return nil
 }
 
 func exists(p string) bool {

@@ -120,7 +120,13 @@ func (e *Engine) Load(req Request) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &State{Req: req, Repo: repo, Manifest: m, Profile: req.Profile, Warnings: append(recovered, m.Warnings...)}
+	return e.loadFrom(req, m, repo, recovered)
+}
+
+// loadFrom is Load for an already parsed manifest.
+func (e *Engine) loadFrom(req Request, m *Manifest, repo string, warnings []string) (*State, error) {
+	var err error
+	st := &State{Req: req, Repo: repo, Manifest: m, Profile: req.Profile, Warnings: append(warnings, m.Warnings...)}
 	if st.Profile == "" {
 		st.Profile = "default"
 	}

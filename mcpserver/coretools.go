@@ -10,57 +10,33 @@ import (
 // returning the envelope the command prints under --json.
 
 func runPlan(_ context.Context, c *call) *engine.Envelope {
-	env := engine.NewEnvelope("plan", "plan")
 	st, p, err := c.eng.Plan(c.req)
-	if err != nil {
-		return env.Fail(err, warningsOf(st))
-	}
-	return env.Succeed(p, st.Warnings)
+	return finish(engine.NewEnvelope("plan", "plan"), p, warningsOf(st), err)
 }
 
 func runDiff(_ context.Context, c *call) *engine.Envelope {
-	env := engine.NewEnvelope("diff", "diff")
 	st, d, err := c.eng.Diff(c.req)
-	if err != nil {
-		return env.Fail(err, warningsOf(st))
-	}
-	return env.Succeed(d, st.Warnings)
+	return finish(engine.NewEnvelope("diff", "diff"), d, warningsOf(st), err)
 }
 
 func runPreview(_ context.Context, c *call) *engine.Envelope {
-	env := engine.NewEnvelope("preview", "preview")
 	st, d, err := c.eng.Preview(c.req, c.args.Diff)
-	if err != nil {
-		return env.Fail(err, warningsOf(st))
-	}
-	return env.Succeed(d, st.Warnings)
+	return finish(engine.NewEnvelope("preview", "preview"), d, warningsOf(st), err)
 }
 
 func runStatus(_ context.Context, c *call) *engine.Envelope {
-	env := engine.NewEnvelope("status", "status")
 	st, d, err := c.eng.Status(c.req, c.args.Only)
-	if err != nil {
-		return env.Fail(err, warningsOf(st))
-	}
-	return env.Succeed(d, st.Warnings)
+	return finish(engine.NewEnvelope("status", "status"), d, warningsOf(st), err)
 }
 
 func runDoctor(_ context.Context, c *call) *engine.Envelope {
-	env := engine.NewEnvelope("doctor", "doctor")
 	d, warnings, err := c.eng.Doctor(c.req, false)
-	if err != nil {
-		return env.Fail(err, warnings)
-	}
-	return env.Succeed(d, warnings)
+	return finish(engine.NewEnvelope("doctor", "doctor"), d, warnings, err)
 }
 
 func runExplain(_ context.Context, c *call) *engine.Envelope {
-	env := engine.NewEnvelope("explain", "explain "+c.args.Kind)
 	st, d, err := c.eng.Explain(c.req, c.args.Kind)
-	if err != nil {
-		return env.Fail(err, warningsOf(st))
-	}
-	return env.Succeed(d, st.Warnings)
+	return finish(engine.NewEnvelope("explain", "explain "+c.args.Kind), d, warningsOf(st), err)
 }
 
 func runSnapshots(_ context.Context, c *call) *engine.Envelope {
@@ -84,10 +60,6 @@ func runSnapshots(_ context.Context, c *call) *engine.Envelope {
 // like the CLI. Snapshots live under $AGENTPACK_HOME, so repo is accepted
 // for symmetry and not needed.
 func runRollback(_ context.Context, c *call) *engine.Envelope {
-	env := engine.NewEnvelope("rollback", "rollback")
 	d, warnings, err := c.eng.Rollback(engine.RollbackOptions{To: c.args.To, Last: c.args.Last, Target: c.req.Target})
-	if err != nil {
-		return env.Fail(err, warnings)
-	}
-	return env.Succeed(d, warnings)
+	return finish(engine.NewEnvelope("rollback", "rollback"), d, warnings, err)
 }

@@ -31,6 +31,15 @@ func (t *tool) fail(err error) *engine.Envelope {
 	return engine.NewEnvelope(t.command, t.commandID).Fail(err, nil)
 }
 
+// finish completes env with the outcome of one engine call: data on
+// success, the error on failure, with the call's warnings either way.
+func finish[T any](env *engine.Envelope, data T, warnings []string, err error) *engine.Envelope {
+	if err != nil {
+		return env.Fail(err, warnings)
+	}
+	return env.Succeed(data, warnings)
+}
+
 // warningsOf keeps the warnings gathered before a failure, as the CLI does.
 func warningsOf(st *engine.State) []string {
 	if st == nil {

@@ -54,11 +54,7 @@ func sourceTools() []*tool {
 
 // sourceEnvelope wraps one source engine call in its envelope.
 func sourceEnvelope[T any](id string, data T, warnings []string, err error) *engine.Envelope {
-	env := engine.NewEnvelope("source", id)
-	if err != nil {
-		return env.Fail(err, warnings)
-	}
-	return env.Succeed(data, warnings)
+	return finish(engine.NewEnvelope("source", id), data, warnings, err)
 }
 
 func runSourceList(_ context.Context, c *call) *engine.Envelope {

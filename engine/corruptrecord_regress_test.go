@@ -8,11 +8,9 @@ import (
 	"github.com/agentpack/agentpack/engine"
 )
 
-// TestRollbackLastWithDamagedNewestRecord: the newest snapshot record
-// is damaged. Store.List skips it with a warning, so `rollback --last`
-// silently "undoes" the previous snapshot instead: it rolls the disk back
-// past a deploy it cannot see (here deleting AGENTS.md, which the first
-// deploy created), rather than refusing.
+// TestRollbackLastWithDamagedNewestRecord: when the newest snapshot record
+// is damaged, `rollback --last` refuses (E_SNAPSHOT_CORRUPTED) instead of
+// undoing the previous snapshot it can still read.
 func TestRollbackLastWithDamagedNewestRecord(t *testing.T) {
 	env := testEnv(t)
 	repo := codexRepo(t)

@@ -8,11 +8,9 @@ import (
 	"github.com/agentpack/agentpack/engine"
 )
 
-// TestDeployLongFileName: a skill holds a file whose name is legal
-// (240 bytes; NAME_MAX is 255) and that exists in the module folder. The
-// atomic write names its temp file "."+name+".agentpack-tmp-<random>",
-// which is longer than NAME_MAX, so the deploy fails with
-// E_IO_PATH_TOO_LONG although the destination name itself is fine.
+// TestDeployLongFileName: a file name of 240 bytes (NAME_MAX is 255)
+// deploys: the atomic write's temp file has a short name of its own rather
+// than one derived from the destination's.
 func TestDeployLongFileName(t *testing.T) {
 	env := testEnv(t)
 	long := strings.Repeat("n", 236) + ".txt"

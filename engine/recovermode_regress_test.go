@@ -22,11 +22,9 @@ func (s failAgentsSys) WriteFile(path string, data []byte, perm fs.FileMode) err
 	return s.System.WriteFile(path, data, perm)
 }
 
-// TestRecoverRestoresModeOfModeOnlyChange: the source of a skill file
-// gets chmod +x (and AGENTS.md changes too); the apply writes the deployed
-// skill file with 0755, then fails on AGENTS.md. Rolling the partial apply back must restore 0644,
-// but recover() skips every file whose bytes equal its Before, so the mode
-// change survives without any snapshot recording it.
+// TestRecoverRestoresModeOfModeOnlyChange: an apply that changes only a
+// file's mode (chmod +x) and then fails is rolled back to the old mode too,
+// not just to the old bytes.
 func TestRecoverRestoresModeOfModeOnlyChange(t *testing.T) {
 	env := testEnv(t)
 	repo := codexRepo(t)

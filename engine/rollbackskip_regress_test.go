@@ -7,13 +7,10 @@ import (
 	"github.com/agentpack/agentpack/engine"
 )
 
-// TestRollbackToRollbackThatSkippedAFile: a rollback does not record
-// files that already had the wanted bytes, so a later `rollback --to <that
-// rollback>` takes the file's bytes from an older record (RestoreTo's
-// "newest After up to toID") — bytes the disk did not have right after the
-// rollback. Here AGENTS.md was v1 right after rollback R, but rolling back
-// to R leaves v2, while R's manifest (restored too) says v1: status then
-// reports the file as modified.
+// TestRollbackToRollbackThatSkippedAFile: a rollback records the files
+// that already had the wanted bytes as well (Before == After), so a later
+// `rollback --to <that rollback>` restores exactly the state right after it
+// and status agrees with the restored manifest.
 func TestRollbackToRollbackThatSkippedAFile(t *testing.T) {
 	env := testEnv(t)
 	repo := codexRepo(t)

@@ -9,12 +9,10 @@ import (
 	"github.com/agentpack/agentpack/engine"
 )
 
-// TestDisabledOutputOrphansManagedFiles: after a deploy, the user turns
-// the repo skills output off (or moves it with repo_skills_dir). The old
-// root is no longer in the desired roots, so its manifest is never read:
-// the skill files agentpack wrote are neither deleted by plan/deploy nor
-// reported by status. They and their manifest stay forever, unmanaged.
-func TestDisabledOutputOrphansManagedFiles(t *testing.T) {
+// TestDisabledOutputIsCleanedUp: when an output is turned off (or moved
+// with repo_skills_dir) after a deploy, the plan deletes the files its old
+// root's manifest lists, and the deploy removes that manifest too.
+func TestDisabledOutputIsCleanedUp(t *testing.T) {
 	env := testEnv(t)
 	repo := codexRepo(t)
 	e := engine.New(env)

@@ -9,12 +9,11 @@ import (
 	"github.com/agentpack/agentpack/engine"
 )
 
-// TestStatCacheMissesInPlaceRewriteWithRestoredMtime: a managed file is
-// rewritten in place (same inode, same size) and its mtime is put back, as
-// `cp -p`, `rsync -t` or `touch -r` do. The stat cache keys on (size, mtime,
-// inode) only, so status keeps vouching for the old hash and reports no
-// drift, and plan/deploy never repair the file.
-func TestStatCacheMissesInPlaceRewriteWithRestoredMtime(t *testing.T) {
+// TestStatCacheSeesInPlaceRewriteWithRestoredMtime: a managed file
+// rewritten in place (same inode, same size) with its mtime put back, as
+// `cp -p`, `rsync -t` or `touch -r` do, is still seen as modified: the
+// stat cache keys on the ctime too.
+func TestStatCacheSeesInPlaceRewriteWithRestoredMtime(t *testing.T) {
 	env := testEnv(t)
 	repo := codexRepo(t)
 	e := engine.New(env)

@@ -91,13 +91,7 @@ func TestRollbackToRestoresExactBytes(t *testing.T) {
 
 // TestStatCacheSeesEdits makes sure a cached hash never hides an edit.
 func TestStatCacheSeesEdits(t *testing.T) {
-	env := testEnv(t)
-	repo := codexRepo(t)
-	e := engine.New(env)
-	req := engine.Request{Repo: repo}
-	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	env, e, req, _ := deployedCodexRepo(t)
 	for i := 0; i < 2; i++ { // warm the cache
 		if _, _, err := e.Status(req, nil); err != nil {
 			t.Fatal(err)

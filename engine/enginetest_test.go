@@ -83,3 +83,17 @@ func mustRead(t testing.TB, path string) string {
 	}
 	return string(b)
 }
+
+// deployedCodexRepo deploys codexRepo into a fresh testEnv: the starting
+// point of most apply, rollback and status tests.
+func deployedCodexRepo(t testing.TB) (engine.Env, *engine.Engine, engine.Request, string) {
+	t.Helper()
+	env := testEnv(t)
+	repo := codexRepo(t)
+	e := engine.New(env)
+	req := engine.Request{Repo: repo}
+	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return env, e, req, repo
+}

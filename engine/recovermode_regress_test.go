@@ -26,13 +26,7 @@ func (s failAgentsSys) WriteFile(path string, data []byte, perm fs.FileMode) err
 // file's mode (chmod +x) and then fails is rolled back to the old mode too,
 // not just to the old bytes.
 func TestRecoverRestoresModeOfModeOnlyChange(t *testing.T) {
-	env := testEnv(t)
-	repo := codexRepo(t)
-	e := engine.New(env)
-	req := engine.Request{Repo: repo}
-	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	env, e, req, repo := deployedCodexRepo(t)
 	deployed := filepath.Join(env.Cwd, ".agents", "skills", "s", "extra.txt")
 	if fi, err := os.Stat(deployed); err != nil || fi.Mode().Perm() != 0o644 {
 		t.Fatalf("setup: %v %v", fi, err)

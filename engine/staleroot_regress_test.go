@@ -13,13 +13,7 @@ import (
 // with repo_skills_dir) after a deploy, the plan deletes the files its old
 // root's manifest lists, and the deploy removes that manifest too.
 func TestDisabledOutputIsCleanedUp(t *testing.T) {
-	env := testEnv(t)
-	repo := codexRepo(t)
-	e := engine.New(env)
-	req := engine.Request{Repo: repo}
-	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	env, e, req, repo := deployedCodexRepo(t)
 	skill := filepath.Join(env.Cwd, ".agents", "skills", "s", "SKILL.md")
 	if _, err := os.Stat(skill); err != nil {
 		t.Fatal(err)
@@ -126,13 +120,7 @@ modules:
 // TestRollbackReRegistersRoots: a rollback that brings a root's manifest
 // back makes its files managed again.
 func TestRollbackReRegistersRoots(t *testing.T) {
-	env := testEnv(t)
-	repo := codexRepo(t)
-	e := engine.New(env)
-	req := engine.Request{Repo: repo}
-	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	_, e, req, repo := deployedCodexRepo(t)
 	y := filepath.Join(repo, "agentpack.yaml")
 	mustWrite(t, y, strings.Replace(mustRead(t, y), "codex: {scope: project}", "codex: {scope: project, options: {write_repo_skills: false}}", 1))
 	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil {

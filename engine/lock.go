@@ -199,7 +199,7 @@ func (e *Engine) lockModules(m *Manifest, repo string, prev *lockfile.Lockfile) 
 			sub, _ := gitsource.CleanSubdir(g.Subdir)
 			dir = filepath.Join(co[1], filepath.FromSlash(sub))
 			if _, err := os.Stat(dir); err != nil {
-				return nil, apperr.New(apperr.ModuleInvalid, "module %q: subdir %q not found in %s at %s", mod.ID, sub, g.URL, shortSHA(co[0])).
+				return nil, apperr.New(apperr.ModuleInvalid, "module %q: subdir %q not found in %s at %s", mod.ID, sub, g.URL, ShortHash(co[0])).
 					WithHint("fix source.git.subdir; `agentpack source add %s` then `source scan` lists what the repo holds", g.URL).
 					With("module_id", mod.ID)
 			}
@@ -235,13 +235,6 @@ func keptPin(prev *lockfile.Lockfile, id string, g *GitSource, sub string) strin
 		return ""
 	}
 	return pg.Commit
-}
-
-func shortSHA(s string) string {
-	if len(s) > 12 {
-		return s[:12]
-	}
-	return s
 }
 
 func lockData(lf *lockfile.Lockfile, path string) *LockData {

@@ -209,7 +209,7 @@ func (e *Engine) SourceAdd(req Request, opt SourceAddOptions) (*SourceAddData, [
 		src.Commit = commit
 		if src.Path != "" {
 			if fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(src.Path))); err != nil || !fi.IsDir() {
-				return apperr.New(apperr.SourceNotFound, "path %q is not a folder of %s at %s", src.Path, src.URL, shortHash(commit)).
+				return apperr.New(apperr.SourceNotFound, "path %q is not a folder of %s at %s", src.Path, src.URL, ShortHash(commit)).
 					WithHint("check --path (or the path in the URL) against the repository").With("path", src.Path)
 			}
 		}
@@ -357,7 +357,7 @@ func (e *Engine) purgeable(m *Manifest, src ArtifactSource) ([]string, []string)
 	var out, warnings []string
 	for _, ent := range ents {
 		if id, ok := pinned[ent.Name()]; ok {
-			warnings = append(warnings, "kept cached commit "+shortHash(ent.Name())+": module "+id+" is locked to it")
+			warnings = append(warnings, "kept cached commit "+ShortHash(ent.Name())+": module "+id+" is locked to it")
 			continue
 		}
 		out = append(out, filepath.Join(base, ent.Name()))
@@ -401,7 +401,7 @@ func (e *Engine) sourceCheckout(src ArtifactSource) (string, error) {
 func scanSource(m *Manifest, src ArtifactSource, dir, commit string) ([]Artifact, error) {
 	arts, err := ScanArtifacts(os.DirFS(dir), src.Path)
 	if err != nil {
-		return nil, apperr.Wrap(err, apperr.IOFailed, "cannot scan the checkout of %s at %s", src.URL, shortHash(commit)).
+		return nil, apperr.Wrap(err, apperr.IOFailed, "cannot scan the checkout of %s at %s", src.URL, ShortHash(commit)).
 			WithHint("remove %s and run the command again", dir)
 	}
 	for i := range arts {

@@ -326,8 +326,8 @@ func gitTree(fsys fs.FS, dir string) (plumbing.Hash, bool, error) {
 	return plumbing.ComputeHash(plumbing.TreeObject, buf.Bytes()), false, nil
 }
 
-// shortHash is the first 12 hex digits of a commit or object id.
-func shortHash(h string) string {
+// ShortHash is the first 12 hex digits of a commit or object id.
+func ShortHash(h string) string {
 	if len(h) > 12 {
 		return h[:12]
 	}

@@ -43,16 +43,10 @@ func (a *App) lockRun(id string, op func(*engine.Engine, engine.Request) (*engin
 			return &result{Warnings: warnings}, err
 		}
 		return &result{Data: d, Warnings: warnings, Human: func(p *Printer) {
-			short := func(v string) string {
-				if len(v) > 12 {
-					return v[:12]
-				}
-				return v
-			}
 			for _, m := range d.Modules {
-				v := short(m.ResolvedVersion)
+				v := engine.ShortHash(m.ResolvedVersion)
 				if m.PreviousVersion != "" {
-					v = short(m.PreviousVersion) + " → " + p.bold(v)
+					v = engine.ShortHash(m.PreviousVersion) + " → " + p.bold(v)
 				}
 				p.Printf("  %-40s %s\n", m.ID, v)
 			}

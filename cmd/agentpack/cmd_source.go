@@ -275,8 +275,5 @@ func shortSHA(h string) string {
 	if h == "" {
 		return "-"
 	}
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
+	return engine.ShortHash(h)
 }

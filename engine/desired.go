@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -68,7 +69,7 @@ func (d *DesiredState) add(f *TargetFile) error {
 func mergeIDs(a, b []string) []string {
 	out := append([]string(nil), a...)
 	for _, x := range b {
-		if !contains(out, x) {
+		if !slices.Contains(out, x) {
 			out = append(out, x)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -188,7 +189,7 @@ func selectTargets(m *Manifest, target string) ([]string, error) {
 	if _, err := LookupTarget(target); err != nil {
 		return nil, err
 	}
-	if !contains(configured, target) {
+	if !slices.Contains(configured, target) {
 		return nil, apperr.New(apperr.TargetUnsupported, "target %q is not configured in agentpack.yaml", target).
 			WithHint("add `targets: {%s: {scope: project}}` or pick one of: %s", target, strings.Join(configured, ", ")).
 			With("target", target)
@@ -257,7 +258,7 @@ func (e *Engine) compile(st *State) (*DesiredState, error) {
 		}
 		var mods []*LoadedModule
 		for _, lm := range st.Modules {
-			if len(lm.Targets) > 0 && !contains(lm.Targets, name) {
+			if len(lm.Targets) > 0 && !slices.Contains(lm.Targets, name) {
 				continue
 			}
 			if !t.Supports(lm.Type) {

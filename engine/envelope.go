@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/agentpack/agentpack/engine/apperr"
@@ -78,7 +79,7 @@ func (e *Envelope) Fail(err error, warnings []string) *Envelope {
 
 func (e *Envelope) addWarnings(ws []string) {
 	for _, w := range ws {
-		if !contains(e.Warnings, w) {
+		if !slices.Contains(e.Warnings, w) {
 			e.Warnings = append(e.Warnings, w)
 		}
 	}

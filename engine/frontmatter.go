@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -118,7 +119,7 @@ func (f *Frontmatter) Subset(keys ...string) *Frontmatter {
 		return out
 	}
 	for i := 0; i+1 < len(f.node.Content); i += 2 {
-		if contains(keys, f.node.Content[i].Value) {
+		if slices.Contains(keys, f.node.Content[i].Value) {
 			out.node.Content = append(out.node.Content, f.node.Content[i], f.node.Content[i+1])
 		}
 	}

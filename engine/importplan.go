@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -523,7 +524,7 @@ func (ip *importPlanner) explain() {
 		for _, t := range c.mod.Targets {
 			byTarget[t] = append(byTarget[t], c.mod.ID)
 		}
-		if contains(c.mod.Targets, "cursor") {
+		if slices.Contains(c.mod.Targets, "cursor") {
 			key := cursorUnsafe.ReplaceAllString(c.mod.ID, "_")
 			if len(key) > 64 {
 				key = key[:64]

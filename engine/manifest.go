@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -135,7 +136,7 @@ func ParseManifest(data []byte, knownTargets []string) (*Manifest, error) {
 	m := &Manifest{Lines: map[string]int{}}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k := root.Content[i]
-		if !contains(topLevelKeys, k.Value) {
+		if !slices.Contains(topLevelKeys, k.Value) {
 			m.Warnings = append(m.Warnings, fmt.Sprintf("agentpack.yaml line %d: unknown top-level key %q ignored", k.Line, k.Value))
 		}
 	}
@@ -224,7 +225,7 @@ func checkObject(n *yaml.Node, kind, where string) error {
 	allowed := knownKeys[kind]
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		if !contains(allowed, k.Value) {
+		if !slices.Contains(allowed, k.Value) {
 			return configErr(k.Line, "unknown key %q in %s", k.Value, where).
 				WithHint("allowed keys: %s", strings.Join(allowed, ", "))
 		}
@@ -256,7 +257,7 @@ func (m *Manifest) validate(root *yaml.Node, knownTargets []string) error {
 			WithHint("add `profiles: {default: {include_tags: [base]}}`")
 	}
 	for name, tc := range m.Targets {
-		if !contains(knownTargets, name) {
+		if !slices.Contains(knownTargets, name) {
 			return apperr.New(apperr.TargetUnsupported, "unknown target %q in agentpack.yaml", name).
 				WithHint("supported targets: %s", strings.Join(knownTargets, ", ")).With("target", name)
 		}
@@ -289,7 +290,7 @@ func (m *Manifest) validate(root *yaml.Node, knownTargets []string) error {
 				WithHint("set exactly one of source.local_path, source.git, source.package")
 		}
 		for _, t := range mod.Targets {
-			if !contains(knownTargets, t) {
+			if !slices.Contains(knownTargets, t) {
 				return apperr.New(apperr.TargetUnsupported, "module %q names unknown target %q", mod.ID, t).
 					WithHint("supported targets: %s", strings.Join(knownTargets, ", ")).With("line", line)
 			}
@@ -326,10 +327,10 @@ func (m *Manifest) SelectModules(profile string) ([]*Module, error) {
 	var out []*Module
 	for i := range m.Modules {
 		mod := &m.Modules[i]
-		if !mod.IsEnabled() || contains(p.ExcludeModules, mod.ID) {
+		if !mod.IsEnabled() || slices.Contains(p.ExcludeModules, mod.ID) {
 			continue
 		}
-		if contains(p.IncludeModules, mod.ID) || intersects(p.IncludeTags, mod.Tags) {
+		if slices.Contains(p.IncludeModules, mod.ID) || intersects(p.IncludeTags, mod.Tags) {
 			out = append(out, mod)
 		}
 	}
@@ -383,18 +384,9 @@ func yamlLine(err error) int {
 	return 0
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 func intersects(a, b []string) bool {
 	for _, x := range a {
-		if contains(b, x) {
+		if slices.Contains(b, x) {
 			return true
 		}
 	}

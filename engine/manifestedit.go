@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/agentpack/agentpack/engine/apperr"
@@ -130,7 +131,7 @@ func removeFromProfiles(root *yaml.Node, id string) {
 			p := profiles.Content[j]
 			for k := 0; k+1 < len(p.Content); k += 2 {
 				list := p.Content[k+1]
-				if list.Kind != yaml.SequenceNode || !contains(profileModuleKeys, p.Content[k].Value) {
+				if list.Kind != yaml.SequenceNode || !slices.Contains(profileModuleKeys, p.Content[k].Value) {
 					continue
 				}
 				kept := list.Content[:0]

@@ -404,7 +404,7 @@ func (md *manifestDoc) profileEdits(id string) ([]lineEdit, bool) {
 		p := profiles.Content[j]
 		for k := 0; k+1 < len(p.Content); k += 2 {
 			key, list := p.Content[k], p.Content[k+1]
-			if list.Kind != yaml.SequenceNode || !contains(profileModuleKeys, key.Value) {
+			if list.Kind != yaml.SequenceNode || !slices.Contains(profileModuleKeys, key.Value) {
 				continue
 			}
 			n := 0

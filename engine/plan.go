@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/agentpack/agentpack/engine/apperr"
@@ -202,7 +203,7 @@ func ComputePlan(st *State, sys System, cache *StatCache) (*Plan, error) {
 	}
 	for abs := range managed {
 		r := managedTarget[abs]
-		if d.File(abs) == nil && (contains(d.Targets, r.Target) || staleRoot[r]) {
+		if d.File(abs) == nil && (slices.Contains(d.Targets, r.Target) || staleRoot[r]) {
 			stale = append(stale, abs)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -230,7 +231,7 @@ func targetsOf(restores []snapshots.Restore, filter []string) []string {
 	}
 	var out []string
 	for _, r := range restores {
-		if !contains(out, r.Target) {
+		if !slices.Contains(out, r.Target) {
 			out = append(out, r.Target)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 )
 
@@ -47,7 +48,7 @@ func (e *Engine) staleRoots(st *State, d *DesiredState) []TargetRoot {
 		// removed from agentpack.yaml is cleaned up like a removed module.
 		_, configured := st.Manifest.Targets[r.Target]
 		narrowed := st.Req.Target != "" && st.Req.Target != "all"
-		if !contains(d.Targets, r.Target) && (configured || narrowed) {
+		if !slices.Contains(d.Targets, r.Target) && (configured || narrowed) {
 			continue
 		}
 		if r.Project != project && within(r.Project, r.Root) {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -80,7 +81,7 @@ type StatusData struct {
 // Status reports three-way drift: desired vs actual vs last applied.
 func (e *Engine) Status(req Request, only []string) (*State, *StatusData, error) {
 	for _, k := range only {
-		if !contains(DriftKinds, k) {
+		if !slices.Contains(DriftKinds, k) {
 			return nil, nil, apperr.New(apperr.InvalidArgument, "unknown --only kind %q", k).
 				WithHint("use any of: %s", strings.Join(DriftKinds, ", "))
 		}
@@ -184,7 +185,7 @@ func (out *StatusData) finish(st *State, only []string) {
 	if len(only) > 0 {
 		kept := out.Drift[:0]
 		for _, d := range out.Drift {
-			if contains(only, d.Kind) {
+			if slices.Contains(only, d.Kind) {
 				kept = append(kept, d)
 			}
 		}

@@ -75,11 +75,7 @@ func (e *Engine) Explain(req Request, kind string) (*State, *ExplainData, error)
 		}
 		return st, out, nil
 	}
-	_, sd, err := e.Status(req, nil)
-	if err != nil {
-		return st, nil, err
-	}
-	for _, d := range sd.Drift {
+	for _, d := range e.status(st, p, nil).Drift { // the same plan: no second load
 		var ids []string
 		if f := st.Desired.File(d.Path); f != nil {
 			ids = f.ModuleIDs

@@ -90,6 +90,11 @@ func (e *Engine) Status(req Request, only []string) (*State, *StatusData, error)
 	if err != nil {
 		return st, nil, err
 	}
+	return st, e.status(st, p, only), nil
+}
+
+// status computes drift from an already made plan.
+func (e *Engine) status(st *State, p *Plan, only []string) *StatusData {
 	out := &StatusData{Profile: st.Profile, Targets: st.Targets, Drift: []DriftItem{}, SummaryByRoot: []RootSummary{},
 		NextActions: []string{}, NextActionsDetailed: []NextAction{}}
 	seen := map[string]bool{}
@@ -178,7 +183,7 @@ func (e *Engine) Status(req Request, only []string) (*State, *StatusData, error)
 		}
 	}
 	out.finish(st, only)
-	return st, out, nil
+	return out
 }
 
 func (out *StatusData) finish(st *State, only []string) {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
-	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 // TestWriteErrorRollsBack makes one write fail mid-apply (a parent path is a

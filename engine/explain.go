@@ -3,7 +3,7 @@ package engine
 import (
 	"path/filepath"
 
-	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 // ExplainModule names a module and where it came from.

@@ -12,7 +12,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 // importFound is one asset found on disk.

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
-	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 func TestParseManifestErrors(t *testing.T) {

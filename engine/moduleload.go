@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/internal/apperr"
 	"go.yaml.in/yaml/v3"
 )
 

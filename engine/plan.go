@@ -10,7 +10,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 // Change ops, update kinds and reasons (SPEC §6).

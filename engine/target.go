@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 // Target is an adapter that maps modules to files for one AI tool. Adapters

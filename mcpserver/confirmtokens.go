@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 // ConfirmTokenLifetime is how long a deploy's confirm_token stays valid.

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/agentpack/agentpack/engine"
-	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 // The fixed resource URIs.

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentpack/agentpack/engine"
-	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 // maxSearchMatches caps the matches of one search.

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentpack/agentpack/engine"
-	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 // The artifact-source tools (SPEC §10) call the engine functions behind

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 // fsyncEnv turns on directory fsyncs after every state write when set to 1.

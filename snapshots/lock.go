@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/gofrs/flock"
 )
 

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 func TestLockTimesOutNamingTheHolder(t *testing.T) {

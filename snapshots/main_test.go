@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 // childEnv, when set to a state dir, turns the test binary into a helper

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 func TestSavePackRoundTrip(t *testing.T) {

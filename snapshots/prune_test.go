@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 func TestPrune(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 // Restore is what one path must become for a rollback.

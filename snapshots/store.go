@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 // IDLayout is the time layout of snapshot ids: UTC with nanoseconds, so ids

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 func sha(s string) string { return strings.Repeat(s, 64)[:64] }

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentpack/agentpack/engine"
-	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 // Marker lines that wrap each module's text in an aggregated instructions

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
-	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 var specs = []*targetSpec{codexSpec, claudeCodeSpec, cursorSpec, vscodeSpec}

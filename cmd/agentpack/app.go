@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/agentpack/agentpack/engine"
-	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/targets"
 	"github.com/alecthomas/kong"
 	"golang.org/x/term"

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/agentpack/agentpack/engine"
-	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/engine/gitsource"
 	"github.com/go-git/go-git/v5"
 )

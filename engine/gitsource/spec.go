@@ -8,7 +8,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 // The kinds of [Spec].

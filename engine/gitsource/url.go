@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 const urlHint = "use https://host/org/repo.git, ssh://git@host/org/repo.git, git@host:org/repo.git, git+https://… or file:///abs/path/to/repo"

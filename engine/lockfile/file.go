@@ -14,7 +14,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 // TreeMarker is the name of the marker file the git cache writes at the root

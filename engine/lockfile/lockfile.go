@@ -20,7 +20,7 @@ import (
 
 	"github.com/google/renameio/v2/maybe"
 
-	"github.com/agentpack/agentpack/engine/apperr"
+	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 // FileName is the lockfile's name inside a desired-state repo.

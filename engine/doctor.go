@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/engine/lockfile"
+	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
 

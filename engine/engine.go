@@ -9,8 +9,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/engine/lockfile"
+	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 // Version is agentpack's version, set at build time with -ldflags.

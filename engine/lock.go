@@ -8,9 +8,9 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/engine/gitsource"
 	"github.com/agentpack/agentpack/engine/lockfile"
+	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 // LockedModule is one module of the lock/fetch/update data.

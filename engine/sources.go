@@ -9,9 +9,9 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/engine/gitsource"
 	"github.com/agentpack/agentpack/engine/lockfile"
+	"github.com/agentpack/agentpack/internal/apperr"
 	"go.yaml.in/yaml/v3"
 )
 

@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/engine/lockfile"
+	"github.com/agentpack/agentpack/internal/apperr"
 	"go.yaml.in/yaml/v3"
 )
 

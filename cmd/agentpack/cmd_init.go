@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/agentpack/agentpack/engine"
-	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/engine/gitsource"
+	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/go-git/go-git/v5"
 )
 

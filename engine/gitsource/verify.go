@@ -5,8 +5,8 @@ import (
 	"io/fs"
 	"path/filepath"
 
-	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/engine/lockfile"
+	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 // VerifySubdir checks that the files under subdir of the checkout dir are

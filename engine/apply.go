@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/agentpack/agentpack/internal/apperr"
@@ -215,33 +214,59 @@ func (e *Engine) apply(st *State, p *Plan, opt ApplyOptions) (string, bool, erro
 		_ = store.DeleteBlobs(id)
 		return "", false, apperr.Wrap(err, apperr.IOFailed, "cannot save snapshot bytes").WithHint("check free space under %s", e.Env.StateDir())
 	}
+	e.checkpoint("pack saved")
 	j := &snapshots.Journal{ID: id, Command: opt.Command, PID: os.Getpid(), StartedAt: now.UTC()}
+	paths := make([]string, 0, len(writes))
 	for _, w := range writes {
 		j.Files = append(j.Files, w.change)
+		if w.data != nil {
+			paths = append(paths, w.change.Path)
+		}
 	}
+	j.CreatedDirs = createdDirs(e.Sys, paths)
 	if err := store.WriteJournal(j); err != nil {
 		_ = store.DeleteBlobs(id)
 		return "", false, err
 	}
+	e.checkpoint("journal written")
 	if err := e.performAll(e.Sys, writes, manifests); err != nil {
-		if _, rerr := e.recover(); rerr != nil {
-			return "", false, fmt.Errorf("%w (and rolling back failed: %v)", err, rerr)
-		}
-		return "", false, err
+		return "", false, e.undoFailedApply(err)
 	}
+	e.checkpoint("files written")
 	rec := &snapshots.Record{ID: id, Kind: snapshots.KindDeploy, CreatedAt: now.UTC(), Command: opt.Command,
 		Repo: st.Repo, Project: e.Env.ProjectRoot(),
-		Profile: st.Profile, Targets: st.Targets, Machine: st.Req.Machine, Files: j.Files}
+		Profile: st.Profile, Targets: st.Targets, Machine: st.Req.Machine, Files: j.Files, CreatedDirs: j.CreatedDirs}
 	if err := store.Save(rec); err != nil {
-		_, _ = e.recover()
-		return "", false, err
+		return "", false, e.undoFailedApply(err)
 	}
+	e.checkpoint("record saved")
 	if err := store.RemoveJournal(); err != nil {
 		return "", false, err
 	}
+	e.checkpoint("journal removed")
 	e.cacheWritten(writes)
 	e.recordRoots(st, liveRoots(st, p), st.Desired.Stale)
 	return id, true, nil
+}
+
+// undoFailedApply rolls back a transaction whose write failed with err. When
+// that fails too, the error says so: files are half-applied and the journal
+// stays for the next command to retry.
+func (e *Engine) undoFailedApply(err error) error {
+	_, rerr := e.recover()
+	if rerr == nil {
+		return err
+	}
+	ae := apperr.As(err)
+	journal := filepath.Join(e.Env.StateDir(), "journal.json")
+	out := apperr.Wrap(err, ae.Code, "%s; rolling the partial apply back failed too (%s): files are half-applied and the journal %s is pending",
+		ae.Message, apperr.As(rerr).Message, journal).
+		WithHint("fix the cause, then run any agentpack command (or `agentpack doctor --fix`): it rolls the partial apply back first")
+	for k, v := range ae.Details {
+		out = out.With(k, v)
+	}
+	return out.With("journal", journal).With("journal_posix", filepath.ToSlash(journal)).
+		With("rollback_error", apperr.As(rerr).Message).With("reason_code", "apply_half_done")
 }
 
 // transactionWrites turns a plan into the ordered writes of its transaction:
@@ -272,15 +297,16 @@ func (e *Engine) transactionWrites(st *State, p *Plan, id string, now time.Time)
 // nManifests manifests that record them. Apply and dry run share it.
 func (e *Engine) performAll(sys System, writes []write, nManifests int) error {
 	files, manifests := writes[:len(writes)-nManifests], writes[len(writes)-nManifests:]
+	guard := newLinkGuard(sys)
 	errs := make([]error, len(files))
-	parallel(len(files), func(i int) { errs[i] = e.perform(sys, files[i]) })
+	parallel(len(files), func(i int) { errs[i] = e.perform(sys, guard, files[i]) })
 	for _, err := range errs {
 		if err != nil {
 			return err
 		}
 	}
 	for _, w := range manifests {
-		if err := e.perform(sys, w); err != nil {
+		if err := e.perform(sys, guard, w); err != nil {
 			return err
 		}
 	}
@@ -333,8 +359,12 @@ func (e *Engine) cacheWritten(ws []write) {
 	cache.save()
 }
 
-// perform executes one write or removal of a transaction on sys.
-func (e *Engine) perform(sys System, w write) error {
+// perform executes one write or removal of a transaction on sys, after
+// checking that no folder below its root is a link.
+func (e *Engine) perform(sys System, guard *linkGuard, w write) error {
+	if err := guard.check(w.change.Root, w.change.Path); err != nil {
+		return err
+	}
 	if w.data != nil {
 		return sys.WriteFile(w.change.Path, w.data, w.mode)
 	}
@@ -421,6 +451,9 @@ func sameManaged(a, b []ManagedManifestFile) bool {
 // root, so deleting a skill does not leave its empty folder behind.
 func pruneEmptyDirs(sys System, dir, root string) {
 	for within(root, dir) && dir != root {
+		if fi, err := sys.Lstat(dir); err != nil || !fi.IsDir() {
+			return // a link is not ours to remove, even when what it names is empty
+		}
 		entries, err := sys.ReadDir(dir)
 		if err != nil || len(entries) > 0 {
 			return
@@ -430,78 +463,4 @@ func pruneEmptyDirs(sys System, dir, root string) {
 		}
 		dir = filepath.Dir(dir)
 	}
-}
-
-// recover rolls back an interrupted apply found in the journal. The caller
-// holds the lock. It returns warnings describing what it did.
-func (e *Engine) recover() ([]string, error) {
-	store := e.Store()
-	j, err := store.ReadJournal()
-	if err != nil || j == nil {
-		return nil, err
-	}
-	if _, err := store.Load(j.ID); err == nil {
-		// The record was saved: the apply finished; only the journal is left.
-		return nil, store.RemoveJournal()
-	}
-	restored := 0
-	var kept []string
-	for i := len(j.Files) - 1; i >= 0; i-- {
-		f := j.Files[i]
-		removeTempFiles(f.Path)
-		cur, readErr := e.Sys.ReadFile(f.Path)
-		if f.Before == nil {
-			if readErr != nil {
-				continue
-			}
-			// Remove only what this apply wrote: a file someone else created
-			// at that path after the crash is not ours to delete.
-			if f.After == nil || sha256Hex(cur) != f.After.SHA256 {
-				kept = append(kept, f.Path)
-				continue
-			}
-			if err := e.Sys.Remove(f.Path); err != nil {
-				return nil, err
-			}
-			pruneEmptyDirs(e.Sys, filepath.Dir(f.Path), f.Root)
-			restored++
-			continue
-		}
-		if readErr == nil && sha256Hex(cur) == f.Before.SHA256 && e.modeOf(f.Path) == fs.FileMode(f.Before.Mode).Perm() {
-			continue
-		}
-		data, err := store.ReadBlob(j.ID, f.Before.SHA256)
-		if err != nil {
-			return nil, err
-		}
-		if err := e.Sys.WriteFile(f.Path, data, fs.FileMode(f.Before.Mode)); err != nil {
-			return nil, err
-		}
-		restored++
-	}
-	if err := store.DeleteBlobs(j.ID); err != nil {
-		return nil, err
-	}
-	if err := store.RemoveJournal(); err != nil {
-		return nil, err
-	}
-	warnings := []string{fmt.Sprintf("recovered from an interrupted %q (pid %d, started %s): restored %d file(s) to their previous bytes",
-		j.Command, j.PID, j.StartedAt.Format(time.RFC3339), restored)}
-	for _, p := range kept {
-		warnings = append(warnings, fmt.Sprintf("kept %s: it did not exist before the interrupted apply and now holds bytes that apply did not write", p))
-	}
-	return warnings, nil
-}
-
-// removeTempFiles deletes temp files a crashed write left next to path.
-func removeTempFiles(path string) {
-	matches, _ := filepath.Glob(filepath.Join(globEscape(filepath.Dir(path)), tempPrefix+"*"))
-	for _, m := range matches {
-		_ = os.Remove(m)
-	}
-}
-
-func globEscape(s string) string {
-	r := strings.NewReplacer("*", `\*`, "?", `\?`, "[", `\[`, `\`, `\\`)
-	return r.Replace(s)
 }

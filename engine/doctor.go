@@ -68,10 +68,12 @@ func (e *Engine) Doctor(req Request, fix bool) (*DoctorData, []string, error) {
 	}
 	var err error
 	if fix {
+		e.recoverBestEffort = true
 		err = e.WithLock("doctor --fix", func(recovered []string) error {
 			d.Fixed = append(d.Fixed, recovered...)
 			return run()
 		})
+		e.recoverBestEffort = false
 	} else {
 		e.inspectOnly = true
 		err = run()
@@ -179,7 +181,7 @@ func (e *Engine) checkRoot(add func(name, status, msg, suggestion string), r Tar
 		return
 	}
 	var warns []string
-	m := readTargetManifest(e.Sys, r.Path, r.Target, func(w string) { warns = append(warns, w) })
+	m := readTargetManifest(e.Sys, newGitTracked(e.Sys, e.Env.ProjectRoot()), r.Path, r.Target, func(w string) { warns = append(warns, w) })
 	if len(warns) > 0 {
 		add(name, CheckWarn, strings.Join(warns, "; "), "redeploy with `agentpack deploy --apply` to rewrite the manifest")
 		return

@@ -36,6 +36,21 @@ type Engine struct {
 	// inspectOnly stops Load from recovering an interrupted apply, so
 	// `doctor` (without --fix) can report it instead.
 	inspectOnly bool
+	// recoverBestEffort lets `doctor --fix` finish a recovery that would
+	// otherwise stop: it sets a damaged journal aside and skips paths whose
+	// saved bytes are damaged, with warnings.
+	recoverBestEffort bool
+
+	// Checkpoint, when set, is called at each phase boundary of a
+	// transaction ("pack saved", "journal written", "files written", "record
+	// saved", "journal removed"); crash tests stop the process there.
+	Checkpoint func(phase string)
+}
+
+func (e *Engine) checkpoint(phase string) {
+	if e.Checkpoint != nil {
+		e.Checkpoint(phase)
+	}
 }
 
 // New returns an Engine over the real filesystem.
@@ -82,8 +97,10 @@ func shellQuote(s string) string {
 
 // State is a loaded desired-state repo for one request.
 type State struct {
-	Req      Request
-	Repo     string
+	Req  Request
+	Repo string
+	// Project is the project folder (git top level of the working folder).
+	Project  string
 	Profile  string
 	Manifest *Manifest
 	// Targets are the selected target names, sorted.
@@ -127,7 +144,7 @@ func (e *Engine) Load(req Request) (*State, error) {
 // loadFrom is Load for an already parsed manifest.
 func (e *Engine) loadFrom(req Request, m *Manifest, repo string, warnings []string) (*State, error) {
 	var err error
-	st := &State{Req: req, Repo: repo, Manifest: m, Profile: req.Profile, Warnings: append(warnings, m.Warnings...)}
+	st := &State{Req: req, Repo: repo, Project: e.Env.ProjectRoot(), Manifest: m, Profile: req.Profile, Warnings: append(warnings, m.Warnings...)}
 	if st.Profile == "" {
 		st.Profile = "default"
 	}

@@ -163,6 +163,18 @@ func TestImportDryRunThenApply(t *testing.T) {
 	// The imported modules plan without touching the files they came from:
 	// the only changes are copies for the other scope (a user skill also
 	// goes to the project, ...) and the cursor rule under agentpack's name.
+	// The linked skill folder stays the user's: planning refuses to read or
+	// write through it until it is a real folder again.
+	link := filepath.Join(env.Home, ".claude/skills/linked")
+	if _, _, err := e.Plan(engine.Request{Repo: repo, Profile: engine.ImportProfile}); apperr.CodeOf(err) != apperr.IOInvalidPath || !strings.Contains(err.Error(), link) {
+		t.Fatalf("plan through the linked skill folder: %v, want E_IO_INVALID_PATH naming %s", err, link)
+	}
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(link, os.DirFS(filepath.Join(env.Home, "elsewhere/linked"))); err != nil {
+		t.Fatal(err)
+	}
 	st, p, err := e.Plan(engine.Request{Repo: repo, Profile: engine.ImportProfile})
 	if err != nil {
 		t.Fatal(err)

@@ -175,7 +175,7 @@ func (ip *importPlanner) load(sp importSpot, p, base string) *importFound {
 			if err != nil {
 				return invalid(err)
 			}
-			ip.warn("import: followed the symlinked skill folder %s -> %s", p, real)
+			ip.warn("import: followed the symlinked skill folder %s -> %s; deploy never writes through a linked folder, so replace the link with a real folder (or remove it) before deploying", p, real)
 			src = real
 		}
 		lm, err := LoadModule(&Module{ID: id, Type: sp.typ}, src)

@@ -100,19 +100,19 @@ type actual struct {
 	err    error
 }
 
-// readActual reads path; when the stat cache vouches that the file still has
-// hash want, it skips reading it.
-func readActual(sys System, cache *StatCache, path, want string) actual {
+// readActual reads path, refusing one reached through a link below root;
+// when the stat cache vouches that the file still has hash want, it skips
+// reading it.
+func readActual(sys System, guard *linkGuard, cache *StatCache, root, path, want string) actual {
+	if err := guard.check(root, path); err != nil {
+		return actual{err: err}
+	}
 	fi, err := sys.Lstat(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
 			return actual{}
 		}
 		return actual{err: ioError(err, path)}
-	}
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		return actual{err: apperr.New(apperr.IOInvalidPath, "%s is a symlink where agentpack manages a file", path).
-			WithHint("remove the link; agentpack never writes through links").With("path", path)}
 	}
 	if fi.IsDir() {
 		return actual{err: apperr.New(apperr.IOInvalidPath, "%s is a directory where agentpack manages a file", path).
@@ -138,8 +138,9 @@ func ComputePlan(st *State, sys System, cache *StatCache) (*Plan, error) {
 	managed := map[string]ManagedManifestFile{} // abs path → last applied
 	p.Managed = managed
 	managedTarget := map[string]TargetRoot{}
+	tracked := newGitTracked(sys, st.Project)
 	for _, r := range append(append([]TargetRoot{}, d.Roots...), d.Stale...) {
-		m := readTargetManifest(sys, r.Path, r.Target, func(w string) { st.Warn("%s", w) })
+		m := readTargetManifest(sys, tracked, r.Path, r.Target, func(w string) { st.Warn("%s", w) })
 		p.Manifests[r] = m
 		if m == nil {
 			continue
@@ -157,7 +158,11 @@ func ComputePlan(st *State, sys System, cache *StatCache) (*Plan, error) {
 
 	var err error
 	actuals := make([]actual, len(d.Files))
-	parallel(len(d.Files), func(i int) { actuals[i] = readActual(sys, cache, d.Files[i].Path, d.Files[i].SHA256) })
+	guard := newLinkGuard(sys)
+	parallel(len(d.Files), func(i int) {
+		f := d.Files[i]
+		actuals[i] = readActual(sys, guard, cache, f.Root, f.Path, f.SHA256)
+	})
 	for i, f := range d.Files {
 		a := actuals[i]
 		if a.err != nil {
@@ -209,9 +214,14 @@ func ComputePlan(st *State, sys System, cache *StatCache) (*Plan, error) {
 	}
 	sort.Strings(stale)
 	staleActual := make([]actual, len(stale))
-	parallel(len(stale), func(i int) { staleActual[i] = readActual(sys, nil, stale[i], "") })
+	parallel(len(stale), func(i int) { staleActual[i] = readActual(sys, guard, nil, managedTarget[stale[i]].Path, stale[i], "") })
 	for i, abs := range stale {
 		a := staleActual[i]
+		if apperr.CodeOf(a.err) == apperr.IOInvalidPath {
+			// A manifest entry reached through a link is never deleted, and
+			// never skipped silently either.
+			return nil, a.err
+		}
 		if a.err != nil || !a.exists {
 			continue
 		}

@@ -136,5 +136,13 @@ func ioError(err error, path string) error {
 	case errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.EINVAL):
 		code, hint = apperr.IOInvalidPath, "a parent of this path is a file, or the path is a directory"
 	}
-	return apperr.Wrap(err, code, "cannot write %s", path).WithHint("%s", hint).With("path", path)
+	// The OS's words ("no space left on device") go into the message: the
+	// envelope shows the message, not the wrapped error.
+	cause := err.Error()
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		cause = pe.Err.Error()
+	}
+	return apperr.Wrap(err, code, "cannot write %s: %s", path, cause).WithHint("%s", hint).
+		With("path", path).With("path_posix", filepath.ToSlash(path)).With("cause", cause)
 }

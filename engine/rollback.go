@@ -107,7 +107,7 @@ func (e *Engine) Rollback(opt RollbackOptions) (*RollbackData, []string, error) 
 		if err != nil {
 			return err
 		}
-		out, err = e.restore(store, restores, to, targets, opt.DryRun)
+		out, err = e.restore(store, restores, to, targets, opt.DryRun, createdSince(records, to))
 		if err == nil && !opt.DryRun {
 			e.registerRestoredRoots(records, restores)
 		}
@@ -119,7 +119,7 @@ func (e *Engine) Rollback(opt RollbackOptions) (*RollbackData, []string, error) 
 // restore writes restores as one recorded transaction. Every saved byte is
 // read and verified before the first write, so a damaged snapshot changes
 // nothing.
-func (e *Engine) restore(store *snapshots.Store, restores []snapshots.Restore, to string, targets []string, dryRun bool) (*RollbackData, error) {
+func (e *Engine) restore(store *snapshots.Store, restores []snapshots.Restore, to string, targets []string, dryRun bool, undoneDirs []string) (*RollbackData, error) {
 	type op struct {
 		r    snapshots.Restore
 		data []byte
@@ -131,10 +131,17 @@ func (e *Engine) restore(store *snapshots.Store, restores []snapshots.Restore, t
 		noop bool
 	}
 	var ops []op
+	guard := newLinkGuard(e.Sys)
 	for _, r := range restores {
 		o := op{r: r}
-		if cur, err := e.Sys.ReadFile(r.Path); err == nil {
-			o.cur, o.has = cur, true
+		// A link at the path or above it (below its root) is refused, not
+		// replaced: a link stays a link, and nothing is read through it.
+		a := readActual(e.Sys, guard, nil, r.Root, r.Path, "")
+		if a.err != nil {
+			return nil, a.err
+		}
+		if a.exists {
+			o.cur, o.has = a.data, true
 		}
 		if r.Content != nil {
 			data, err := store.ReadBlob(r.BlobID, r.Content.SHA256)
@@ -180,6 +187,7 @@ func (e *Engine) restore(store *snapshots.Store, restores []snapshots.Restore, t
 		_ = store.DeleteBlobs(id)
 		return nil, err
 	}
+	e.checkpoint("pack saved")
 	for _, o := range ops {
 		fc := snapshots.FileChange{Target: o.r.Target, Root: o.r.Root, Path: o.r.Path, Manifest: o.r.Manifest}
 		if o.has {
@@ -196,33 +204,61 @@ func (e *Engine) restore(store *snapshots.Store, restores []snapshots.Restore, t
 		}
 		rec.Files = append(rec.Files, fc)
 	}
-	j := &snapshots.Journal{ID: id, Command: "rollback", PID: os.Getpid(), StartedAt: now.UTC(), Files: rec.Files}
+	var paths []string
+	for _, o := range ops {
+		if o.r.Content != nil && !o.noop {
+			paths = append(paths, o.r.Path)
+		}
+	}
+	rec.CreatedDirs = createdDirs(e.Sys, paths)
+	j := &snapshots.Journal{ID: id, Command: "rollback", PID: os.Getpid(), StartedAt: now.UTC(), Files: rec.Files, CreatedDirs: rec.CreatedDirs}
 	if err := store.WriteJournal(j); err != nil {
 		_ = store.DeleteBlobs(id)
 		return nil, err
 	}
+	e.checkpoint("journal written")
 	for _, o := range ops {
 		if o.noop {
 			continue
 		}
-		var err error
-		if o.r.Content == nil {
+		err := guard.check(o.r.Root, o.r.Path)
+		switch {
+		case err != nil:
+		case o.r.Content == nil:
 			err = e.Sys.Remove(o.r.Path)
 			pruneEmptyDirs(e.Sys, filepath.Dir(o.r.Path), o.r.Root)
-		} else {
+		default:
 			err = e.Sys.WriteFile(o.r.Path, o.data, fs.FileMode(o.r.Content.Mode))
 		}
 		out.count(o.r)
 		if err != nil {
-			_, _ = e.recover()
-			return nil, err
+			return nil, e.undoFailedApply(err)
 		}
 	}
+	// Folders the undone applies created go too, once nothing is left in them.
+	removeEmptyCreatedDirs(e.Sys, undoneDirs)
+	e.checkpoint("files written")
 	if err := store.Save(rec); err != nil {
-		_, _ = e.recover()
+		return nil, e.undoFailedApply(err)
+	}
+	e.checkpoint("record saved")
+	if err := store.RemoveJournal(); err != nil {
 		return nil, err
 	}
-	return out, store.RemoveJournal()
+	e.checkpoint("journal removed")
+	return out, nil
+}
+
+// createdSince gathers the folders created by the records newer than to
+// ("" means every record; for `--last`, to is the record before the newest).
+func createdSince(records []*snapshots.Record, to string) []string {
+	var out []string
+	for _, r := range records {
+		if r.ID > to {
+			out = append(out, r.CreatedDirs...)
+		}
+	}
+	return out
 }
 
 func targetsOf(restores []snapshots.Restore, filter []string) []string {
@@ -252,7 +288,12 @@ type SnapshotSummary struct {
 
 // Snapshots lists snapshot records, oldest first.
 func (e *Engine) Snapshots() ([]SnapshotSummary, []string, error) {
+	recovered, err := e.recoverFirst()
+	if err != nil {
+		return nil, nil, err
+	}
 	records, warnings, err := e.Store().List()
+	warnings = append(recovered, warnings...)
 	if err != nil {
 		return nil, warnings, err
 	}
@@ -294,6 +335,9 @@ type SnapshotDetail struct {
 // Snapshot returns one snapshot's details. id may be "last" (the newest) or
 // an unambiguous prefix of an id.
 func (e *Engine) Snapshot(id string) (*SnapshotDetail, error) {
+	if _, err := e.recoverFirst(); err != nil {
+		return nil, err
+	}
 	id, err := e.resolveSnapshotID(id)
 	if err != nil {
 		return nil, err

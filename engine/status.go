@@ -107,6 +107,7 @@ func (e *Engine) status(st *State, p *Plan, only []string) *StatusData {
 			PathPosix: filepath.ToSlash(path), Expected: expected, Actual: actual, Kind: kind})
 	}
 	// Last applied vs actual.
+	guard := newLinkGuard(e.Sys)
 	for _, r := range st.Desired.Roots {
 		m := p.Manifests[r]
 		if m == nil {
@@ -119,7 +120,7 @@ func (e *Engine) status(st *State, p *Plan, only []string) *StatusData {
 			}
 			sha, looked := p.Actual[abs]
 			if !looked { // neither desired nor deletable: read it here
-				if a := readActual(e.Sys, nil, abs, ""); a.err == nil && a.exists {
+				if a := readActual(e.Sys, guard, nil, r.Path, abs, ""); a.err == nil && a.exists {
 					sha = a.sha
 				}
 			}

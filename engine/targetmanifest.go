@@ -47,10 +47,15 @@ func IsTargetManifestName(name string) bool {
 }
 
 // readTargetManifest loads root's manifest for target. A missing manifest is
-// (nil, nil); an unreadable one or another schema_version is a warning and
-// treated as missing. Entries that escape the root are dropped with a warning.
-func readTargetManifest(sys System, root, target string, warn func(string)) *TargetManifest {
+// (nil, nil); an unreadable one, another schema_version, or one the
+// project's git repository tracks is a warning and treated as missing.
+// Entries that escape the root are dropped with a warning.
+func readTargetManifest(sys System, tracked *gitTracked, root, target string, warn func(string)) *TargetManifest {
 	p := filepath.Join(root, TargetManifestName(target))
+	if tracked.has(p) {
+		warn(fmt.Sprintf("%s is tracked by the project's git repository, so it came with the project and is no record of what agentpack wrote on this machine; treating it as missing (untrack it with `git rm --cached` and run `agentpack doctor --fix` to ignore it)", p))
+		return nil
+	}
 	data, err := sys.ReadFile(p)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) && !isNotDir(err) {

@@ -10,13 +10,14 @@ import (
 // is fsynced only with AGENTPACK_FSYNC=1: a process crash cannot lose data
 // already in the page cache, and fsyncing every saved blob would make large
 // deploys take seconds (renameio always fsyncs, hence this small writer).
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+// durable forces the fsync whatever the setting.
+func writeFileAtomic(path string, data []byte, perm os.FileMode, durable bool) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err
 	}
 	tmp := f.Name()
-	if _, err = f.Write(data); err == nil && os.Getenv(fsyncEnv) == "1" {
+	if _, err = f.Write(data); err == nil && (durable || os.Getenv(fsyncEnv) == "1") {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {

@@ -41,18 +41,52 @@ func ioError(err error, format string, args ...any) *apperr.Error {
 	case errors.Is(err, os.ErrInvalid):
 		code = apperr.IOInvalidPath
 	}
-	return apperr.Wrap(err, code, format, args...)
+	e := apperr.Wrap(err, code, format, args...)
+	// The OS cause ("no space left on device") belongs in the message: the
+	// envelope shows the message, not the wrapped error.
+	if cause := osCause(err); cause != "" {
+		e.Message += ": " + cause
+		e = e.With("cause", cause)
+	}
+	return e
+}
+
+// osCause is the innermost error text of err (the errno's words).
+func osCause(err error) string {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			if err == nil {
+				return ""
+			}
+			return err.Error()
+		}
+		err = next
+	}
 }
 
 // writeState writes one state file atomically, creating its folder, and
 // fsyncs the folder when AGENTPACK_FSYNC=1.
 func writeState(path string, data []byte) error {
+	return writeStateSync(path, data, false)
+}
+
+// writeStateSync is writeState that, when durable, fsyncs the file and its
+// folder whatever AGENTPACK_FSYNC says: the journal must survive a power cut
+// that the target files it protects might not.
+func writeStateSync(path string, data []byte, durable bool) error {
 	dir := filepath.Dir(path)
 	if err := ensureDir(dir); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(path, data, filePerm); err != nil {
+	if err := writeFileAtomic(path, data, filePerm, durable); err != nil {
 		return ioError(err, "cannot write %s", path)
+	}
+	if durable {
+		if err := syncDir(dir); err != nil {
+			return ioError(err, "cannot sync %s", dir)
+		}
+		return nil
 	}
 	return maybeSyncDir(dir)
 }

@@ -3,6 +3,7 @@ package snapshots
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -23,12 +24,25 @@ type Journal struct {
 	StartedAt time.Time `json:"started_at"`
 	// Files lists every path that may be touched, with its Before.
 	Files []FileChange `json:"files"`
+	// CreatedDirs are the folders the apply creates (deepest last), so a
+	// rollback of it can remove them again once they are empty.
+	CreatedDirs []string `json:"created_dirs,omitempty"`
+
+	// CopyPath is set when state/journal.json was damaged and this journal
+	// was read from the copy kept beside the snapshot's saved bytes.
+	CopyPath string `json:"-"`
 }
+
+// journalCopyName is the copy of the journal kept in the snapshot's blob
+// folder: a damaged state/journal.json can then be rebuilt from it.
+const journalCopyName = "journal.json"
 
 func (s *Store) journalPath() string { return filepath.Join(s.dir, "journal.json") }
 
-// WriteJournal writes j to state/journal.json atomically (fsyncing the file,
-// and the folder too when AGENTPACK_FSYNC=1).
+// WriteJournal writes j twice, each atomically and fsynced with its folder
+// whatever AGENTPACK_FSYNC says (one small write per apply): first as a copy
+// beside the snapshot's saved bytes, then as state/journal.json. A power cut
+// can then neither lose the journal nor leave only a damaged one.
 func (s *Store) WriteJournal(j *Journal) error {
 	if err := checkID(j.ID); err != nil {
 		return err
@@ -41,12 +55,18 @@ func (s *Store) WriteJournal(j *Journal) error {
 	if err != nil {
 		return apperr.Wrap(err, apperr.Unexpected, "cannot encode the journal")
 	}
-	return writeState(s.journalPath(), append(data, '\n'))
+	data = append(data, '\n')
+	if err := writeStateSync(filepath.Join(s.blobDir(j.ID), journalCopyName), data, true); err != nil {
+		return err
+	}
+	return writeStateSync(s.journalPath(), data, true)
 }
 
-// ReadJournal returns the journal, or nil, nil when there is none. A journal
-// that cannot be read or parsed is E_IO_FAILED, with a hint to remove it once
-// the user has checked the files it names.
+// ReadJournal returns the journal, or nil, nil when there is none. When
+// state/journal.json cannot be read or parsed (a truncated, empty or garbage
+// file), it falls back to the newest journal copy of a snapshot that has no
+// record (the apply that was interrupted) and sets [Journal.CopyPath]. With
+// no usable copy it is E_IO_FAILED, pointing at `agentpack doctor --fix`.
 func (s *Store) ReadJournal() (*Journal, error) {
 	path := s.journalPath()
 	data, err := os.ReadFile(path)
@@ -54,19 +74,78 @@ func (s *Store) ReadJournal() (*Journal, error) {
 		return nil, nil
 	}
 	if err == nil {
-		var j Journal
-		if err = json.Unmarshal(data, &j); err == nil {
-			if err = checkID(j.ID); err == nil {
-				return &j, nil
-			}
+		var j *Journal
+		if j, err = parseJournal(data, ""); err == nil {
+			return j, nil
 		}
 	}
-	return nil, apperr.Wrap(err, apperr.IOFailed, "cannot read the apply journal %s", path).
-		WithHint("remove %s after checking your files", path).
-		With("path", path)
+	if j := s.journalCopy(); j != nil {
+		return j, nil
+	}
+	return nil, apperr.Wrap(err, apperr.IOFailed, "cannot read the apply journal %s: %v", path, err).
+		WithHint("run `agentpack doctor --fix`: it moves the damaged journal aside (keeping it) and reports the files the interrupted apply may have changed").
+		With("path", path).With("path_posix", filepath.ToSlash(path)).With("reason_code", "journal_damaged")
+}
+
+func parseJournal(data []byte, wantID string) (*Journal, error) {
+	var j Journal
+	if err := json.Unmarshal(data, &j); err != nil {
+		return nil, err
+	}
+	if err := checkID(j.ID); err != nil {
+		return nil, err
+	}
+	if wantID != "" && j.ID != wantID {
+		return nil, fmt.Errorf("journal copy says its id is %q", j.ID)
+	}
+	for i := range j.Files {
+		if err := j.Files[i].validatePaths(); err != nil {
+			return nil, fmt.Errorf("file %d: %w", i, err)
+		}
+	}
+	return &j, nil
+}
+
+// journalCopy returns the journal copy of the newest snapshot folder that
+// has no record, or nil.
+func (s *Store) journalCopy() *Journal {
+	records, dirs, err := s.scan()
+	if err != nil {
+		return nil
+	}
+	hasRecord := map[string]bool{}
+	for _, id := range records {
+		hasRecord[id] = true
+	}
+	var best *Journal
+	for id := range dirs {
+		if hasRecord[id] || (best != nil && id < best.ID) {
+			continue
+		}
+		p := filepath.Join(s.blobDir(id), journalCopyName)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		if j, err := parseJournal(data, id); err == nil {
+			j.CopyPath = p
+			best = j
+		}
+	}
+	return best
 }
 
 // RemoveJournal removes state/journal.json; a missing journal is fine.
 func (s *Store) RemoveJournal() error {
 	return removeState(s.journalPath())
+}
+
+// SetAsideJournal renames a damaged state/journal.json to
+// journal.json.damaged-<time> (kept for inspection) and returns the new path.
+func (s *Store) SetAsideJournal(now time.Time) (string, error) {
+	to := s.journalPath() + ".damaged-" + now.UTC().Format("20060102T150405Z")
+	if err := os.Rename(s.journalPath(), to); err != nil {
+		return "", ioError(err, "cannot move the damaged journal aside")
+	}
+	return to, maybeSyncDir(s.dir)
 }

@@ -58,7 +58,7 @@ func Lock(ctx context.Context, stateDir, command string, timeout time.Duration) 
 	holderPath := filepath.Join(stateDir, "lock.holder")
 	h := Holder{PID: os.Getpid(), Command: command, Since: time.Now().UTC()}
 	data, _ := json.Marshal(h)
-	if err := writeFileAtomic(holderPath, append(data, '\n'), filePerm); err != nil {
+	if err := writeFileAtomic(holderPath, append(data, '\n'), filePerm, false); err != nil {
 		_ = fl.Unlock()
 		return nil, ioError(err, "cannot write %s", holderPath)
 	}

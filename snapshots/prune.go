@@ -13,7 +13,8 @@ import (
 // Prune keeps the newest keep records with their blob folders and removes
 // the older ones (record first, so a crash leaves an orphan folder, never a
 // record without its bytes). It also removes orphan blob folders that have no
-// record. Nothing with the id of the current journal is touched. removed
+// record and the temp files of interrupted writes. Nothing with the id of the
+// current journal is touched. removed
 // lists the ids whose record or folder went, sorted.
 func (s *Store) Prune(keep int) (removed []string, err error) {
 	if keep < 0 {
@@ -27,7 +28,7 @@ func (s *Store) Prune(keep int) (removed []string, err error) {
 	if j != nil {
 		inFlight = j.ID
 	}
-	records, dirs, err := s.scan()
+	records, _, err := s.scan()
 	if err != nil {
 		return nil, err
 	}
@@ -40,25 +41,17 @@ func (s *Store) Prune(keep int) (removed []string, err error) {
 			if err := removeState(s.recordPath(id)); err != nil {
 				return sorted(gone), err
 			}
-			gone[id] = true
-			delete(dirs, id) // now an orphan: removed below
-			if err := os.RemoveAll(s.blobDir(id)); err != nil {
-				return sorted(gone), ioError(err, "cannot remove saved bytes of snapshot %s", id)
-			}
+			gone[id] = true // its folder is now an orphan: removed below
 		}
 	}
-	hasRecord := map[string]bool{}
-	for _, id := range records {
-		hasRecord[id] = !gone[id]
-	}
-	for id := range dirs {
-		if hasRecord[id] || id == inFlight {
-			continue
-		}
-		if err := os.RemoveAll(s.blobDir(id)); err != nil {
-			return sorted(gone), ioError(err, "cannot remove saved bytes of snapshot %s", id)
-		}
+	// Folders with no record (crashed applies, the ones just dropped) and
+	// temp files of interrupted writes go too.
+	left, err := s.CleanLeftovers()
+	for _, id := range left.Orphans {
 		gone[id] = true
+	}
+	if err != nil {
+		return sorted(gone), err
 	}
 	if len(gone) > 0 {
 		if err := maybeSyncDir(s.snapshotsDir()); err != nil {

@@ -15,6 +15,8 @@ package snapshots
 
 import (
 	"fmt"
+	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -73,6 +75,9 @@ type Record struct {
 	// first snapshot".
 	RolledBackTo *string      `json:"rolled_back_to,omitempty"`
 	Files        []FileChange `json:"files"`
+	// CreatedDirs are the folders this apply created, so rolling it back can
+	// remove them again once they are empty.
+	CreatedDirs []string `json:"created_dirs,omitempty"`
 }
 
 // Validate reports the first structural problem of r: an invalid id, an
@@ -106,6 +111,9 @@ type fileKey struct{ target, path string }
 func (f *FileChange) validate() error {
 	if f.Target == "" || f.Path == "" {
 		return fmt.Errorf("target and path are required")
+	}
+	if err := f.validatePaths(); err != nil {
+		return err
 	}
 	for _, c := range []*Content{f.Before, f.After} {
 		if c != nil && !isSHA256(c.SHA256) {
@@ -143,4 +151,21 @@ func isSHA256(s string) bool {
 		}
 	}
 	return true
+}
+
+// validatePaths checks that Root is a clean absolute path and Path a clean
+// path strictly inside it: a record (or journal) edited to name
+// "/root/../home/u/.bashrc" is damaged, never followed.
+func (f *FileChange) validatePaths() error {
+	if !filepath.IsAbs(f.Root) || filepath.Clean(f.Root) != f.Root {
+		return fmt.Errorf("root %q is not a clean absolute path", f.Root)
+	}
+	if filepath.Clean(f.Path) != f.Path {
+		return fmt.Errorf("path %q is not clean", f.Path)
+	}
+	rel, err := filepath.Rel(f.Root, f.Path)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return fmt.Errorf("path %q is not inside its root %q", f.Path, f.Root)
+	}
+	return nil
 }

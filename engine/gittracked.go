@@ -1,0 +1,71 @@
+package engine
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+)
+
+// gitTracked answers whether a path is tracked by the project's git
+// repository. A target manifest the project tracks came with the clone, not
+// from an agentpack run on this machine, so it is no record of what
+// agentpack owns here: a planted one could otherwise name files to delete.
+// The index is read once, and only when a manifest inside the project asks.
+type gitTracked struct {
+	sys     System
+	project string
+
+	once  sync.Once
+	paths map[string]bool // project-relative, '/'
+}
+
+func newGitTracked(sys System, project string) *gitTracked {
+	return &gitTracked{sys: sys, project: project}
+}
+
+// has reports whether abs is in the project's git index.
+func (g *gitTracked) has(abs string) bool {
+	if g == nil || g.project == "" || !within(g.project, abs) || abs == g.project {
+		return false
+	}
+	g.once.Do(g.load)
+	rel, err := filepath.Rel(g.project, abs)
+	return err == nil && g.paths[filepath.ToSlash(rel)]
+}
+
+func (g *gitTracked) load() {
+	g.paths = map[string]bool{}
+	data, err := g.sys.ReadFile(filepath.Join(g.gitDir(), "index"))
+	if err != nil {
+		return
+	}
+	var idx index.Index
+	if err := index.NewDecoder(bytes.NewReader(data)).Decode(&idx); err != nil {
+		return
+	}
+	for _, e := range idx.Entries {
+		g.paths[e.Name] = true
+	}
+}
+
+// gitDir is <project>/.git, or the folder a ".git" file points to
+// (worktrees and submodules).
+func (g *gitTracked) gitDir() string {
+	dotgit := filepath.Join(g.project, ".git")
+	data, err := g.sys.ReadFile(dotgit)
+	if err != nil {
+		return dotgit
+	}
+	dir, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+	if !ok {
+		return dotgit
+	}
+	dir = strings.TrimSpace(dir)
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(g.project, dir)
+	}
+	return filepath.Clean(dir)
+}

@@ -1,0 +1,76 @@
+package engine
+
+import (
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/agentpack/agentpack/internal/apperr"
+)
+
+// linkGuard refuses paths that reach through a symlink below their managed
+// root. A root may itself be a link (users keep ~/.claude in dotfiles), but
+// nothing below it is followed: a planted `.claude/skills/d -> ~` would
+// otherwise let a cloned project's manifest delete files in $HOME, and a
+// skill folder linked into dotfiles would be rewritten through the link.
+// Plan, apply, rollback and recovery check every path they read to decide a
+// write, write or delete.
+type linkGuard struct {
+	sys  System
+	dirs sync.Map // folders already seen to be real folders
+}
+
+func newLinkGuard(sys System) *linkGuard { return &linkGuard{sys: sys} }
+
+// check walks from root down to path with Lstat. A missing component ends
+// the walk: nothing exists through it. It returns E_IO_INVALID_PATH naming
+// the first link, or when path is not strictly inside root.
+func (g *linkGuard) check(root, path string) error {
+	rel, err := filepath.Rel(root, path)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || !filepath.IsAbs(root) {
+		return apperr.New(apperr.IOInvalidPath, "%s is not inside the managed folder %s", path, root).
+			WithHint("the record naming this path is damaged or was not written by agentpack").
+			With("path", path).With("path_posix", filepath.ToSlash(path)).With("root", root).With("root_posix", filepath.ToSlash(root))
+	}
+	parts := strings.Split(rel, string(filepath.Separator))
+	cur := root
+	for i, part := range parts {
+		cur = filepath.Join(cur, part)
+		last := i == len(parts)-1
+		if !last {
+			if _, ok := g.dirs.Load(cur); ok {
+				continue
+			}
+		}
+		fi, err := g.sys.Lstat(cur)
+		if err != nil {
+			return nil
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return linkError(root, path, cur)
+		}
+		if last {
+			return nil
+		}
+		if !fi.IsDir() {
+			return nil
+		}
+		g.dirs.Store(cur, struct{}{})
+	}
+	return nil
+}
+
+func linkError(root, path, link string) error {
+	msg := "%s is a symlink inside the managed folder %s; agentpack never reads, writes or deletes through a linked folder"
+	hint := "replace the link with a real folder (or point the target option at the folder the link names), then run the command again"
+	if link == path {
+		msg = "%s is a symlink where agentpack manages a file (managed folder %s); agentpack never writes through links"
+		hint = "remove the link or point the target option elsewhere"
+	}
+	return apperr.New(apperr.IOInvalidPath, msg, link, root).WithHint("%s", hint).
+		With("path", path).With("path_posix", filepath.ToSlash(path)).
+		With("link", link).With("link_posix", filepath.ToSlash(link)).
+		With("root", root).With("root_posix", filepath.ToSlash(root)).
+		With("reason_code", "symlink_below_root")
+}

@@ -1,0 +1,250 @@
+package engine
+
+import (
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/snapshots"
+)
+
+// recoveryStep is what recovery does to one path of an interrupted apply.
+type recoveryStep struct {
+	f      snapshots.FileChange
+	data   []byte // the pre-apply bytes to write back; nil with remove
+	remove bool
+}
+
+// keptEdit is a path edited after the crash: recovery keeps it and records
+// its pre-apply bytes in a snapshot, so neither version is lost.
+type keptEdit struct {
+	f        snapshots.FileChange
+	pre, cur []byte
+	curMode  fs.FileMode
+}
+
+// recover rolls back an interrupted apply found in the journal. The caller
+// holds the lock. It returns warnings describing what it did.
+//
+// Every decision is made, and every saved byte read and verified, before the
+// first write: a damaged snapshot changes nothing. A path is put back only
+// when it still holds what the apply found (Before) or wrote (After), or is
+// missing; a path edited since the crash is kept, and its pre-apply bytes go
+// into a recovery snapshot that `rollback --last` can bring back. Running it
+// again after a second crash finds the same answers, so it is idempotent.
+func (e *Engine) recover() ([]string, error) {
+	store := e.Store()
+	j, err := store.ReadJournal()
+	if err != nil {
+		if !e.recoverBestEffort || apperr.CodeOf(err) != apperr.IOFailed {
+			return nil, err
+		}
+		to, serr := store.SetAsideJournal(time.Now())
+		if serr != nil {
+			return nil, serr
+		}
+		return []string{fmt.Sprintf("the apply journal was damaged and had no readable copy; moved it to %s. Files an interrupted apply touched may be half-applied: `agentpack status` shows them", to)}, nil
+	}
+	if j == nil {
+		return nil, nil
+	}
+	var warnings []string
+	if j.CopyPath != "" {
+		warnings = append(warnings, fmt.Sprintf("state/journal.json was damaged; recovered from its copy %s", j.CopyPath))
+	}
+	if _, err := store.Load(j.ID); err == nil {
+		// The record was saved: the apply finished; only the journal is left.
+		return warnings, e.finishRecovery(store, j)
+	}
+	steps, kept, ws, err := e.recoverySteps(store, j)
+	warnings = append(warnings, ws...)
+	if err != nil {
+		return nil, err
+	}
+	if len(kept) > 0 {
+		id, err := e.saveKeptEdits(store, j, kept)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range kept {
+			warnings = append(warnings, fmt.Sprintf("kept %s: it was edited after the interrupted apply; its previous bytes are saved in snapshot %s (`agentpack rollback --last` brings them back)", k.f.Path, id))
+		}
+	}
+	guard := newLinkGuard(e.Sys)
+	for _, s := range steps {
+		if err := guard.check(s.f.Root, s.f.Path); err != nil {
+			return nil, err
+		}
+		if s.remove {
+			if err := e.Sys.Remove(s.f.Path); err != nil {
+				return nil, err
+			}
+			pruneEmptyDirs(e.Sys, filepath.Dir(s.f.Path), s.f.Root)
+			continue
+		}
+		if err := e.Sys.WriteFile(s.f.Path, s.data, fs.FileMode(s.f.Before.Mode)); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range j.Files {
+		e.removeTempFiles(guard, f)
+	}
+	removeEmptyCreatedDirs(e.Sys, j.CreatedDirs)
+	warnings = append([]string{fmt.Sprintf("recovered from an interrupted %q (pid %d, started %s): put back %d file(s) as they were before it",
+		j.Command, j.PID, j.StartedAt.Format(time.RFC3339), len(steps))}, warnings...)
+	return warnings, e.finishRecovery(store, j)
+}
+
+// recoverySteps decides each path's fate and reads the bytes it needs. In
+// best-effort mode (doctor --fix), a path whose saved bytes are damaged is
+// left as it is with a warning instead of stopping everything.
+func (e *Engine) recoverySteps(store *snapshots.Store, j *snapshots.Journal) (steps []recoveryStep, kept []keptEdit, warnings []string, err error) {
+	guard := newLinkGuard(e.Sys)
+	for i := len(j.Files) - 1; i >= 0; i-- {
+		f := j.Files[i]
+		a := readActual(e.Sys, guard, nil, f.Root, f.Path, "")
+		if a.err != nil {
+			return nil, nil, nil, a.err
+		}
+		wrote := f.After != nil && a.exists && a.sha == f.After.SHA256
+		if f.Before == nil {
+			switch {
+			case wrote:
+				steps = append(steps, recoveryStep{f: f, remove: true})
+			case a.exists:
+				// Not ours to delete: someone created it after the crash.
+				warnings = append(warnings, fmt.Sprintf("kept %s: it did not exist before the interrupted apply and now holds bytes that apply did not write", f.Path))
+			}
+			continue
+		}
+		untouched := a.exists && a.sha == f.Before.SHA256
+		if untouched && a.mode == fs.FileMode(f.Before.Mode).Perm() {
+			continue
+		}
+		pre, err := store.ReadBlob(j.ID, f.Before.SHA256)
+		if err != nil {
+			if !e.recoverBestEffort {
+				return nil, nil, nil, apperr.As(err).WithHint("nothing was changed; run `agentpack doctor --fix` to put back every file whose saved bytes are intact and leave the others as they are")
+			}
+			warnings = append(warnings, fmt.Sprintf("left %s as it is: its saved bytes are damaged (%v)", f.Path, err))
+			continue
+		}
+		if !a.exists || untouched || wrote {
+			steps = append(steps, recoveryStep{f: f, data: pre})
+			continue
+		}
+		kept = append(kept, keptEdit{f: f, pre: pre, cur: a.data, curMode: a.mode})
+	}
+	return steps, kept, warnings, nil
+}
+
+// saveKeptEdits records the kept paths as a snapshot whose Before is the
+// pre-apply bytes and whose After is the edit on disk. A second recovery of
+// the same journal finds its record and does not make another.
+func (e *Engine) saveKeptEdits(store *snapshots.Store, j *snapshots.Journal, kept []keptEdit) (string, error) {
+	command := "recover " + j.ID
+	records, _, err := store.List()
+	if err != nil {
+		return "", err
+	}
+	if n := len(records); n > 0 && records[n-1].Command == command {
+		return records[n-1].ID, nil
+	}
+	now := time.Now()
+	id := store.NewID(now)
+	rec := &snapshots.Record{ID: id, Kind: snapshots.KindRollback, CreatedAt: now.UTC(), Command: command, Targets: []string{}}
+	if n := len(records); n > 0 {
+		rec.RolledBackTo = &records[n-1].ID
+	}
+	var blobs [][]byte
+	for _, k := range kept {
+		blobs = append(blobs, k.pre, k.cur)
+		rec.Files = append(rec.Files, snapshots.FileChange{Target: k.f.Target, Root: k.f.Root, Path: k.f.Path, Op: OpUpdate, Manifest: k.f.Manifest,
+			Before: k.f.Before, After: &snapshots.Content{SHA256: sha256Hex(k.cur), Size: int64(len(k.cur)), Mode: uint32(k.curMode)}})
+		if !slices.Contains(rec.Targets, k.f.Target) {
+			rec.Targets = append(rec.Targets, k.f.Target)
+		}
+	}
+	if _, err := store.SavePack(id, blobs); err != nil {
+		return "", err
+	}
+	return id, store.Save(rec)
+}
+
+// finishRecovery drops the interrupted apply's saved bytes, the journal and
+// whatever else crashed writes left in the state folder.
+func (e *Engine) finishRecovery(store *snapshots.Store, j *snapshots.Journal) error {
+	if _, err := store.Load(j.ID); err != nil {
+		if err := store.DeleteBlobs(j.ID); err != nil {
+			return err
+		}
+	}
+	if err := store.RemoveJournal(); err != nil {
+		return err
+	}
+	_, err := store.CleanLeftovers()
+	return err
+}
+
+// removeTempFiles deletes the temp files a crashed write left next to f,
+// unless the folder is reached through a link.
+func (e *Engine) removeTempFiles(guard *linkGuard, f snapshots.FileChange) {
+	dir := filepath.Dir(f.Path)
+	if dir != f.Root && guard.check(f.Root, dir) != nil {
+		return
+	}
+	entries, _ := e.Sys.ReadDir(dir)
+	for _, ent := range entries {
+		if strings.HasPrefix(ent.Name(), tempPrefix) && ent.Type().IsRegular() {
+			_ = e.Sys.Remove(filepath.Join(dir, ent.Name()))
+		}
+	}
+}
+
+// removeEmptyCreatedDirs removes, deepest first, the folders an apply
+// created that are empty again. A link is never removed.
+func removeEmptyCreatedDirs(sys System, dirs []string) {
+	sorted := slices.Clone(dirs)
+	slices.SortFunc(sorted, func(a, b string) int { return len(b) - len(a) })
+	for _, d := range sorted {
+		if !filepath.IsAbs(d) || filepath.Clean(d) != d {
+			continue
+		}
+		fi, err := sys.Lstat(d)
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		if entries, err := sys.ReadDir(d); err == nil && len(entries) == 0 {
+			_ = sys.Remove(d)
+		}
+	}
+}
+
+// createdDirs lists the folders that writing paths will create: for each
+// path, its missing ancestors up to the first that exists.
+func createdDirs(sys System, paths []string) []string {
+	exists := map[string]bool{}
+	var out []string
+	for _, p := range paths {
+		for d := filepath.Dir(p); ; d = filepath.Dir(d) {
+			seen, known := exists[d]
+			if !known {
+				_, err := sys.Lstat(d)
+				seen = err == nil
+				exists[d] = seen
+				if !seen {
+					out = append(out, d)
+				}
+			}
+			if seen || known || filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 // Env is the part of the process environment the engine depends on. It is
@@ -37,6 +40,38 @@ func EnvFromOS() Env {
 	e.AgentpackHome = e.ExpandHome(e.AgentpackHome)
 	return e
 }
+
+// Check refuses home folders that are unset or relative. Under cron,
+// systemd or in a container HOME may be missing, and a relative path would
+// quietly put user-scope files and agentpack's state into the working
+// directory, so it runs before anything uses those folders.
+func (e Env) Check() error {
+	switch {
+	case e.Home == "":
+		return envError("HOME", "is not set", "")
+	case !filepath.IsAbs(e.Home):
+		return envError("HOME", "is relative", e.Home)
+	case !filepath.IsAbs(e.AgentpackHome):
+		return envError("AGENTPACK_HOME", "is relative", e.AgentpackHome)
+	}
+	// ~ in CODEX_HOME is expanded the way targets expand it.
+	if h := strings.TrimSpace(e.CodexHome); h != "" && !filepath.IsAbs(e.ExpandHome(h)) {
+		return envError("CODEX_HOME", "is relative", e.CodexHome)
+	}
+	return nil
+}
+
+func envError(name, problem, value string) *apperr.Error {
+	msg := "$" + name + " " + problem
+	if value != "" {
+		msg += fmt.Sprintf(" (%q)", value)
+	}
+	return apperr.New(apperr.ConfigInvalid, "%s: agentpack would put its files in the wrong place", msg).
+		WithHint("set %s to an absolute path, e.g. %s=%s", name, name, envExample[name]).
+		With("variable", name).With("reason_code", "env_path_invalid")
+}
+
+var envExample = map[string]string{"HOME": "/home/you", "AGENTPACK_HOME": "$HOME/.agentpack", "CODEX_HOME": "$HOME/.codex"}
 
 // ExpandHome expands a leading "~" to Home.
 func (e Env) ExpandHome(p string) string {

@@ -111,9 +111,20 @@ type InitData struct {
 	Git       bool     `json:"git"`
 }
 
-// InitRepo writes the example repo into dir. It refuses to touch a folder
-// that already has an agentpack.yaml and never overwrites an existing file.
+// InitRepo writes the example repo into dir under the state lock. It
+// refuses to touch a folder that already has an agentpack.yaml and never
+// overwrites an existing file.
 func (e *Engine) InitRepo(dir string) (*InitData, error) {
+	var out *InitData
+	err := e.WithEditLock("init", func([]string) error {
+		var err error
+		out, err = e.initRepo(dir)
+		return err
+	})
+	return out, err
+}
+
+func (e *Engine) initRepo(dir string) (*InitData, error) {
 	if _, err := os.Stat(filepath.Join(dir, ManifestFile)); err == nil {
 		return nil, apperr.New(apperr.InvalidArgument, "%s already has %s", dir, ManifestFile).
 			WithHint("use another --repo, or edit the existing manifest").With("path", filepath.Join(dir, ManifestFile))

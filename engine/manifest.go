@@ -133,6 +133,9 @@ func ParseManifest(data []byte, knownTargets []string) (*Manifest, error) {
 	if root.Kind != yaml.MappingNode {
 		return nil, configErr(root.Line, "the top level must be a mapping")
 	}
+	if err := checkUniqueKeys(root); err != nil {
+		return nil, err
+	}
 	m := &Manifest{Lines: map[string]int{}}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k := root.Content[i]
@@ -150,6 +153,26 @@ func ParseManifest(data []byte, knownTargets []string) (*Manifest, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// checkUniqueKeys refuses a top-level key given twice, with yaml's own
+// message for a key repeated inside a module. Each known key is decoded on
+// its own, so yaml's check never sees the top level, and plan would use the
+// last list while add and remove edit the first.
+func checkUniqueKeys(root *yaml.Node) error {
+	first := map[string]int{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k := root.Content[i]
+		if k.Kind != yaml.ScalarNode {
+			continue
+		}
+		if line, ok := first[k.Value]; ok {
+			return configErr(k.Line, "mapping key %q already defined at line %d", k.Value, line).
+				WithHint("merge the two %q entries into one", k.Value).With("key", k.Value)
+		}
+		first[k.Value] = k.Line
+	}
+	return nil
 }
 
 // decodeKnown decodes only the known top-level keys, so unknown ones (already

@@ -17,9 +17,34 @@ type AddData struct {
 	ManifestPathPosix string `json:"manifest_path_posix"`
 }
 
-// AddModule appends mod to the request's agentpack.yaml; only the new
-// module's lines are added.
+// WithEditLock checks the environment ([Env.Check]) and runs fn, an edit
+// of the desired-state repo, under the state lock that every mutating
+// command takes (SPEC §2), so concurrent edits serialise and each re-reads
+// agentpack.yaml under it; the lock also rolls back an interrupted apply
+// first (SPEC §6). It runs fn directly when this engine already holds the
+// lock, and without the lock when its System only records: a dry run writes
+// nothing, not even the lock file.
+func (e *Engine) WithEditLock(command string, fn func(recovered []string) error) error {
+	if e.locked {
+		return fn(nil) // nested in an operation that holds the lock
+	}
+	_, dryRun := e.Sys.(*DryRunSystem)
+	return e.maybeLock(dryRun, command, fn)
+}
+
+// AddModule appends mod to the request's agentpack.yaml under the state
+// lock; only the new module's lines are added.
 func (e *Engine) AddModule(req Request, mod Module) (*AddData, error) {
+	var out *AddData
+	err := e.WithEditLock("add", func([]string) error {
+		var err error
+		out, err = e.addModule(req, mod)
+		return err
+	})
+	return out, err
+}
+
+func (e *Engine) addModule(req Request, mod Module) (*AddData, error) {
 	m, _, err := e.LoadManifest(req)
 	if err != nil {
 		return nil, err
@@ -285,8 +310,19 @@ type RemoveData struct {
 }
 
 // RemoveModule deletes a module's lines (with the comments right above it)
-// and its mentions in profiles; the rest of the file is kept byte for byte.
+// and its mentions in profiles, under the state lock; the rest of the file
+// is kept byte for byte.
 func (e *Engine) RemoveModule(req Request, id string) (*RemoveData, error) {
+	var out *RemoveData
+	err := e.WithEditLock("remove", func([]string) error {
+		var err error
+		out, err = e.removeModule(req, id)
+		return err
+	})
+	return out, err
+}
+
+func (e *Engine) removeModule(req Request, id string) (*RemoveData, error) {
 	m, _, err := e.LoadManifest(req)
 	if err != nil {
 		return nil, err

@@ -133,6 +133,9 @@ func repoKey(u string) string {
 
 // loadSources loads the manifest of req (sources included).
 func (e *Engine) loadSources(req Request) (*Manifest, error) {
+	if err := e.Env.Check(); err != nil {
+		return nil, err // the cache lives under $AGENTPACK_HOME
+	}
 	m, _, err := e.LoadManifest(req)
 	return m, err
 }
@@ -272,8 +275,13 @@ func newSource(opt SourceAddOptions) (ArtifactSource, error) {
 	return ArtifactSource{Name: name, URL: u, Ref: ref, Path: sub}, nil
 }
 
-// maybeLock runs fn under the state lock unless dryRun.
+// maybeLock checks the environment (a relative $HOME would put the lock
+// and every user-scope file in the working directory), then runs fn under
+// the state lock unless dryRun.
 func (e *Engine) maybeLock(dryRun bool, command string, fn func(recovered []string) error) error {
+	if err := e.Env.Check(); err != nil {
+		return err
+	}
 	if dryRun {
 		return fn(nil)
 	}

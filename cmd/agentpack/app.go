@@ -173,6 +173,9 @@ func (a *App) Request() engine.Request {
 	return engine.Request{Repo: a.Globals.Repo, Profile: a.Globals.Profile, Target: a.Globals.Target, Machine: a.Globals.Machine}
 }
 
+// envFreeCommands never touch agentpack's folders, so they work without HOME.
+var envFreeCommands = map[string]bool{"version": true, "help": true, "schema": true, "completion": true}
+
 // result is what a command hands back for rendering.
 type result struct {
 	Data     any
@@ -193,10 +196,17 @@ func (a *App) run(command, commandID string, fn func() (*result, error)) error {
 	}
 	var res *result
 	var err error
-	if a.Globals.DryRun && isMutating(commandID) && !dryRunCommands[commandID] {
+	switch {
+	case a.Globals.DryRun && isMutating(commandID) && !dryRunCommands[commandID]:
 		err = apperr.New(apperr.InvalidArgument, "`%s` has no --dry-run; nothing was written", commandID).
 			WithHint("run it without --dry-run, or use `agentpack plan` to see what a deploy would do").With("command", commandID)
-	} else {
+	case !envFreeCommands[command]:
+		// An unset or relative HOME would put user-scope files and the state
+		// into the working directory.
+		if err = a.Env.Check(); err == nil {
+			res, err = fn()
+		}
+	default:
 		res, err = fn()
 	}
 	if err != nil {

@@ -23,20 +23,29 @@ func (c *InitCmd) Run(a *App) error {
 		}
 		dir := a.Env.ResolveRepo(a.Globals.Repo)
 		eng, preview := a.dryRunEngine()
-		d, err := eng.InitRepo(dir)
-		if err != nil {
-			return nil, err
-		}
-		if preview != nil {
-			return preview(d, c.Git), nil
-		}
-		if c.Git {
+		var d *engine.InitData
+		var warnings []string
+		err := eng.WithEditLock("init", func(recovered []string) error {
+			warnings = recovered
+			var err error
+			if d, err = eng.InitRepo(dir); err != nil || preview != nil || !c.Git {
+				return err
+			}
 			if _, err := git.PlainInit(dir, false); err != nil && err != git.ErrRepositoryAlreadyExists {
-				return nil, apperr.Wrap(err, apperr.IOFailed, "cannot create a git repository in %s", dir).WithHint("check the folder's permissions")
+				return apperr.Wrap(err, apperr.IOFailed, "cannot create a git repository in %s", dir).WithHint("check the folder's permissions")
 			}
 			d.Git = true
+			return nil
+		})
+		if err != nil {
+			return &result{Warnings: warnings}, err
 		}
-		return &result{Data: d, Human: func(p *Printer) {
+		if preview != nil {
+			r := preview(d, c.Git)
+			r.Warnings = warnings
+			return r, nil
+		}
+		return &result{Data: d, Warnings: warnings, Human: func(p *Printer) {
 			p.Printf("Created %s with %d files. Next: agentpack --repo %s plan\n", p.Path(d.Repo), len(d.Created), p.Path(d.Repo))
 		}}, nil
 	})
@@ -81,11 +90,20 @@ func (c *AddCmd) Run(a *App) error {
 			mod.Tags = []string{"base"}
 		}
 		eng, preview := a.dryRunEngine()
-		warnings, err := eng.CheckNewModule(a.Request(), &mod)
-		if err != nil {
-			return nil, err // its warnings describe a module that was not added
-		}
-		d, err := eng.AddModule(a.Request(), mod)
+		var d *engine.AddData
+		var warnings []string
+		// The check reads agentpack.yaml too, so it runs under the same lock
+		// as the edit.
+		err = eng.WithEditLock("add", func(recovered []string) error {
+			warnings = recovered
+			checked, err := eng.CheckNewModule(a.Request(), &mod)
+			if err != nil {
+				return err // its warnings describe a module that was not added
+			}
+			warnings = append(warnings, checked...)
+			d, err = eng.AddModule(a.Request(), mod)
+			return err
+		})
 		if err != nil {
 			return &result{Warnings: warnings}, err
 		}
@@ -124,13 +142,22 @@ func (c *RemoveCmd) Run(a *App) error {
 			return nil, err
 		}
 		eng, preview := a.dryRunEngine()
-		d, err := eng.RemoveModule(a.Request(), c.ID)
+		var d *engine.RemoveData
+		var warnings []string
+		err := eng.WithEditLock("remove", func(recovered []string) error {
+			warnings = recovered
+			var err error
+			d, err = eng.RemoveModule(a.Request(), c.ID)
+			return err
+		})
 		if err != nil {
-			return nil, err
+			return &result{Warnings: warnings}, err
 		}
 		if preview != nil {
-			return preview(d, nil), nil
+			r := preview(d, nil)
+			r.Warnings = warnings
+			return r, nil
 		}
-		return &result{Data: d, Human: func(p *Printer) { p.Printf("Removed %s from %s\n", d.ID, p.Path(d.ManifestPath)) }}, nil
+		return &result{Data: d, Warnings: warnings, Human: func(p *Printer) { p.Printf("Removed %s from %s\n", d.ID, p.Path(d.ManifestPath)) }}, nil
 	})
 }

@@ -55,6 +55,9 @@ func (c *MCPServeCmd) serve(a *App) (err error) {
 			WithHint("drop --dry-run: the server is read-only unless --allow-write, and the tools take their own dry_run argument").
 			With("command", "mcp serve").With("reason_code", "invalid_argument").With("next_actions", []string{"fix_arguments"})
 	}
+	if err := a.Env.Check(); err != nil {
+		return err
+	}
 	logger, closeLog, err := c.logger(a.Stderr)
 	if err != nil {
 		return err

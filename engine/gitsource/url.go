@@ -49,8 +49,13 @@ func NormalizeURL(u string) (string, error) {
 	scheme := strings.ToLower(p.Scheme)
 	switch scheme {
 	case "git+https", "git+ssh":
-		u = strings.TrimPrefix(scheme, "git+") + u[len(p.Scheme):]
-		scheme = strings.TrimPrefix(scheme, "git+")
+		// net/url checks some parts (an http(s) port) only for schemes it
+		// knows, so the URL that is really fetched is validated on its own.
+		n, err := NormalizeURL(strings.TrimPrefix(scheme, "git+") + u[len(p.Scheme):])
+		if err != nil {
+			return bad("%s (from %q)", apperr.As(err).Message, u)
+		}
+		return n, nil
 	case "https", "ssh", "file":
 	case "http":
 		return bad("plain http is not allowed for %q", u)
@@ -68,6 +73,11 @@ func NormalizeURL(u string) (string, error) {
 	default:
 		if p.Host == "" {
 			return bad("git URL %q has no host", u)
+		}
+		if !strings.HasPrefix(p.Host, "[") && strings.Count(p.Host, ":") > 1 {
+			// net/url checks the port of http(s) only: for ssh it reads
+			// "host:1:2" as host "host:1", port 2.
+			return bad("git URL %q has an invalid host:port %q", u, p.Host)
 		}
 		if _, has := p.User.Password(); has {
 			return bad("git URL %q embeds a password; it would be written to the lockfile", redact(p))

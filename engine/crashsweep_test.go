@@ -28,13 +28,13 @@ const crashChildEnv = "AGENTPACK_CRASH_CHILD"
 
 // crashJob is what a child runs.
 type crashJob struct {
-	Env         engine.Env
-	Repo        string
-	Op          string // deploy | rollback | recover
-	Adopt       bool
-	Force       bool
-	CrashWrite  int    // die after this many target writes (0: never)
-	CrashPhase  string // die at this phase boundary ("": never)
+	Env        engine.Env
+	Repo       string
+	Op         string // deploy | rollback | recover
+	Adopt      bool
+	Force      bool
+	CrashWrite int    // die after this many target writes (0: never)
+	CrashPhase string // die at this phase boundary ("": never)
 	// CountFile, when set, receives the number of target writes made.
 	CountFile string
 }

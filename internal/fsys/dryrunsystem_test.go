@@ -1,0 +1,110 @@
+package fsys
+
+import (
+	"errors"
+	"io/fs"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// seed writes a small tree that the decorator tests change.
+func seed(t *testing.T) (System, AbsPath) {
+	t.Helper()
+	root, real := tempRoot(t), NewRealSystem(RealSystemOptions{})
+	for rel, data := range map[RelPath]string{"keep.md": "keep", "old.md": "old", "dir/a.md": "a", "dir/b.md": "b"} {
+		if err := real.WriteFile(root.Join(rel), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return real, root
+}
+
+func TestDryRunSystemRecordsEverythingAndWritesNothing(t *testing.T) {
+	real, root := seed(t)
+	before := dumpTree(t, real, root)
+	sys := NewDryRunSystem(real)
+	p := func(rel RelPath) AbsPath { return root.Join(rel) }
+	for _, err := range []error{
+		sys.WriteFile(p("new/deep/n.md"), []byte("new"), 0o600),
+		sys.WriteFile(p("old.md"), []byte("changed"), 0o644),
+		sys.Remove(p("keep.md")),
+		sys.MkdirAll(p("empty/sub"), 0o755),
+		sys.Rename(p("dir"), p("moved")),
+		sys.Symlink("old.md", p("link")),
+		sys.RemoveAll(p("new/deep")),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := dumpTree(t, real, root); after != before {
+		t.Errorf("dry run changed the disk\n--- before\n%s--- after\n%s", before, after)
+	}
+	want := []Op{
+		{Kind: OpWrite, Path: p("new/deep/n.md"), Data: []byte("new"), Perm: 0o600},
+		{Kind: OpWrite, Path: p("old.md"), Data: []byte("changed"), Perm: 0o644},
+		{Kind: OpRemove, Path: p("keep.md")},
+		{Kind: OpMkdirAll, Path: p("empty/sub"), Perm: 0o755},
+		{Kind: OpRename, Path: p("moved"), OldPath: p("dir")},
+		{Kind: OpSymlink, Path: p("link"), LinkTarget: "old.md"},
+		{Kind: OpRemoveAll, Path: p("new/deep")},
+	}
+	if got := sys.Ops(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Ops() =\n%+v\nwant\n%+v", got, want)
+	}
+
+	// Reads see the recorded changes, so a dry run walks as an apply would.
+	wantTree := strings.Join([]string{
+		"dir  empty", "dir  empty/sub", "link link -> old.md", "dir  moved",
+		`file moved/a.md -rw-r--r-- "a"`, `file moved/b.md -rw-r--r-- "b"`, "dir  new",
+		`file old.md -rw-r--r-- "changed"`, "",
+	}, "\n")
+	if got := dumpTree(t, sys, root); got != wantTree {
+		t.Errorf("dry-run view:\n%s\nwant\n%s", got, wantTree)
+	}
+	for _, gone := range []RelPath{"keep.md", "dir/a.md", "new/deep/n.md", "new/deep"} {
+		if _, err := sys.ReadFile(p(gone)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("ReadFile(%s) = %v, want fs.ErrNotExist", gone, err)
+		}
+		if _, err := sys.Lstat(p(gone)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("Lstat(%s) = %v, want fs.ErrNotExist", gone, err)
+		}
+	}
+	if data, err := sys.ReadFile(p("link")); err != nil || string(data) != "changed" {
+		t.Errorf("ReadFile(link) = %q, %v; want the recorded write through the recorded link", data, err)
+	}
+	if fi, err := sys.Stat(p("empty/sub")); err != nil || !fi.IsDir() {
+		t.Errorf("Stat(empty/sub) = %v, %v", fi, err)
+	}
+}
+
+func TestDryRunSystemViewAfterReplacingPaths(t *testing.T) {
+	root := tempRoot(t)
+	sys := NewDryRunSystem(NewMemSystem())
+	p := func(rel RelPath) AbsPath { return root.Join(rel) }
+	steps := []error{
+		sys.WriteFile(p("a/b/x"), []byte("x"), 0o644),
+		sys.Remove(p("a/b")),
+		sys.MkdirAll(p("a/b"), 0o755), // a new, empty folder: x must not come back
+		sys.WriteFile(p("f"), []byte("1"), 0o644),
+		sys.Remove(p("f")),
+		sys.WriteFile(p("f"), []byte("2"), 0o644),
+		sys.Rename(p("f"), p("a/b/g")),
+	}
+	for i, err := range steps {
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+	entries, err := sys.ReadDir(p("a/b"))
+	if err != nil || len(entries) != 1 || entries[0].Name() != "g" {
+		t.Errorf("ReadDir(a/b) = %v, %v; want only g", entries, err)
+	}
+	if data, err := sys.ReadFile(p("a/b/g")); err != nil || string(data) != "2" {
+		t.Errorf("ReadFile(a/b/g) = %q, %v", data, err)
+	}
+	if _, err := sys.Lstat(p("f")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Lstat(f) after rename = %v", err)
+	}
+}

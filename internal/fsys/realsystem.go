@@ -1,0 +1,194 @@
+package fsys
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"runtime"
+
+	"github.com/agentpack/agentpack/internal/apperr"
+)
+
+// TempPrefix starts the names of the temp files [RealSystem.WriteFile]
+// renames into place, so cleanup and status can recognise leftovers.
+const TempPrefix = ".agentpack-tmp-"
+
+// RealSystemOptions configures a [RealSystem].
+type RealSystemOptions struct {
+	// Fsync makes every mutation durable before it returns. It is opt-in
+	// because it costs seconds on large deploys and the journal already
+	// makes applies recoverable after a crash.
+	Fsync bool
+	// AfterWrite, when set, runs after each successful mutation with the
+	// path it changed; tests use it to inject crashes.
+	AfterWrite func(AbsPath)
+}
+
+// RealSystem reads and writes the real filesystem. It holds the one atomic
+// write in agentpack.
+type RealSystem struct {
+	opts RealSystemOptions
+}
+
+// NewRealSystem returns a RealSystem configured by opts.
+func NewRealSystem(opts RealSystemOptions) *RealSystem { return &RealSystem{opts: opts} }
+
+// ReadFile implements [System].
+func (s *RealSystem) ReadFile(path AbsPath) ([]byte, error) {
+	data, err := os.ReadFile(string(path))
+	return data, IOError(err, "read", path)
+}
+
+// Lstat implements [System].
+func (s *RealSystem) Lstat(path AbsPath) (fs.FileInfo, error) {
+	fi, err := os.Lstat(string(path))
+	return fi, IOError(err, "stat", path)
+}
+
+// Stat implements [System].
+func (s *RealSystem) Stat(path AbsPath) (fs.FileInfo, error) {
+	fi, err := os.Stat(string(path))
+	return fi, IOError(err, "stat", path)
+}
+
+// ReadDir implements [System].
+func (s *RealSystem) ReadDir(path AbsPath) ([]fs.DirEntry, error) {
+	entries, err := os.ReadDir(string(path))
+	return entries, IOError(err, "list", path)
+}
+
+// Readlink implements [System].
+func (s *RealSystem) Readlink(path AbsPath) (string, error) {
+	target, err := os.Readlink(string(path))
+	return target, IOError(err, "read link", path)
+}
+
+// WriteFile implements [System]: it writes a temp file in the destination
+// folder, sets its mode, optionally fsyncs it, renames it over path and
+// optionally fsyncs the folder. A reader sees the old file or the new one,
+// never half of one. renameio is not used because it always fsyncs and names
+// the temp file after path, which can pass the 255-byte name limit.
+func (s *RealSystem) WriteFile(path AbsPath, data []byte, perm fs.FileMode) error {
+	if fi, err := os.Lstat(string(path)); err == nil {
+		if err := refuseNonFile(path, fi.Mode()); err != nil {
+			return err
+		}
+	}
+	dir := path.Dir()
+	if err := os.MkdirAll(string(dir), 0o755); err != nil {
+		return IOError(err, "write", path)
+	}
+	f, err := os.CreateTemp(string(dir), TempPrefix+"*")
+	if err != nil {
+		return IOError(err, "write", path)
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm.Perm())
+	}
+	if err == nil && s.opts.Fsync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, string(path))
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return IOError(err, "write", path)
+	}
+	return s.done(path, dir)
+}
+
+// Remove implements [System].
+func (s *RealSystem) Remove(path AbsPath) error {
+	if err := os.Remove(string(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return IOError(err, "remove", path)
+	}
+	return s.done(path, path.Dir())
+}
+
+// RemoveAll implements [System].
+func (s *RealSystem) RemoveAll(path AbsPath) error {
+	if err := os.RemoveAll(string(path)); err != nil {
+		return IOError(err, "remove", path)
+	}
+	return s.done(path, path.Dir())
+}
+
+// MkdirAll implements [System].
+func (s *RealSystem) MkdirAll(path AbsPath, perm fs.FileMode) error {
+	if err := os.MkdirAll(string(path), perm); err != nil {
+		return IOError(err, "create folder", path)
+	}
+	return s.done(path, path.Dir())
+}
+
+// Rename implements [System].
+func (s *RealSystem) Rename(oldpath, newpath AbsPath) error {
+	if err := os.Rename(string(oldpath), string(newpath)); err != nil {
+		return IOError(err, "rename "+oldpath.String()+" to", newpath)
+	}
+	if s.opts.Fsync && oldpath.Dir() != newpath.Dir() {
+		if err := SyncDir(oldpath.Dir()); err != nil {
+			return err
+		}
+	}
+	return s.done(newpath, newpath.Dir())
+}
+
+// Symlink implements [System].
+func (s *RealSystem) Symlink(oldname string, newname AbsPath) error {
+	if err := os.Symlink(oldname, string(newname)); err != nil {
+		return IOError(err, "create link", newname)
+	}
+	return s.done(newname, newname.Dir())
+}
+
+// done finishes a successful mutation of path: with Fsync it makes the
+// change to dir durable, then it runs the AfterWrite hook. A missing dir is
+// fine: removing a path that never existed changed nothing there.
+func (s *RealSystem) done(path, dir AbsPath) error {
+	if s.opts.Fsync {
+		if err := SyncDir(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	if s.opts.AfterWrite != nil {
+		s.opts.AfterWrite(path)
+	}
+	return nil
+}
+
+// SyncDir fsyncs the folder dir so that a rename, creation or removal inside
+// it survives a power loss. It does nothing on Windows, which cannot fsync a
+// folder handle.
+func SyncDir(dir AbsPath) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(string(dir))
+	if err != nil {
+		return IOError(err, "sync", dir)
+	}
+	defer d.Close()
+	return IOError(d.Sync(), "sync", dir)
+}
+
+// refuseNonFile refuses to write where path, whose current type is mode, is
+// a symlink or a folder: agentpack replaces regular files only, never what a
+// link points to.
+func refuseNonFile(path AbsPath, mode fs.FileMode) error {
+	switch {
+	case mode&fs.ModeSymlink != 0:
+		return apperr.New(apperr.IOInvalidPath, "%s is a symlink; agentpack does not write through links", path).
+			WithHint("remove the link or point the target elsewhere").With("path", path.String())
+	case mode.IsDir():
+		return apperr.New(apperr.IOInvalidPath, "%s is a folder where a file should be", path).
+			WithHint("move the folder away, then deploy again").With("path", path.String())
+	}
+	return nil
+}

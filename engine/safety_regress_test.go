@@ -1,0 +1,315 @@
+package engine_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/internal/apperr"
+)
+
+func wantCode(t *testing.T, err error, code apperr.Code, mention string) {
+	t.Helper()
+	if apperr.CodeOf(err) != code || !strings.Contains(err.Error(), mention) {
+		t.Fatalf("got %v, want %s mentioning %s", err, code, mention)
+	}
+}
+
+func hasWarning(ws []string, part string) bool {
+	return slices.ContainsFunc(ws, func(w string) bool { return strings.Contains(w, part) })
+}
+
+// A skill folder moved into dotfiles and linked back is never written,
+// deleted or replaced through the link: deploy, module removal and
+// rollback all refuse with E_IO_INVALID_PATH naming it.
+func TestLinkedSkillFolderIsNeverWrittenThrough(t *testing.T) {
+	env, e, req, repo := deployedCodexRepo(t)
+	skill := filepath.Join(env.Cwd, ".agents/skills/s")
+	dotfiles := filepath.Join(t.TempDir(), "dotfiles", "s")
+	if err := os.MkdirAll(filepath.Dir(dotfiles), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(skill, dotfiles); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(dotfiles, skill); err != nil {
+		t.Fatal(err)
+	}
+	untouched := func(step string) {
+		t.Helper()
+		if got := mustRead(t, filepath.Join(dotfiles, "extra.txt")); got != "x\n" {
+			t.Fatalf("%s: dotfiles/s/extra.txt = %q", step, got)
+		}
+		if fi, err := os.Lstat(skill); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Fatalf("%s: the link was replaced: %v", step, err)
+		}
+	}
+
+	// A changed module is not written through the link.
+	mustWrite(t, filepath.Join(repo, "modules/s/extra.txt"), "x2\n")
+	_, _, err := e.Deploy(req, true, engine.ApplyOptions{Force: true, Adopt: true})
+	wantCode(t, err, apperr.IOInvalidPath, skill)
+	untouched("update")
+
+	// A removed module's files are not deleted through it.
+	yaml := mustRead(t, filepath.Join(repo, "agentpack.yaml"))
+	mustWrite(t, filepath.Join(repo, "agentpack.yaml"), yaml[:strings.Index(yaml, "  - id: skill:s")])
+	_, _, err = e.Deploy(req, true, engine.ApplyOptions{Force: true})
+	wantCode(t, err, apperr.IOInvalidPath, skill)
+	untouched("remove")
+
+	// Rollback neither deletes through it nor replaces it with a folder.
+	_, _, err = e.Rollback(engine.RollbackOptions{Last: true})
+	wantCode(t, err, apperr.IOInvalidPath, skill)
+	untouched("rollback")
+	if _, err := os.Stat(filepath.Join(env.Cwd, "AGENTS.md")); err != nil {
+		t.Fatalf("a refused rollback changed other files: %v", err)
+	}
+}
+
+// Rolling back a path that is now a file symlink leaves the link and what
+// it points to alone.
+func TestRollbackKeepsAFileLink(t *testing.T) {
+	env, e, req, repo := deployedCodexRepo(t)
+	mustWrite(t, filepath.Join(repo, "modules/s/extra.txt"), "x2\n")
+	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	extra := filepath.Join(env.Cwd, ".agents/skills/s/extra.txt")
+	mine := filepath.Join(t.TempDir(), "mine.txt")
+	mustWrite(t, mine, "mine\n")
+	if err := os.Remove(extra); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(mine, extra); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := e.Rollback(engine.RollbackOptions{Last: true})
+	wantCode(t, err, apperr.IOInvalidPath, extra)
+	if fi, err := os.Lstat(extra); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced by a file: %v", err)
+	}
+	if got := mustRead(t, mine); got != "mine\n" {
+		t.Fatalf("the link's target was written: %q", got)
+	}
+}
+
+// crashMidDeploy deploys the codex repo, changes extra.txt in the module and
+// runs a deploy in a child that dies at phase (or after write n).
+func crashMidDeploy(t *testing.T, phase string, n int) (engine.Env, string) {
+	t.Helper()
+	env, _, _, repo := deployedCodexRepo(t)
+	mustWrite(t, filepath.Join(repo, "modules/s/extra.txt"), "x2\n")
+	mustWrite(t, filepath.Join(repo, "modules/base/AGENTS.md"), "# base v2\n")
+	code := runCrashChild(t, crashJob{Env: env, Repo: repo, Op: "deploy", CrashPhase: phase, CrashWrite: n})
+	if code != 137 {
+		t.Fatalf("the child did not crash (exit %d)", code)
+	}
+	if _, err := os.Stat(filepath.Join(env.AgentpackHome, "state/journal.json")); err != nil {
+		t.Fatalf("no journal after the crash: %v", err)
+	}
+	return env, repo
+}
+
+// An edit made between a crash and the next command is kept, and the bytes
+// the interrupted apply replaced are recorded so rollback brings them back.
+func TestRecoveryKeepsAnEditMadeAfterTheCrash(t *testing.T) {
+	env, _ := crashMidDeploy(t, "files written", 0)
+	extra := filepath.Join(env.Cwd, ".agents/skills/s/extra.txt")
+	agents := filepath.Join(env.Cwd, "AGENTS.md")
+	if got := mustRead(t, extra); got != "x2\n" {
+		t.Fatalf("the crashed apply did not write extra.txt: %q", got)
+	}
+	mustWrite(t, extra, "edited after the crash\n")
+
+	e := engine.New(env)
+	_, warnings, err := e.Snapshots() // any command recovers first
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRead(t, extra); got != "edited after the crash\n" {
+		t.Fatalf("recovery overwrote the edit: %q", got)
+	}
+	if got := mustRead(t, agents); got != "# base\n" {
+		t.Fatalf("recovery did not put AGENTS.md back: %q", got)
+	}
+	if !hasWarning(warnings, "kept "+extra) || !hasWarning(warnings, "rollback --last") {
+		t.Fatalf("no warning naming the kept file and how to get its bytes back: %q", warnings)
+	}
+	// The pre-apply bytes come back with rollback --last, and the edit is
+	// saved by that rollback in turn.
+	if _, _, err := e.Rollback(engine.RollbackOptions{Last: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRead(t, extra); got != "x\n" {
+		t.Fatalf("rollback --last after recovery: %q, want the pre-apply bytes", got)
+	}
+	if _, _, err := e.Rollback(engine.RollbackOptions{Last: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRead(t, extra); got != "edited after the crash\n" {
+		t.Fatalf("the edit is lost: %q", got)
+	}
+}
+
+// A truncated, empty or garbage journal after a crash is rebuilt from the
+// fsynced copy beside the snapshot's saved bytes, and the partial apply is
+// rolled back.
+func TestDamagedJournalIsRecoveredFromItsCopy(t *testing.T) {
+	for name, body := range map[string]string{"empty": "", "truncated": `{"id": "2026`, "garbage": "\x00\x01\xfe"} {
+		t.Run(name, func(t *testing.T) {
+			env, _ := crashMidDeploy(t, "", 2)
+			mustWrite(t, filepath.Join(env.AgentpackHome, "state/journal.json"), body)
+			_, warnings, err := engine.New(env).Snapshots()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !hasWarning(warnings, "recovered from its copy") {
+				t.Fatalf("no warning about the damaged journal: %q", warnings)
+			}
+			if got := mustRead(t, filepath.Join(env.Cwd, ".agents/skills/s/extra.txt")); got != "x\n" {
+				t.Fatalf("extra.txt = %q, want the pre-apply bytes", got)
+			}
+			if got := mustRead(t, filepath.Join(env.Cwd, "AGENTS.md")); got != "# base\n" {
+				t.Fatalf("AGENTS.md = %q, want the pre-apply bytes", got)
+			}
+			if _, err := os.Stat(filepath.Join(env.AgentpackHome, "state/journal.json")); !os.IsNotExist(err) {
+				t.Fatalf("journal still there: %v", err)
+			}
+		})
+	}
+}
+
+// A damaged journal with no copy stops every command with E_IO_FAILED
+// pointing at doctor --fix, which moves it aside (kept) so work can go on.
+func TestDamagedJournalWithoutCopyNeedsDoctorFix(t *testing.T) {
+	env, repo := crashMidDeploy(t, "", 2)
+	state := filepath.Join(env.AgentpackHome, "state")
+	mustWrite(t, filepath.Join(state, "journal.json"), "garbage")
+	copies, _ := filepath.Glob(filepath.Join(state, "snapshots/*/journal.json"))
+	for _, c := range copies {
+		if err := os.Remove(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := engine.New(env)
+	_, _, err := e.Deploy(engine.Request{Repo: repo}, true, engine.ApplyOptions{})
+	wantCode(t, err, apperr.IOFailed, "journal")
+	if hint := apperr.As(err).Hint; !strings.Contains(hint, "agentpack doctor --fix") {
+		t.Fatalf("hint %q does not name doctor --fix", hint)
+	}
+	d, _, err := e.Doctor(engine.Request{Repo: repo}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(d.Fixed, func(s string) bool { return strings.Contains(s, "journal.json.damaged-") }) {
+		t.Fatalf("doctor --fix did not say where the journal went: %q", d.Fixed)
+	}
+	aside, _ := filepath.Glob(filepath.Join(state, "journal.json.damaged-*"))
+	if len(aside) != 1 || mustRead(t, aside[0]) != "garbage" {
+		t.Fatalf("the damaged journal was not kept: %v", aside)
+	}
+	if _, _, err := e.Deploy(engine.Request{Repo: repo}, true, engine.ApplyOptions{Force: true}); err != nil {
+		t.Fatalf("deploy after doctor --fix: %v", err)
+	}
+}
+
+// Recovery reads and verifies every saved byte before its first write: with
+// a damaged pack it changes nothing; doctor --fix then puts back what it can.
+func TestRecoveryWithDamagedBytesChangesNothing(t *testing.T) {
+	env, _ := crashMidDeploy(t, "files written", 0)
+	state := filepath.Join(env.AgentpackHome, "state")
+	packs, _ := filepath.Glob(filepath.Join(state, "snapshots/*/blobs.pack"))
+	var newest string
+	for _, p := range packs {
+		if p > newest {
+			newest = p
+		}
+	}
+	mustWrite(t, newest, "damaged")
+	before := fileTree(t, env)
+	e := engine.New(env)
+	_, _, err := e.Snapshots()
+	wantCode(t, err, apperr.SnapshotCorrupted, "")
+	if after := fileTree(t, env); !sameTree(before, after) {
+		t.Fatalf("a failed recovery changed files:\n%s", treeDiff(before, after))
+	}
+	if _, _, err := e.Doctor(engine.Request{}, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(state, "journal.json")); !os.IsNotExist(err) {
+		t.Fatalf("doctor --fix left the journal: %v", err)
+	}
+}
+
+// Recovery clears what crashed state writes leave: temp files and blob
+// folders that no record or journal names.
+func TestRecoveryCleansStateLeftovers(t *testing.T) {
+	env, _ := crashMidDeploy(t, "", 1)
+	state := filepath.Join(env.AgentpackHome, "state")
+	junk := []string{
+		filepath.Join(state, ".journal.json.tmp123"),
+		filepath.Join(state, "snapshots", ".20260101T000000.000000000Z.json.tmp9"),
+		filepath.Join(state, "snapshots", "20250101T000000.000000000Z", "blobs.pack"),
+	}
+	for _, j := range junk {
+		mustWrite(t, j, "x")
+	}
+	if _, _, err := engine.New(env).Snapshots(); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range junk {
+		if _, err := os.Stat(j); !os.IsNotExist(err) {
+			t.Errorf("%s left behind: %v", j, err)
+		}
+	}
+}
+
+// failAfter is a System whose writes and removals fail after the first n.
+type failAfter struct {
+	engine.System
+	n int
+}
+
+func (f *failAfter) WriteFile(p string, d []byte, m os.FileMode) error {
+	if f.n--; f.n < 0 {
+		return apperr.New(apperr.IOFailed, "cannot write %s: disk on fire", p)
+	}
+	return f.System.WriteFile(p, d, m)
+}
+
+func (f *failAfter) Remove(p string) error {
+	if f.n--; f.n < 0 {
+		return apperr.New(apperr.IOFailed, "cannot remove %s: disk on fire", p)
+	}
+	return f.System.Remove(p)
+}
+
+// When an apply fails and rolling it back fails too, the error says that
+// files are half-applied and a journal is pending; the next command, with a
+// working disk, finishes the rollback.
+func TestFailedApplyWhoseRollbackFailsSaysSo(t *testing.T) {
+	env := testEnv(t)
+	repo := codexRepo(t)
+	e := engine.New(env)
+	real := e.Sys
+	e.Sys = &failAfter{System: real, n: 1}
+	_, _, err := e.Deploy(engine.Request{Repo: repo}, true, engine.ApplyOptions{})
+	for _, part := range []string{"disk on fire", "rolling the partial apply back failed too", "half-applied", "journal.json is pending"} {
+		if err == nil || !strings.Contains(apperr.As(err).Message, part) {
+			t.Fatalf("error %v does not say %q", err, part)
+		}
+	}
+	e.Sys = real
+	if _, _, err := e.Snapshots(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"AGENTS.md", ".agents"} {
+		if _, err := os.Stat(filepath.Join(env.Cwd, p)); !os.IsNotExist(err) {
+			t.Fatalf("the next command did not finish the rollback: %s: %v", p, err)
+		}
+	}
+}

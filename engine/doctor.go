@@ -99,6 +99,24 @@ func (e *Engine) checkJournal(add func(name, status, msg, suggestion string), fi
 	default:
 		add("journal", CheckPass, "no interrupted apply", "")
 	}
+	store := e.Store()
+	left, err := store.FindLeftovers()
+	switch {
+	case err != nil:
+		add("state", CheckWarn, err.Error(), "")
+	case left.Empty():
+		add("state", CheckPass, "no leftovers of interrupted writes", "")
+	case fix:
+		if left, err = store.CleanLeftovers(); err != nil {
+			add("state", CheckFail, err.Error(), apperr.As(err).Hint)
+			return
+		}
+		d.Fixed = append(d.Fixed, fmt.Sprintf("removed %d orphan snapshot folder(s) and %d temp file(s) left by interrupted writes", len(left.Orphans), len(left.TempFiles)))
+		add("state", CheckPass, "leftovers of interrupted writes removed", "")
+	default:
+		add("state", CheckWarn, fmt.Sprintf("%d orphan snapshot folder(s) and %d temp file(s) left by interrupted writes under %s", len(left.Orphans), len(left.TempFiles), store.Dir()),
+			"run `agentpack doctor --fix` to remove them")
+	}
 }
 
 func (e *Engine) checkLockfile(add func(name, status, msg, suggestion string), st *State) {

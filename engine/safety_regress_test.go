@@ -313,3 +313,27 @@ func TestFailedApplyWhoseRollbackFailsSaysSo(t *testing.T) {
 		}
 	}
 }
+
+// doctor reports leftovers of interrupted state writes; --fix removes them.
+func TestDoctorReportsAndCleansStateLeftovers(t *testing.T) {
+	env, _, req, _ := deployedCodexRepo(t)
+	junk := filepath.Join(env.AgentpackHome, "state", ".journal.json.tmp42")
+	mustWrite(t, junk, "x")
+	e := engine.New(env)
+	d, _, err := e.Doctor(req, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(d.Checks, func(c engine.DoctorCheck) bool { return c.Name == "state" && c.Status == engine.CheckWarn }) {
+		t.Fatalf("doctor did not report the temp file: %+v", d.Checks)
+	}
+	if _, err := os.Stat(junk); err != nil {
+		t.Fatalf("doctor without --fix removed it: %v", err)
+	}
+	if _, _, err := e.Doctor(req, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(junk); !os.IsNotExist(err) {
+		t.Fatalf("doctor --fix left %s: %v", junk, err)
+	}
+}

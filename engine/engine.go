@@ -13,9 +13,6 @@ import (
 	"github.com/agentpack/agentpack/internal/apperr"
 )
 
-// Version is agentpack's version, set at build time with -ldflags.
-var Version = "0.1.0-dev"
-
 // Engine runs agentpack operations for one environment.
 type Engine struct {
 	Env Env

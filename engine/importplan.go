@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/agentpack/agentpack/internal/frontmatter"
 	"io/fs"
 	"path/filepath"
 	"regexp"
@@ -164,7 +165,7 @@ func (ip *importPlanner) load(sp importSpot, p, base string) *importFound {
 		if err != nil {
 			return invalid(err)
 		}
-		if _, _, err := ParseFrontmatter(data); err != nil {
+		if _, _, err := frontmatter.Parse(data); err != nil {
 			return invalid(fmt.Errorf("%v", err))
 		}
 		f.files = []ModuleFile{{Path: "AGENTS.md", Data: data, Mode: 0o644}}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/agentpack/agentpack/internal/yamlerr"
 	"io"
 	"io/fs"
 	"os"
@@ -123,8 +124,8 @@ func ParseManifest(data []byte, knownTargets []string) (*Manifest, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, configErr(0, "the file is empty").WithHint("start from `agentpack init`")
 		}
-		return nil, apperr.Wrap(err, apperr.ConfigInvalid, "YAML syntax error: %s", yamlMessage(err)).
-			WithHint("fix the YAML at the reported line").With("line", yamlLine(err))
+		return nil, apperr.Wrap(err, apperr.ConfigInvalid, "YAML syntax error: %s", yamlerr.Message(err)).
+			WithHint("fix the YAML at the reported line").With("line", yamlerr.Line(err))
 	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
@@ -199,7 +200,7 @@ func decodeKnown(root *yaml.Node, m *Manifest) error {
 			err = v.Decode(&m.Sources)
 		}
 		if err != nil {
-			return configErr(v.Line, "%s: %s", k.Value, yamlMessage(err)).WithHint("check the type of the value at that line")
+			return configErr(v.Line, "%s: %s", k.Value, yamlerr.Message(err)).WithHint("check the type of the value at that line")
 		}
 	}
 	return nil
@@ -388,21 +389,6 @@ func lineOfKey(root *yaml.Node, key string) int {
 		if root.Content[i].Value == key {
 			return root.Content[i].Line
 		}
-	}
-	return 0
-}
-
-func yamlMessage(err error) string {
-	s := err.Error()
-	s = strings.TrimPrefix(s, "yaml: ")
-	return strings.ReplaceAll(s, "unmarshal errors:\n  ", "")
-}
-
-func yamlLine(err error) int {
-	var line int
-	s := strings.TrimPrefix(err.Error(), "yaml: ")
-	if _, e := fmt.Sscanf(s, "line %d:", &line); e == nil {
-		return line
 	}
 	return 0
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"github.com/agentpack/agentpack/internal/yamlerr"
 	"os"
 	"slices"
 	"strings"
@@ -29,7 +30,7 @@ func openManifestDoc(path string) (*manifestDoc, error) {
 		md.lines = md.lines[:len(md.lines)-1]
 	}
 	if err := yaml.Unmarshal(data, &md.doc); err != nil {
-		return nil, apperr.Wrap(err, apperr.ConfigInvalid, "YAML syntax error: %s", yamlMessage(err)).WithHint("fix agentpack.yaml first")
+		return nil, apperr.Wrap(err, apperr.ConfigInvalid, "YAML syntax error: %s", yamlerr.Message(err)).WithHint("fix agentpack.yaml first")
 	}
 	if len(md.doc.Content) != 1 || md.doc.Content[0].Kind != yaml.MappingNode {
 		return nil, apperr.New(apperr.ConfigInvalid, "agentpack.yaml must be a mapping").WithHint("fix agentpack.yaml first")

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"errors"
+	"github.com/agentpack/agentpack/internal/frontmatter"
 	"io"
 	"io/fs"
 	"os"
@@ -34,7 +35,7 @@ type LoadedModule struct {
 	// Main is the module's principal file (AGENTS.md, SKILL.md, the .md file,
 	// the MCP definition); Frontmatter and Body are parsed from it.
 	Main        *ModuleFile
-	Frontmatter *Frontmatter
+	Frontmatter *frontmatter.Block
 	Body        []byte
 	// MCP is the parsed server definition of an mcp module.
 	MCP *MCPServer
@@ -276,7 +277,7 @@ func (lm *LoadedModule) pickSingleMarkdown() error {
 }
 
 func (lm *LoadedModule) parseMain() error {
-	fm, body, err := ParseFrontmatter(lm.Main.Data)
+	fm, body, err := frontmatter.Parse(lm.Main.Data)
 	if err != nil {
 		return moduleErr(lm.Module, lm.mainPath(), "%v", err).WithHint("fix the --- header of the file")
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentpack/agentpack/internal/frontmatter"
 	"io/fs"
 	"path"
 	"sort"
@@ -177,7 +178,7 @@ func newArtifact(fsys fs.FS, typ ModuleType, p, main string) (Artifact, error) {
 	if err != nil {
 		return a, err
 	}
-	if fm, _, err := ParseFrontmatter(data); err == nil && fm != nil {
+	if fm, _, err := frontmatter.Parse(data); err == nil && fm != nil {
 		a.Description = fm.String("description")
 		a.hasFrontmatter, a.frontmatterName = true, fm.String("name")
 	}

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"github.com/agentpack/agentpack/internal/envelope"
 
 	"github.com/agentpack/agentpack/engine"
 )
@@ -9,46 +10,46 @@ import (
 // Each handler is a thin call of the engine function the CLI command uses,
 // returning the envelope the command prints under --json.
 
-func runPlan(_ context.Context, c *call) *engine.Envelope {
+func runPlan(_ context.Context, c *call) *envelope.Envelope {
 	st, p, err := c.eng.Plan(c.req)
-	return finish(engine.NewEnvelope("plan", "plan"), p, warningsOf(st), err)
+	return finish(envelope.New("plan", "plan"), p, warningsOf(st), err)
 }
 
-func runDiff(_ context.Context, c *call) *engine.Envelope {
+func runDiff(_ context.Context, c *call) *envelope.Envelope {
 	st, d, err := c.eng.Diff(c.req)
-	return finish(engine.NewEnvelope("diff", "diff"), d, warningsOf(st), err)
+	return finish(envelope.New("diff", "diff"), d, warningsOf(st), err)
 }
 
-func runPreview(_ context.Context, c *call) *engine.Envelope {
+func runPreview(_ context.Context, c *call) *envelope.Envelope {
 	st, d, err := c.eng.Preview(c.req, c.args.Diff)
-	return finish(engine.NewEnvelope("preview", "preview"), d, warningsOf(st), err)
+	return finish(envelope.New("preview", "preview"), d, warningsOf(st), err)
 }
 
-func runStatus(_ context.Context, c *call) *engine.Envelope {
+func runStatus(_ context.Context, c *call) *envelope.Envelope {
 	st, d, err := c.eng.Status(c.req, c.args.Only)
-	return finish(engine.NewEnvelope("status", "status"), d, warningsOf(st), err)
+	return finish(envelope.New("status", "status"), d, warningsOf(st), err)
 }
 
-func runDoctor(_ context.Context, c *call) *engine.Envelope {
+func runDoctor(_ context.Context, c *call) *envelope.Envelope {
 	d, warnings, err := c.eng.Doctor(c.req, false)
-	return finish(engine.NewEnvelope("doctor", "doctor"), d, warnings, err)
+	return finish(envelope.New("doctor", "doctor"), d, warnings, err)
 }
 
-func runExplain(_ context.Context, c *call) *engine.Envelope {
+func runExplain(_ context.Context, c *call) *envelope.Envelope {
 	st, d, err := c.eng.Explain(c.req, c.args.Kind)
-	return finish(engine.NewEnvelope("explain", "explain "+c.args.Kind), d, warningsOf(st), err)
+	return finish(envelope.New("explain", "explain "+c.args.Kind), d, warningsOf(st), err)
 }
 
-func runSnapshots(_ context.Context, c *call) *engine.Envelope {
+func runSnapshots(_ context.Context, c *call) *envelope.Envelope {
 	if c.args.ID != "" {
-		env := engine.NewEnvelope("snapshots", "snapshots show")
+		env := envelope.New("snapshots", "snapshots show")
 		d, err := c.eng.Snapshot(c.args.ID)
 		if err != nil {
 			return env.Fail(err, nil)
 		}
 		return env.Succeed(map[string]any{"snapshot": d}, nil)
 	}
-	env := engine.NewEnvelope("snapshots", "snapshots list")
+	env := envelope.New("snapshots", "snapshots list")
 	list, warnings, err := c.eng.Snapshots()
 	if err != nil {
 		return env.Fail(err, warnings)
@@ -59,7 +60,7 @@ func runSnapshots(_ context.Context, c *call) *engine.Envelope {
 // runRollback takes the cross-process lock inside [engine.Engine.Rollback],
 // like the CLI. Snapshots live under $AGENTPACK_HOME, so repo is accepted
 // for symmetry and not needed.
-func runRollback(_ context.Context, c *call) *engine.Envelope {
+func runRollback(_ context.Context, c *call) *envelope.Envelope {
 	d, warnings, err := c.eng.Rollback(engine.RollbackOptions{To: c.args.To, Last: c.args.Last, Target: c.req.Target})
-	return finish(engine.NewEnvelope("rollback", "rollback"), d, warnings, err)
+	return finish(envelope.New("rollback", "rollback"), d, warnings, err)
 }

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"github.com/agentpack/agentpack/internal/envelope"
 	"time"
 
 	"github.com/agentpack/agentpack/engine"
@@ -28,8 +29,8 @@ func planHash(d *engine.DeployData) string {
 
 // runDeploy is `deploy` without --apply, plus a confirm token bound to the
 // request and the plan's hash.
-func runDeploy(_ context.Context, c *call) *engine.Envelope {
-	env := engine.NewEnvelope("deploy", "deploy")
+func runDeploy(_ context.Context, c *call) *envelope.Envelope {
+	env := envelope.New("deploy", "deploy")
 	st, d, err := c.eng.Deploy(c.req, false, engine.ApplyOptions{Command: "deploy"})
 	if err != nil {
 		return env.Fail(err, warningsOf(st))
@@ -44,16 +45,16 @@ func runDeploy(_ context.Context, c *call) *engine.Envelope {
 // plan still matches the disk. The engine takes the cross-process lock and
 // re-plans under it. With dry_run it is `deploy --apply --dry-run`: the
 // plan, nothing written, no token used.
-func runDeployApply(_ context.Context, c *call) *engine.Envelope {
+func runDeployApply(_ context.Context, c *call) *envelope.Envelope {
 	if c.args.DryRun {
-		env := engine.NewEnvelope("deploy", "deploy")
+		env := envelope.New("deploy", "deploy")
 		st, d, err := c.eng.Deploy(c.req, false, engine.ApplyOptions{Command: "deploy"})
 		if err != nil {
 			return env.Fail(err, warningsOf(st))
 		}
 		return env.Succeed(d, st.Warnings)
 	}
-	env := engine.NewEnvelope("deploy", "deploy --apply")
+	env := envelope.New("deploy", "deploy --apply")
 	tok, err := c.srv.tokens.claim(c.args.ConfirmToken, c.scope())
 	if err != nil {
 		return env.Fail(err, nil)

@@ -120,8 +120,8 @@ func connect(t testing.TB, s *Server, version string) *mcp.ClientSession {
 	return cs
 }
 
-// envelope is a decoded tool result envelope.
-type envelope struct {
+// decodedEnvelope is a decoded tool result envelope.
+type decodedEnvelope struct {
 	OK          bool           `json:"ok"`
 	Command     string         `json:"command"`
 	CommandID   string         `json:"command_id"`
@@ -137,7 +137,7 @@ type envelope struct {
 	raw []byte
 }
 
-func (e *envelope) code() string {
+func (e *decodedEnvelope) code() string {
 	if len(e.Errors) == 0 {
 		return ""
 	}
@@ -148,7 +148,7 @@ func (e *envelope) code() string {
 // holding the envelope JSON (after "[E_CODE] message" on failure),
 // structuredContent equal to it, isError == !ok, and the envelope valid
 // against schemas/.
-func callTool(t testing.TB, cs *mcp.ClientSession, name string, args any) *envelope {
+func callTool(t testing.TB, cs *mcp.ClientSession, name string, args any) *decodedEnvelope {
 	t.Helper()
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
@@ -157,7 +157,7 @@ func callTool(t testing.TB, cs *mcp.ClientSession, name string, args any) *envel
 	return checkResult(t, name, res)
 }
 
-func checkResult(t testing.TB, name string, res *mcp.CallToolResult) *envelope {
+func checkResult(t testing.TB, name string, res *mcp.CallToolResult) *decodedEnvelope {
 	t.Helper()
 	if len(res.Content) != 1 {
 		t.Fatalf("%s: want one content block, got %d", name, len(res.Content))
@@ -167,7 +167,7 @@ func checkResult(t testing.TB, name string, res *mcp.CallToolResult) *envelope {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var env envelope
+	var env decodedEnvelope
 	if err := json.Unmarshal(sc, &env); err != nil {
 		t.Fatalf("%s: structuredContent: %v", name, err)
 	}

@@ -4,14 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/agentpack/agentpack/internal/envelope"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/agentpack/agentpack/engine"
 )
 
 const goldenSession = "testdata/jsonrpc/session.txtar"
@@ -137,7 +136,7 @@ func TestJSONRPCGolden(t *testing.T) {
 			t.Fatalf("not a JSON-RPC line: %q", resp)
 		}
 		resp = strings.ReplaceAll(resp, work, "$WORK")
-		resp = strings.ReplaceAll(resp, engine.Version, "$VERSION")
+		resp = strings.ReplaceAll(resp, envelope.Version, "$VERSION")
 		got.WriteString(resp + "\n")
 	}
 	ss.in.Close()

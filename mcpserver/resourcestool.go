@@ -4,9 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"github.com/agentpack/agentpack/internal/envelope"
 	"strings"
 
-	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/internal/apperr"
 )
 
@@ -32,9 +32,9 @@ type SearchMatch struct {
 
 // runResources serves the same data as MCP resources through a tool, for
 // clients that only speak tools.
-func runResources(_ context.Context, c *call) *engine.Envelope {
+func runResources(_ context.Context, c *call) *envelope.Envelope {
 	a := c.args
-	env := engine.NewEnvelope("resources", "resources "+a.Action)
+	env := envelope.New("resources", "resources "+a.Action)
 	switch a.Action {
 	case "list":
 		// A repo that does not load still has the fixed resources.

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/agentpack/agentpack/internal/envelope"
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -11,7 +12,7 @@ import (
 // toolResult turns an envelope into a tool result: structuredContent is the
 // envelope, the one text block is the same JSON the CLI prints under
 // --json, and a failure sets isError with "[E_CODE] message" first.
-func toolResult(env *engine.Envelope) *mcp.CallToolResult {
+func toolResult(env *envelope.Envelope) *mcp.CallToolResult {
 	b := env.JSON()
 	text := string(b)
 	if !env.OK && len(env.Errors) > 0 {
@@ -27,13 +28,13 @@ func toolResult(env *engine.Envelope) *mcp.CallToolResult {
 
 // fail returns the failure envelope of a tool whose call never reached the
 // engine.
-func (t *tool) fail(err error) *engine.Envelope {
-	return engine.NewEnvelope(t.command, t.commandID).Fail(err, nil)
+func (t *tool) fail(err error) *envelope.Envelope {
+	return envelope.New(t.command, t.commandID).Fail(err, nil)
 }
 
 // finish completes env with the outcome of one engine call: data on
 // success, the error on failure, with the call's warnings either way.
-func finish[T any](env *engine.Envelope, data T, warnings []string, err error) *engine.Envelope {
+func finish[T any](env *envelope.Envelope, data T, warnings []string, err error) *envelope.Envelope {
 	if err != nil {
 		return env.Fail(err, warnings)
 	}

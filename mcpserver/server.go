@@ -6,6 +6,7 @@ package mcpserver
 
 import (
 	"context"
+	"github.com/agentpack/agentpack/internal/envelope"
 	"io"
 	"log/slog"
 	"slices"
@@ -73,7 +74,7 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, log: opts.Logger, tools: map[string]*tool{}, tokens: newConfirmTokens(opts.Now)}
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "agentpack", Version: engine.Version}, &mcp.ServerOptions{
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "agentpack", Version: envelope.Version}, &mcp.ServerOptions{
 		Logger:                    opts.Logger,
 		SupportedProtocolVersions: ProtocolVersions,
 		// Tools are fixed at startup and prompts and resources are computed
@@ -172,7 +173,7 @@ func (s *Server) handler(t *tool) mcp.ToolHandler {
 	}
 }
 
-func (s *Server) runTool(ctx context.Context, t *tool, raw []byte) (env *engine.Envelope) {
+func (s *Server) runTool(ctx context.Context, t *tool, raw []byte) (env *envelope.Envelope) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Error("tool panicked", "tool", t.name, "panic", r)

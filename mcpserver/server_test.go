@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"github.com/agentpack/agentpack/internal/envelope"
 	"slices"
 	"testing"
 
@@ -32,7 +33,7 @@ func TestInitializeNegotiation(t *testing.T) {
 			if ir.ProtocolVersion != tc.want {
 				t.Errorf("asked %s, got %s, want %s", tc.ask, ir.ProtocolVersion, tc.want)
 			}
-			if ir.ServerInfo.Name != "agentpack" || ir.ServerInfo.Version != engine.Version {
+			if ir.ServerInfo.Name != "agentpack" || ir.ServerInfo.Version != envelope.Version {
 				t.Errorf("serverInfo = %+v", ir.ServerInfo)
 			}
 			c := ir.Capabilities

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"github.com/agentpack/agentpack/internal/envelope"
 	"net/url"
 	"strings"
 
@@ -53,43 +54,43 @@ func sourceTools() []*tool {
 }
 
 // sourceEnvelope wraps one source engine call in its envelope.
-func sourceEnvelope[T any](id string, data T, warnings []string, err error) *engine.Envelope {
-	return finish(engine.NewEnvelope("source", id), data, warnings, err)
+func sourceEnvelope[T any](id string, data T, warnings []string, err error) *envelope.Envelope {
+	return finish(envelope.New("source", id), data, warnings, err)
 }
 
-func runSourceList(_ context.Context, c *call) *engine.Envelope {
+func runSourceList(_ context.Context, c *call) *envelope.Envelope {
 	d, w, err := c.eng.SourceList(c.req)
 	return sourceEnvelope("source list", d, w, err)
 }
 
-func runSourceScan(_ context.Context, c *call) *engine.Envelope {
+func runSourceScan(_ context.Context, c *call) *envelope.Envelope {
 	d, w, err := c.eng.SourceScan(c.req, c.args.Name, c.args.Type)
 	return sourceEnvelope("source scan", d, w, err)
 }
 
-func runSourceCandidates(_ context.Context, c *call) *engine.Envelope {
+func runSourceCandidates(_ context.Context, c *call) *envelope.Envelope {
 	d, w, err := c.eng.SourceCandidates(c.req, c.args.Source, c.args.Type)
 	return sourceEnvelope("source candidates", d, w, err)
 }
 
-func runSourceDiff(_ context.Context, c *call) *engine.Envelope {
+func runSourceDiff(_ context.Context, c *call) *envelope.Envelope {
 	d, w, err := c.eng.SourceDiff(c.req, c.args.Name)
 	return sourceEnvelope("source diff", d, w, err)
 }
 
-func runSourceAdd(_ context.Context, c *call) *engine.Envelope {
+func runSourceAdd(_ context.Context, c *call) *envelope.Envelope {
 	d, w, err := c.eng.SourceAdd(c.req, engine.SourceAddOptions{Spec: c.args.Spec, Ref: c.args.Ref, Path: c.args.Path, Name: c.args.Name})
 	return sourceEnvelope("source add", d, w, err)
 }
 
-func runSourceRemove(_ context.Context, c *call) *engine.Envelope {
+func runSourceRemove(_ context.Context, c *call) *envelope.Envelope {
 	d, w, err := c.eng.SourceRemove(c.req, c.args.Name, c.args.PurgeCache, false)
 	return sourceEnvelope("source remove", d, w, err)
 }
 
-func runSourceUpdate(_ context.Context, c *call) *engine.Envelope {
+func runSourceUpdate(_ context.Context, c *call) *envelope.Envelope {
 	if (c.args.Name == "") == !c.args.All {
-		return engine.NewEnvelope("source", "source update").Fail(
+		return envelope.New("source", "source update").Fail(
 			apperr.New(apperr.InvalidArgument, "give exactly one of name or all=true").WithHint("list sources with source_list"), nil)
 	}
 	d, w, err := c.eng.SourceUpdate(c.req, engine.SourceUpdateOptions{Name: c.args.Name, All: c.args.All})

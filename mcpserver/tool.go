@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"github.com/agentpack/agentpack/internal/envelope"
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -36,7 +37,7 @@ type tool struct {
 	// before run (validation, read-only mode), as the CLI would.
 	command   string
 	commandID string
-	run       func(ctx context.Context, c *call) *engine.Envelope
+	run       func(ctx context.Context, c *call) *envelope.Envelope
 
 	compiled *jsonschema.Schema
 }

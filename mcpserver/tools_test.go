@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"github.com/agentpack/agentpack/internal/envelope"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,7 +44,7 @@ func TestReadTools(t *testing.T) {
 			if !env.OK {
 				t.Fatalf("%s failed: %s", tc.tool, env.raw)
 			}
-			if env.Command != tc.command || env.CommandID != tc.commandID || env.Version != engine.Version {
+			if env.Command != tc.command || env.CommandID != tc.commandID || env.Version != envelope.Version {
 				t.Errorf("command=%q command_id=%q version=%q", env.Command, env.CommandID, env.Version)
 			}
 			if _, ok := env.Data[tc.dataKey]; !ok {
@@ -70,7 +71,7 @@ func TestPlanMatchesEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := engine.NewEnvelope("plan", "plan").Succeed(p, st.Warnings).JSON()
+	want := envelope.New("plan", "plan").Succeed(p, st.Warnings).JSON()
 	if got := res.Content[0].(*mcp.TextContent).Text; got != string(want) {
 		t.Errorf("plan text differs from the CLI envelope:\n%s\nwant\n%s", got, want)
 	}
@@ -288,7 +289,7 @@ func TestConcurrentCalls(t *testing.T) {
 	tokA := callTool(t, a, "deploy", M{}).Data["confirm_token"]
 	tokB := callTool(t, b, "deploy", M{}).Data["confirm_token"]
 	type out struct {
-		env *envelope
+		env *decodedEnvelope
 		err error
 	}
 	results := make(chan out, 10)

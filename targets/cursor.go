@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/agentpack/agentpack/internal/frontmatter"
 	"path/filepath"
 	"regexp"
 
@@ -103,7 +104,7 @@ func (r *renderer) cursorRule(lm *engine.LoadedModule) []byte {
 	if !hasValue(fm, "alwaysApply") {
 		always = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"}
 	}
-	out := engine.NewFrontmatter()
+	out := frontmatter.New()
 	out.Set("description", desc)
 	out.Set("globs", globs)
 	out.Set("alwaysApply", always)

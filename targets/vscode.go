@@ -1,6 +1,7 @@
 package targets
 
 import (
+	"github.com/agentpack/agentpack/internal/frontmatter"
 	"path/filepath"
 	"strings"
 
@@ -99,7 +100,7 @@ func (r *renderer) scopedInstructions(lm *engine.LoadedModule) []byte {
 }
 
 // hasValue reports whether key is set to something other than null or "".
-func hasValue(fm *engine.Frontmatter, key string) bool {
+func hasValue(fm *frontmatter.Block, key string) bool {
 	n := fm.Node(key)
 	return n != nil && n.Tag != "!!null" && !(n.Kind == yaml.ScalarNode && strings.TrimSpace(n.Value) == "")
 }

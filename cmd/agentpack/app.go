@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/agentpack/agentpack/internal/envelope"
 	"io"
 	"os"
 	"reflect"
@@ -77,11 +78,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 }
 
 // setVersionFromBuild uses the module version `go install …@vX` recorded,
-// unless -ldflags already set engine.Version.
+// unless -ldflags already set envelope.Version.
 func setVersionFromBuild() {
-	if bi, ok := debug.ReadBuildInfo(); ok && engine.Version == "0.1.0-dev" {
+	if bi, ok := debug.ReadBuildInfo(); ok && envelope.Version == "0.1.0-dev" {
 		if v := bi.Main.Version; v != "" && v != "(devel)" {
-			engine.Version = strings.TrimPrefix(v, "v")
+			envelope.Version = strings.TrimPrefix(v, "v")
 		}
 	}
 }
@@ -217,7 +218,7 @@ func (a *App) run(command, commandID string, fn func() (*result, error)) error {
 		return exitCode(a.failWith(command, commandID, err, warnings))
 	}
 	if a.Globals.JSON {
-		env := engine.NewEnvelope(command, commandID).Succeed(res.Data, res.Warnings)
+		env := envelope.New(command, commandID).Succeed(res.Data, res.Warnings)
 		_, _ = a.Stdout.Write(env.JSON())
 		return nil
 	}
@@ -237,7 +238,7 @@ func (a *App) fail(command string, err error) int {
 
 func (a *App) failWith(command, commandID string, err error, warnings []string) int {
 	if a.Globals.JSON {
-		env := engine.NewEnvelope(command, commandID).Fail(err, warnings)
+		env := envelope.New(command, commandID).Fail(err, warnings)
 		_, _ = a.Stdout.Write(env.JSON())
 		return 1
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/agentpack/agentpack/internal/envelope"
 	"io"
 	"log/slog"
 	"net"
@@ -12,7 +13,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/mcpserver"
 )
@@ -91,7 +91,7 @@ func (c *MCPServeCmd) serve(a *App) (err error) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	logger.Info("agentpack mcp serve", "version", engine.Version, "transport", c.Transport, "allow_write", c.AllowWrite, "tools", srv.ListedTools())
+	logger.Info("agentpack mcp serve", "version", envelope.Version, "transport", c.Transport, "allow_write", c.AllowWrite, "tools", srv.ListedTools())
 	if c.Transport == "stdio" {
 		if err := srv.ServeStdio(ctx, a.Stdin, a.Stdout); err != nil {
 			return apperr.Wrap(err, apperr.IOFailed, "the stdio session ended: %v", err).

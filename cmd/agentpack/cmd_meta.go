@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/agentpack/agentpack/internal/envelope"
 	"runtime"
 	"sort"
 	"strings"
@@ -158,8 +159,8 @@ type VersionCmd struct{}
 // Run implements the command.
 func (c *VersionCmd) Run(a *App) error {
 	return a.run("version", "version", func() (*result, error) {
-		data := map[string]any{"version": engine.Version, "go_version": runtime.Version(), "targets": engine.Targets()}
-		return &result{Data: data, Human: func(p *Printer) { p.Printf("agentpack %s\n", engine.Version) }}, nil
+		data := map[string]any{"version": envelope.Version, "go_version": runtime.Version(), "targets": engine.Targets()}
+		return &result{Data: data, Human: func(p *Printer) { p.Printf("agentpack %s\n", envelope.Version) }}, nil
 	})
 }
 

@@ -1,21 +1,24 @@
-package engine
+// Package frontmatter parses and renders the YAML frontmatter of Markdown
+// assets (SKILL.md, commands, agents), keeping key order.
+package frontmatter
 
 import (
 	"bytes"
 	"fmt"
+	"github.com/agentpack/agentpack/internal/yamlerr"
 	"slices"
 
 	"go.yaml.in/yaml/v3"
 )
 
-// Frontmatter is the YAML header of a Markdown file, order kept.
-type Frontmatter struct {
+// Block is the YAML header of a Markdown file, order kept.
+type Block struct {
 	node *yaml.Node // mapping node
 }
 
-// ParseFrontmatter splits "---\n<yaml>\n---\n<body>". A file without a
+// Parse splits "---\n<yaml>\n---\n<body>". A file without a
 // header has nil frontmatter and the whole input as body.
-func ParseFrontmatter(data []byte) (*Frontmatter, []byte, error) {
+func Parse(data []byte) (*Block, []byte, error) {
 	rest, ok := cutPrefixLine(data, "---")
 	if !ok {
 		return nil, data, nil
@@ -41,9 +44,9 @@ func ParseFrontmatter(data []byte) (*Frontmatter, []byte, error) {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(rest, &doc); err != nil {
-		return nil, nil, fmt.Errorf("frontmatter YAML: %s", yamlMessage(err))
+		return nil, nil, fmt.Errorf("frontmatter YAML: %s", yamlerr.Message(err))
 	}
-	fm := &Frontmatter{node: &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}}
+	fm := &Block{node: &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}}
 	if len(doc.Content) == 1 {
 		if doc.Content[0].Kind != yaml.MappingNode {
 			return nil, nil, fmt.Errorf("frontmatter must be a YAML mapping")
@@ -65,7 +68,7 @@ func cutPrefixLine(data []byte, want string) ([]byte, bool) {
 }
 
 // Keys returns the top-level keys in file order.
-func (f *Frontmatter) Keys() []string {
+func (f *Block) Keys() []string {
 	if f == nil {
 		return nil
 	}
@@ -77,7 +80,7 @@ func (f *Frontmatter) Keys() []string {
 }
 
 // Node returns the value node of key, or nil.
-func (f *Frontmatter) Node(key string) *yaml.Node {
+func (f *Block) Node(key string) *yaml.Node {
 	if f == nil {
 		return nil
 	}
@@ -90,7 +93,7 @@ func (f *Frontmatter) Node(key string) *yaml.Node {
 }
 
 // String returns a scalar value, or "".
-func (f *Frontmatter) String(key string) string {
+func (f *Block) String(key string) string {
 	n := f.Node(key)
 	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
 		return ""
@@ -99,7 +102,7 @@ func (f *Frontmatter) String(key string) string {
 }
 
 // Value decodes key into a plain Go value (nil when absent).
-func (f *Frontmatter) Value(key string) any {
+func (f *Block) Value(key string) any {
 	n := f.Node(key)
 	if n == nil {
 		return nil
@@ -110,11 +113,11 @@ func (f *Frontmatter) Value(key string) any {
 }
 
 // Has reports whether key is present.
-func (f *Frontmatter) Has(key string) bool { return f.Node(key) != nil }
+func (f *Block) Has(key string) bool { return f.Node(key) != nil }
 
 // Subset returns a frontmatter with only keys, in this file's order.
-func (f *Frontmatter) Subset(keys ...string) *Frontmatter {
-	out := &Frontmatter{node: &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}}
+func (f *Block) Subset(keys ...string) *Block {
+	out := &Block{node: &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}}
 	if f == nil {
 		return out
 	}
@@ -127,7 +130,7 @@ func (f *Frontmatter) Subset(keys ...string) *Frontmatter {
 }
 
 // Set sets key to a Go value, appending it when absent.
-func (f *Frontmatter) Set(key string, value any) {
+func (f *Block) Set(key string, value any) {
 	var v yaml.Node
 	_ = v.Encode(value)
 	for i := 0; i+1 < len(f.node.Content); i += 2 {
@@ -139,13 +142,13 @@ func (f *Frontmatter) Set(key string, value any) {
 	f.node.Content = append(f.node.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, &v)
 }
 
-// NewFrontmatter returns an empty frontmatter.
-func NewFrontmatter() *Frontmatter {
-	return &Frontmatter{node: &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}}
+// New returns an empty frontmatter.
+func New() *Block {
+	return &Block{node: &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}}
 }
 
 // Render writes "---\n<yaml>---\n" followed by body.
-func (f *Frontmatter) Render(body []byte) []byte {
+func (f *Block) Render(body []byte) []byte {
 	var buf bytes.Buffer
 	buf.WriteString("---\n")
 	if f != nil && len(f.node.Content) > 0 {

@@ -1,4 +1,6 @@
-package engine
+// Package envelope is the one JSON document every --json command prints and
+// every MCP tool returns as structuredContent (SPEC §7).
+package envelope
 
 import (
 	"bytes"
@@ -12,36 +14,40 @@ import (
 // SchemaVersion is the envelope's schema_version.
 const SchemaVersion = 1
 
+// Version is agentpack's version, set at build time with
+// -ldflags "-X github.com/agentpack/agentpack/internal/envelope.Version=…".
+var Version = "0.1.0-dev"
+
 // Envelope is the one JSON document every --json command and every MCP tool
 // result carries (SPEC §7).
 type Envelope struct {
-	SchemaVersion int             `json:"schema_version"`
-	OK            bool            `json:"ok"`
-	Command       string          `json:"command"`
-	CommandID     string          `json:"command_id"`
-	CommandPath   []string        `json:"command_path"`
-	Version       string          `json:"version"`
-	Data          any             `json:"data"`
-	Warnings      []string        `json:"warnings"`
-	Errors        []EnvelopeError `json:"errors"`
+	SchemaVersion int      `json:"schema_version"`
+	OK            bool     `json:"ok"`
+	Command       string   `json:"command"`
+	CommandID     string   `json:"command_id"`
+	CommandPath   []string `json:"command_path"`
+	Version       string   `json:"version"`
+	Data          any      `json:"data"`
+	Warnings      []string `json:"warnings"`
+	Errors        []Error  `json:"errors"`
 }
 
-// EnvelopeError is one entry of errors[].
-type EnvelopeError struct {
+// Error is one entry of errors[].
+type Error struct {
 	Code    apperr.Code    `json:"code"`
 	Message string         `json:"message"`
 	Details map[string]any `json:"details"`
 }
 
-// NewEnvelope starts an envelope for a command. commandID is the command
+// New starts an envelope for a command. commandID is the command
 // with its mode flags, e.g. "deploy --apply"; its words form command_path.
-func NewEnvelope(command, commandID string) *Envelope {
+func New(command, commandID string) *Envelope {
 	if commandID == "" {
 		commandID = command
 	}
 	return &Envelope{SchemaVersion: SchemaVersion, Command: command, CommandID: commandID,
 		CommandPath: strings.Fields(commandID), Version: Version, Data: map[string]any{},
-		Warnings: []string{}, Errors: []EnvelopeError{}}
+		Warnings: []string{}, Errors: []Error{}}
 }
 
 // Succeed sets data and ok=true.
@@ -73,7 +79,7 @@ func (e *Envelope) Fail(err error, warnings []string) *Envelope {
 	if ae.Code == apperr.Unexpected && ae.Err != nil {
 		msg = ae.Err.Error()
 	}
-	e.Errors = append(e.Errors, EnvelopeError{Code: ae.Code, Message: msg, Details: details})
+	e.Errors = append(e.Errors, Error{Code: ae.Code, Message: msg, Details: details})
 	return e
 }
 
@@ -89,7 +95,7 @@ func (e *Envelope) addWarnings(ws []string) {
 func (e *Envelope) JSON() []byte {
 	b, err := marshalJSON(e)
 	if err != nil {
-		fallback := NewEnvelope(e.Command, e.CommandID).Fail(apperr.Wrap(err, apperr.Unexpected, "cannot encode result"), nil)
+		fallback := New(e.Command, e.CommandID).Fail(apperr.Wrap(err, apperr.Unexpected, "cannot encode result"), nil)
 		b, _ = marshalJSON(fallback)
 	}
 	return b

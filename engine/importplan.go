@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/agentpack/agentpack/internal/frontmatter"
 	"io/fs"
 	"path/filepath"
 	"regexp"
@@ -14,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/frontmatter"
 )
 
 // importFound is one asset found on disk.

@@ -2,12 +2,12 @@ package engine
 
 import (
 	"bytes"
-	"github.com/agentpack/agentpack/internal/yamlerr"
 	"os"
 	"slices"
 	"strings"
 
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/yamlerr"
 	"go.yaml.in/yaml/v3"
 )
 

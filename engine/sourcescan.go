@@ -5,13 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentpack/agentpack/internal/frontmatter"
 	"io/fs"
 	"path"
 	"sort"
 	"strings"
 
 	"github.com/agentpack/agentpack/engine/lockfile"
+	"github.com/agentpack/agentpack/internal/frontmatter"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 

@@ -2,9 +2,9 @@ package mcpserver
 
 import (
 	"context"
-	"github.com/agentpack/agentpack/internal/envelope"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/internal/envelope"
 )
 
 // Each handler is a thin call of the engine function the CLI command uses,

@@ -2,11 +2,11 @@ package mcpserver
 
 import (
 	"context"
-	"github.com/agentpack/agentpack/internal/envelope"
 	"time"
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/envelope"
 )
 
 // scope is what a confirm token issued for c's request is bound to.

@@ -4,13 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"github.com/agentpack/agentpack/internal/envelope"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentpack/agentpack/internal/envelope"
 )
 
 const goldenSession = "testdata/jsonrpc/session.txtar"

@@ -4,10 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"github.com/agentpack/agentpack/internal/envelope"
 	"strings"
 
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/envelope"
 )
 
 // maxSearchMatches caps the matches of one search.

@@ -3,9 +3,9 @@ package mcpserver
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/agentpack/agentpack/internal/envelope"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/internal/envelope"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

@@ -6,7 +6,6 @@ package mcpserver
 
 import (
 	"context"
-	"github.com/agentpack/agentpack/internal/envelope"
 	"io"
 	"log/slog"
 	"slices"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/envelope"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

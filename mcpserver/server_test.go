@@ -3,11 +3,11 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"github.com/agentpack/agentpack/internal/envelope"
 	"slices"
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/internal/envelope"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

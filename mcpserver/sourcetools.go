@@ -2,12 +2,12 @@ package mcpserver
 
 import (
 	"context"
-	"github.com/agentpack/agentpack/internal/envelope"
 	"net/url"
 	"strings"
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/envelope"
 )
 
 // The artifact-source tools (SPEC §10) call the engine functions behind

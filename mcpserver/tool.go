@@ -3,9 +3,9 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"github.com/agentpack/agentpack/internal/envelope"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/internal/envelope"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )

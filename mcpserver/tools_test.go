@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"github.com/agentpack/agentpack/internal/envelope"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/internal/envelope"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"github.com/agentpack/agentpack/internal/frontmatter"
 	"path/filepath"
 	"regexp"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/internal/frontmatter"
 	"go.yaml.in/yaml/v3"
 )
 

@@ -1,11 +1,11 @@
 package targets
 
 import (
-	"github.com/agentpack/agentpack/internal/frontmatter"
 	"path/filepath"
 	"strings"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/internal/frontmatter"
 	"go.yaml.in/yaml/v3"
 )
 

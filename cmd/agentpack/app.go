@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/agentpack/agentpack/internal/envelope"
 	"io"
 	"os"
 	"reflect"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/envelope"
 	"github.com/agentpack/agentpack/targets"
 	"github.com/alecthomas/kong"
 	"golang.org/x/term"

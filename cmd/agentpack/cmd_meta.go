@@ -2,13 +2,13 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/agentpack/agentpack/internal/envelope"
 	"runtime"
 	"sort"
 	"strings"
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/envelope"
 	"github.com/agentpack/agentpack/schemas"
 	"github.com/alecthomas/kong"
 )

@@ -5,9 +5,9 @@ package frontmatter
 import (
 	"bytes"
 	"fmt"
-	"github.com/agentpack/agentpack/internal/yamlerr"
 	"slices"
 
+	"github.com/agentpack/agentpack/internal/yamlerr"
 	"go.yaml.in/yaml/v3"
 )
 

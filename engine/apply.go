@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/workers"
 	"github.com/agentpack/agentpack/snapshots"
 )
 
@@ -299,7 +300,7 @@ func (e *Engine) performAll(sys System, writes []write, nManifests int) error {
 	files, manifests := writes[:len(writes)-nManifests], writes[len(writes)-nManifests:]
 	guard := newLinkGuard(sys)
 	errs := make([]error, len(files))
-	parallel(len(files), func(i int) { errs[i] = e.perform(sys, guard, files[i]) })
+	workers.Parallel(len(files), func(i int) { errs[i] = e.perform(sys, guard, files[i]) })
 	for _, err := range errs {
 		if err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine/lockfile"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/workers"
 )
 
 // Engine runs agentpack operations for one environment.
@@ -156,7 +157,7 @@ func (e *Engine) loadFrom(req Request, m *Manifest, repo string, warnings []stri
 	// serial walk would leave the disk idle between them.
 	st.Modules = make([]*LoadedModule, len(mods))
 	errs := make([]error, len(mods))
-	parallel(len(mods), func(i int) { st.Modules[i], errs[i] = e.loadModule(st, mods[i]) })
+	workers.Parallel(len(mods), func(i int) { st.Modules[i], errs[i] = e.loadModule(st, mods[i]) })
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
@@ -294,7 +295,7 @@ func (e *Engine) compile(st *State) (*DesiredState, error) {
 			d.Roots = append(d.Roots, TargetRoot{Target: name, Path: filepath.Clean(r.Path), ScanExtras: r.ScanExtras})
 		}
 		sums := make([]string, len(out.Files))
-		parallel(len(out.Files), func(i int) { sums[i] = sha256Hex(out.Files[i].Data) })
+		workers.Parallel(len(out.Files), func(i int) { sums[i] = sha256Hex(out.Files[i].Data) })
 		for i, f := range out.Files {
 			f.Path = filepath.Clean(f.Path)
 			if f.Mode == 0 {

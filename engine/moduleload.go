@@ -10,10 +10,10 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/frontmatter"
+	"github.com/agentpack/agentpack/internal/workers"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -100,7 +100,7 @@ func loadModuleFiles(mod *Module, path string) ([]ModuleFile, error) {
 	}
 	files := make([]ModuleFile, len(paths))
 	errs := make([]error, len(paths))
-	parallel(len(paths), func(i int) {
+	workers.Parallel(len(paths), func(i int) {
 		p := paths[i]
 		data, fi, err := readWithInfo(p)
 		if err != nil {
@@ -147,36 +147,6 @@ func readWithInfo(p string) ([]byte, fs.FileInfo, error) {
 			data = append(data, 0)[:len(data)]
 		}
 	}
-}
-
-// parallel runs fn(0..n-1) on a bounded pool.
-func parallel(n int, fn func(i int)) {
-	workers := workerCount()
-	if n < workers {
-		workers = n
-	}
-	if workers <= 1 {
-		for i := 0; i < n; i++ {
-			fn(i)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	next := make(chan int, workers)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				fn(i)
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
 }
 
 // LoadModule reads and validates a module from its resolved source path.

@@ -11,6 +11,7 @@ import (
 	"sort"
 
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/workers"
 )
 
 // Change ops, update kinds and reasons (SPEC §6).
@@ -159,7 +160,7 @@ func ComputePlan(st *State, sys System, cache *StatCache) (*Plan, error) {
 	var err error
 	actuals := make([]actual, len(d.Files))
 	guard := newLinkGuard(sys)
-	parallel(len(d.Files), func(i int) {
+	workers.Parallel(len(d.Files), func(i int) {
 		f := d.Files[i]
 		actuals[i] = readActual(sys, guard, cache, f.Root, f.Path, f.SHA256)
 	})
@@ -214,7 +215,7 @@ func ComputePlan(st *State, sys System, cache *StatCache) (*Plan, error) {
 	}
 	sort.Strings(stale)
 	staleActual := make([]actual, len(stale))
-	parallel(len(stale), func(i int) { staleActual[i] = readActual(sys, guard, nil, managedTarget[stale[i]].Path, stale[i], "") })
+	workers.Parallel(len(stale), func(i int) { staleActual[i] = readActual(sys, guard, nil, managedTarget[stale[i]].Path, stale[i], "") })
 	for i, abs := range stale {
 		a := staleActual[i]
 		if apperr.CodeOf(a.err) == apperr.IOInvalidPath {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/workers"
 )
 
 // Drift kinds (SPEC §6).
@@ -263,7 +264,7 @@ func (e *Engine) walkFiles(dir string) []string {
 		return nil
 	}
 	parts := make([][]string, len(entries))
-	parallel(len(entries), func(i int) {
+	workers.Parallel(len(entries), func(i int) {
 		p := filepath.Join(dir, entries[i].Name())
 		switch {
 		case entries[i].IsDir():

@@ -1,0 +1,48 @@
+// Package workers runs independent jobs on a few goroutines: the disk, not
+// the CPU, is what most of agentpack's loops wait for.
+package workers
+
+import (
+	"runtime"
+	"sync"
+)
+
+// Parallel runs fn(0..n-1) on a bounded pool.
+func Parallel(n int, fn func(i int)) {
+	workers := Count()
+	if n < workers {
+		workers = n
+	}
+	if workers <= 1 {
+		for i := 0; i < n; i++ {
+			fn(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	next := make(chan int, workers)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				fn(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// Count is how many goroutines Parallel uses: twice the usable CPUs, at
+// least 2 (most jobs wait on the disk).
+func Count() int {
+	n := runtime.GOMAXPROCS(0) * 2
+	if n < 2 {
+		n = 2
+	}
+	return n
+}

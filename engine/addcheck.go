@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/internal/apperr"
 )
 
@@ -16,9 +17,9 @@ import (
 // it means), then from the repo; it is stored repo-relative when it lies in
 // the repo. Files are validated by the same rules as plan. Git and package
 // sources are checked when they are locked.
-func (e *Engine) CheckNewModule(req Request, mod *Module) ([]string, error) {
+func (e *Engine) CheckNewModule(req Request, mod *module.Module) ([]string, error) {
 	var warnings []string
-	if !supportedAnywhere(mod.Type) {
+	if !e.supportedAnywhere(mod.Type) {
 		warnings = append(warnings, fmt.Sprintf("no target deploys %s modules yet: %s is recorded but writes no files", mod.Type, mod.ID))
 	}
 	lp := mod.Source.LocalPath
@@ -47,7 +48,7 @@ func (e *Engine) CheckNewModule(req Request, mod *Module) ([]string, error) {
 		lp.Path = filepath.ToSlash(found)
 		warnings = append(warnings, fmt.Sprintf("%s is outside the repo %s: the repo now depends on this machine's path", found, repo))
 	}
-	if _, err := LoadModule(mod, found); err != nil {
+	if _, err := module.LoadModule(mod, found); err != nil {
 		return warnings, err
 	}
 	return warnings, e.trialCompile(req, *mod)
@@ -56,7 +57,7 @@ func (e *Engine) CheckNewModule(req Request, mod *Module) ([]string, error) {
 // trialCompile compiles every profile that would select mod with mod added,
 // so `add` refuses a module that collides with another (the same file
 // written with other bytes) instead of breaking the next plan.
-func (e *Engine) trialCompile(req Request, mod Module) error {
+func (e *Engine) trialCompile(req Request, mod module.Module) error {
 	m, repo, err := e.LoadManifest(req)
 	if err != nil {
 		return err
@@ -64,7 +65,7 @@ func (e *Engine) trialCompile(req Request, mod Module) error {
 	m.Modules = append(m.Modules, mod)
 	for name := range m.Profiles {
 		sel, err := m.SelectModules(name)
-		if err != nil || !slices.ContainsFunc(sel, func(x *Module) bool { return x.ID == mod.ID }) {
+		if err != nil || !slices.ContainsFunc(sel, func(x *module.Module) bool { return x.ID == mod.ID }) {
 			continue
 		}
 		if _, err := e.loadFrom(Request{Repo: req.Repo, Profile: name, Machine: req.Machine}, m, repo, nil); apperr.CodeOf(err) == apperr.DesiredStateConflict {
@@ -80,9 +81,9 @@ func exists(p string) bool {
 }
 
 // supportedAnywhere reports whether any registered target renders type t.
-func supportedAnywhere(t ModuleType) bool {
-	for _, name := range Targets() {
-		if tg, err := LookupTarget(name); err == nil && tg.Supports(t) {
+func (e *Engine) supportedAnywhere(t module.Type) bool {
+	for _, name := range e.Adapters.Names() {
+		if tg, err := e.Adapters.Lookup(name); err == nil && tg.Supports(t) {
 			return true
 		}
 	}

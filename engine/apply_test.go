@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/targets"
 )
 
 // TestWriteErrorRollsBack makes one write fail mid-apply (a parent path is a
@@ -15,7 +16,7 @@ import (
 func TestWriteErrorRollsBack(t *testing.T) {
 	env := testEnv(t)
 	repo := codexRepo(t)
-	e := engine.New(env)
+	e := engine.New(env, targets.NewSet())
 	agents := filepath.Join(env.Cwd, "AGENTS.md")
 	mustWrite(t, agents, "mine\n")
 	// .agents/skills is a file: the skill's writes must fail.
@@ -42,7 +43,7 @@ func TestWriteErrorRollsBack(t *testing.T) {
 func TestRollbackToRestoresExactBytes(t *testing.T) {
 	env := testEnv(t)
 	repo := codexRepo(t)
-	e := engine.New(env)
+	e := engine.New(env, targets.NewSet())
 	req := engine.Request{Repo: repo}
 	agents := filepath.Join(env.Cwd, "AGENTS.md")
 	_, d1, err := e.Deploy(req, true, engine.ApplyOptions{})
@@ -112,7 +113,7 @@ func TestStatCacheSeesEdits(t *testing.T) {
 // TestSnapshotIDShortcuts: "last" and unique prefixes name a snapshot.
 func TestSnapshotIDShortcuts(t *testing.T) {
 	env := testEnv(t)
-	e := engine.New(env)
+	e := engine.New(env, targets.NewSet())
 	_, d, err := e.Deploy(engine.Request{Repo: codexRepo(t)}, true, engine.ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/targets"
 )
 
 // benchRepo generates a repo of skills × files per skill, codex project scope.
@@ -39,7 +40,7 @@ func benchRepo(b testing.TB, skills, files int) string {
 func BenchmarkPlan10k(b *testing.B) {
 	env := testEnv(b)
 	repo := benchRepo(b, 1000, 10)
-	e := engine.New(env)
+	e := engine.New(env, targets.NewSet())
 	b.ResetTimer()
 	for b.Loop() {
 		_, p, err := e.Plan(engine.Request{Repo: repo})
@@ -90,7 +91,7 @@ func BenchmarkDeploy10k(b *testing.B) {
 	repo := benchRepo(b, 1000, 10)
 	for b.Loop() {
 		b.StopTimer()
-		e := engine.New(testEnv(b))
+		e := engine.New(testEnv(b), targets.NewSet())
 		b.StartTimer()
 		if _, _, err := e.Deploy(engine.Request{Repo: repo}, true, engine.ApplyOptions{}); err != nil {
 			b.Fatal(err)
@@ -103,7 +104,7 @@ func BenchmarkRollback10k(b *testing.B) {
 	repo := benchRepo(b, 1000, 10)
 	for b.Loop() {
 		b.StopTimer()
-		e := engine.New(testEnv(b))
+		e := engine.New(testEnv(b), targets.NewSet())
 		if _, _, err := e.Deploy(engine.Request{Repo: repo}, true, engine.ApplyOptions{}); err != nil {
 			b.Fatal(err)
 		}
@@ -118,7 +119,7 @@ func BenchmarkRollback10k(b *testing.B) {
 func BenchmarkStatus10k(b *testing.B) {
 	env := testEnv(b)
 	repo := benchRepo(b, 1000, 10)
-	e := engine.New(env)
+	e := engine.New(env, targets.NewSet())
 	if _, _, err := e.Deploy(engine.Request{Repo: repo}, true, engine.ApplyOptions{}); err != nil {
 		b.Fatal(err)
 	}

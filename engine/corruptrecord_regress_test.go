@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/targets"
 )
 
 // TestRollbackLastWithDamagedNewestRecord: when the newest snapshot record
@@ -14,7 +15,7 @@ import (
 func TestRollbackLastWithDamagedNewestRecord(t *testing.T) {
 	env := testEnv(t)
 	repo := codexRepo(t)
-	e := engine.New(env)
+	e := engine.New(env, targets.NewSet())
 	req := engine.Request{Repo: repo}
 	agents := filepath.Join(env.Cwd, "AGENTS.md")
 	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil {

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/targets"
 )
 
 // The crash sweep runs each transaction in a child process (this test
@@ -48,7 +49,7 @@ func TestCrashChild(t *testing.T) {
 	if err := json.Unmarshal([]byte(raw), &job); err != nil {
 		t.Fatal(err)
 	}
-	e := engine.New(job.Env)
+	e := engine.New(job.Env, targets.NewSet())
 	var writes atomic.Int64
 	if rs, ok := e.Sys.(*engine.RealSystem); ok {
 		rs.AfterWrite = func(string) {
@@ -226,7 +227,7 @@ var crashPhases = []string{"pack saved", "journal written", "files written", "re
 func (sc crashScenario) prepare(t *testing.T) (engine.Env, string) {
 	env := testEnv(t)
 	repo := codexRepo(t)
-	sc.setup(t, engine.New(env), env, repo)
+	sc.setup(t, engine.New(env, targets.NewSet()), env, repo)
 	return env, repo
 }
 

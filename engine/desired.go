@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentpack/agentpack/engine/target"
 	"github.com/agentpack/agentpack/internal/apperr"
 )
 
@@ -23,7 +24,7 @@ type TargetRoot struct {
 type TargetFile struct {
 	Target string
 	Root   string
-	DesiredFile
+	target.DesiredFile
 	SHA256 string
 }
 

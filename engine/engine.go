@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/agentpack/agentpack/engine/lockfile"
+	"github.com/agentpack/agentpack/engine/module"
+	"github.com/agentpack/agentpack/engine/target"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/workers"
 )
@@ -17,11 +19,13 @@ import (
 // Engine runs agentpack operations for one environment.
 type Engine struct {
 	Env Env
+	// Adapters are the targets this engine can render for.
+	Adapters *target.Set
 	// Sys is the real filesystem the engine reads; apply wraps it.
 	Sys System
 	// ResolveSource maps a non-local module source to a folder or file on
 	// disk (git checkouts, package cache). Nil: only local sources work.
-	ResolveSource func(st *State, mod *Module) (string, error)
+	ResolveSource func(st *State, mod *module.Module) (string, error)
 	// GitProgress receives go-git's progress text (nil: none).
 	GitProgress io.Writer
 	// Progress is told as each repo of a multi-repo fetch finishes.
@@ -51,9 +55,9 @@ func (e *Engine) checkpoint(phase string) {
 	}
 }
 
-// New returns an Engine over the real filesystem.
-func New(env Env) *Engine {
-	e := &Engine{Env: env, Sys: &RealSystem{Fsync: env.Fsync}}
+// New returns an Engine over the real filesystem with the given adapters.
+func New(env Env, adapters *target.Set) *Engine {
+	e := &Engine{Env: env, Adapters: adapters, Sys: &RealSystem{Fsync: env.Fsync}}
 	e.ResolveSource = e.resolveLocked
 	return e
 }
@@ -103,7 +107,7 @@ type State struct {
 	Manifest *Manifest
 	// Targets are the selected target names, sorted.
 	Targets  []string
-	Modules  []*LoadedModule
+	Modules  []*module.LoadedModule
 	Desired  *DesiredState
 	Warnings []string
 
@@ -121,7 +125,7 @@ func (st *State) Warn(format string, args ...any) {
 // LoadManifest reads the request's agentpack.yaml without loading modules.
 func (e *Engine) LoadManifest(req Request) (*Manifest, string, error) {
 	repo := e.Env.ResolveRepo(req.Repo)
-	m, err := LoadManifest(repo, Targets())
+	m, err := LoadManifest(repo, e.Adapters.Names())
 	return m, repo, err
 }
 
@@ -146,7 +150,7 @@ func (e *Engine) loadFrom(req Request, m *Manifest, repo string, warnings []stri
 	if st.Profile == "" {
 		st.Profile = "default"
 	}
-	if st.Targets, err = selectTargets(m, req.Target); err != nil {
+	if st.Targets, err = e.selectTargets(m, req.Target); err != nil {
 		return nil, err
 	}
 	mods, err := m.SelectModules(st.Profile)
@@ -155,7 +159,7 @@ func (e *Engine) loadFrom(req Request, m *Manifest, repo string, warnings []stri
 	}
 	// Modules load in parallel: most are a handful of small files, so a
 	// serial walk would leave the disk idle between them.
-	st.Modules = make([]*LoadedModule, len(mods))
+	st.Modules = make([]*module.LoadedModule, len(mods))
 	errs := make([]error, len(mods))
 	workers.Parallel(len(mods), func(i int) { st.Modules[i], errs[i] = e.loadModule(st, mods[i]) })
 	for _, err := range errs {
@@ -171,7 +175,7 @@ func (e *Engine) loadFrom(req Request, m *Manifest, repo string, warnings []stri
 	return st, nil
 }
 
-func (e *Engine) loadModule(st *State, mod *Module) (*LoadedModule, error) {
+func (e *Engine) loadModule(st *State, mod *module.Module) (*module.LoadedModule, error) {
 	var path string
 	switch {
 	case mod.Source.LocalPath != nil:
@@ -193,15 +197,15 @@ func (e *Engine) loadModule(st *State, mod *Module) (*LoadedModule, error) {
 		return nil, apperr.New(apperr.ModuleInvalid, "module %q: source %s is not supported by this build", mod.ID, mod.Source.String()).
 			WithHint("use a local_path source")
 	}
-	return LoadModule(mod, path)
+	return module.LoadModule(mod, path)
 }
 
-func selectTargets(m *Manifest, target string) ([]string, error) {
+func (e *Engine) selectTargets(m *Manifest, target string) ([]string, error) {
 	configured := m.TargetNames()
 	if target == "" || target == "all" {
 		return configured, nil
 	}
-	if _, err := LookupTarget(target); err != nil {
+	if _, err := e.Adapters.Lookup(target); err != nil {
 		return nil, err
 	}
 	if !slices.Contains(configured, target) {
@@ -236,10 +240,6 @@ func (e *Engine) warnProjectPlace(st *State) {
 	}
 }
 
-// ScopeDefaulter is implemented by adapters whose default scope is not
-// "both" (project-only targets).
-type ScopeDefaulter interface{ DefaultScope() Scope }
-
 // compile renders every selected target and merges the results.
 func (e *Engine) compile(st *State) (*DesiredState, error) {
 	d := &DesiredState{Targets: st.Targets, byPath: map[string]*TargetFile{}}
@@ -256,7 +256,7 @@ func (e *Engine) compile(st *State) (*DesiredState, error) {
 		}
 	}()
 	for _, name := range st.Targets {
-		t, err := LookupTarget(name)
+		t, err := e.Adapters.Lookup(name)
 		if err != nil {
 			return nil, err
 		}
@@ -266,12 +266,12 @@ func (e *Engine) compile(st *State) (*DesiredState, error) {
 		}
 		scope := cfg.Scope
 		if scope == "" {
-			scope = ScopeBoth
-			if sd, ok := t.(ScopeDefaulter); ok {
+			scope = target.ScopeBoth
+			if sd, ok := t.(target.ScopeDefaulter); ok {
 				scope = sd.DefaultScope()
 			}
 		}
-		var mods []*LoadedModule
+		var mods []*module.LoadedModule
 		for _, lm := range st.Modules {
 			if len(lm.Targets) > 0 && !slices.Contains(lm.Targets, name) {
 				continue
@@ -285,8 +285,8 @@ func (e *Engine) compile(st *State) (*DesiredState, error) {
 			mods = append(mods, lm)
 			rendered[lm.ID] = true
 		}
-		rc := &RenderContext{Target: name, Config: cfg, Scope: scope, Home: e.Env.Home, CodexHome: e.Env.CodexHome,
-			ProjectRoot: project, Machine: st.Req.Machine, FS: e.Sys, warnings: &st.Warnings}
+		rc := &target.RenderContext{Target: name, Config: cfg, Scope: scope, Home: e.Env.Home, CodexHome: e.Env.CodexHome,
+			ProjectRoot: project, Machine: st.Req.Machine, FS: e.Sys, OnWarn: func(w string) { st.Warn("%s", w) }}
 		out, err := t.Render(rc, mods)
 		if err != nil {
 			return nil, err

@@ -9,8 +9,6 @@ import (
 	"github.com/agentpack/agentpack/targets"
 )
 
-func init() { targets.Register() }
-
 // testEnv returns an Env whose home, state and project live in temp dirs.
 func testEnv(t testing.TB) engine.Env {
 	t.Helper()
@@ -90,7 +88,7 @@ func deployedCodexRepo(t testing.TB) (engine.Env, *engine.Engine, engine.Request
 	t.Helper()
 	env := testEnv(t)
 	repo := codexRepo(t)
-	e := engine.New(env)
+	e := engine.New(env, targets.NewSet())
 	req := engine.Request{Repo: repo}
 	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil {
 		t.Fatal(err)

@@ -3,14 +3,15 @@ package engine
 import (
 	"path/filepath"
 
+	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 // ExplainModule names a module and where it came from.
 type ExplainModule struct {
-	ID     string     `json:"id"`
-	Type   ModuleType `json:"type"`
-	Source string     `json:"source"`
+	ID     string      `json:"id"`
+	Type   module.Type `json:"type"`
+	Source string      `json:"source"`
 }
 
 // ExplainItem is one path with the modules that produced it.
@@ -46,7 +47,7 @@ func (e *Engine) Explain(req Request, kind string) (*State, *ExplainData, error)
 		return st, nil, err
 	}
 	out := &ExplainData{Kind: kind, Profile: st.Profile, Targets: st.Targets, Items: []ExplainItem{}}
-	byID := map[string]*LoadedModule{}
+	byID := map[string]*module.LoadedModule{}
 	for _, m := range st.Modules {
 		byID[m.ID] = m
 	}

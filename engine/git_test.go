@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/targets"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
@@ -70,7 +71,7 @@ modules:
     tags: [base]
     source: {git: {url: "file://` + filepath.ToSlash(up.dir) + `", ref: v1, subdir: skills/review}}
 `})
-	e := engine.New(env)
+	e := engine.New(env, targets.NewSet())
 	req := engine.Request{Repo: repo}
 	dest := filepath.Join(env.Cwd, ".agents/skills/review/SKILL.md")
 
@@ -177,7 +178,7 @@ modules:
     source: {git: {url: "file://` + filepath.ToSlash(up.dir) + `", ref: REF, subdir: skills/review}}
 `
 	repo := writeRepo(t, map[string]string{"agentpack.yaml": strings.Replace(manifest, "REF", "master", 1)})
-	e := engine.New(env)
+	e := engine.New(env, targets.NewSet())
 	req := engine.Request{Repo: repo}
 	if _, _, err := e.Lock(req); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/targets"
 )
 
 // TestConcurrentAddRemoveKeepEveryEdit: add and remove read agentpack.yaml,
@@ -30,7 +31,7 @@ func TestConcurrentAddRemoveKeepEveryEdit(t *testing.T) {
 		var wg sync.WaitGroup
 		errs := make([]error, n)
 		for i, id := range ids {
-			wg.Go(func() { errs[i] = op(engine.New(env), id) }) // one engine per "process"
+			wg.Go(func() { errs[i] = op(engine.New(env, targets.NewSet()), id) }) // one engine per "process"
 		}
 		wg.Wait()
 		for i, err := range errs {
@@ -43,7 +44,7 @@ func TestConcurrentAddRemoveKeepEveryEdit(t *testing.T) {
 		_, err := e.AddModule(req, localModule(id, "base"))
 		return err
 	})
-	m, err := engine.LoadManifest(filepath.Dir(path), engine.Targets())
+	m, err := engine.LoadManifest(filepath.Dir(path), targets.NewSet().Names())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func TestEditsTakeTheStateLock(t *testing.T) {
 	}
 	for name, edit := range edits {
 		t.Run(name+" dry run", func(t *testing.T) {
-			e := engine.New(env)
+			e := engine.New(env, targets.NewSet())
 			e.Sys = engine.NewDryRunSystem(e.Sys)
 			if err := edit(e); err != nil {
 				t.Fatal(err)
@@ -107,7 +108,7 @@ func TestEditsTakeTheStateLock(t *testing.T) {
 	}
 	holding, release, done := make(chan struct{}), make(chan struct{}), make(chan error)
 	go func() {
-		done <- engine.New(env).WithLock("deploy --apply", func([]string) error {
+		done <- engine.New(env, targets.NewSet()).WithLock("deploy --apply", func([]string) error {
 			close(holding)
 			<-release
 			return nil
@@ -116,7 +117,7 @@ func TestEditsTakeTheStateLock(t *testing.T) {
 	<-holding
 	for name, edit := range edits {
 		t.Run(name, func(t *testing.T) {
-			if err := edit(engine.New(env)); apperr.CodeOf(err) != apperr.Locked {
+			if err := edit(engine.New(env, targets.NewSet())); apperr.CodeOf(err) != apperr.Locked {
 				t.Fatalf("%s while the lock is held = %v, want %s", name, err, apperr.Locked)
 			}
 		})
@@ -158,7 +159,7 @@ func TestRepeatedTopLevelKeyRefused(t *testing.T) {
 					t.Fatalf("%s = %v, want %s naming %q at lines %d and %d", op, err, apperr.ConfigInvalid, key, first, second)
 				}
 			}
-			_, err := engine.ParseManifest([]byte(yaml), engine.Targets())
+			_, err := engine.ParseManifest([]byte(yaml), targets.NewSet().Names())
 			check("ParseManifest", err)
 			_, _, err = e.Plan(req)
 			check("plan", err)
@@ -208,7 +209,7 @@ func TestEnvRefusesMissingOrRelativeHomes(t *testing.T) {
 				!strings.Contains(ae.Message, tc.variable) || !strings.Contains(ae.Hint, "set "+tc.variable+" to an absolute path") {
 				t.Fatalf("Check() = %v (hint %q, details %v), want %s naming %s", err, ae.Hint, ae.Details, apperr.ConfigInvalid, tc.variable)
 			}
-			e := engine.New(env)
+			e := engine.New(env, targets.NewSet())
 			if _, err := e.InitRepo(env.ResolveRepo("")); apperr.CodeOf(err) != apperr.ConfigInvalid {
 				t.Errorf("init = %v, want %s", err, apperr.ConfigInvalid)
 			}

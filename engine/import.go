@@ -3,6 +3,8 @@ package engine
 import (
 	"path/filepath"
 	"strings"
+
+	"github.com/agentpack/agentpack/engine/module"
 )
 
 // ImportTag is the tag, and ImportProfile the profile, that `import --apply`
@@ -27,9 +29,9 @@ const (
 // ImportItem is one entry of the import plan: a module to create from one
 // or more identical assets on disk, or an asset that is skipped.
 type ImportItem struct {
-	Op         string     `json:"op"`
-	ModuleID   string     `json:"module_id"`
-	ModuleType ModuleType `json:"module_type"`
+	Op         string      `json:"op"`
+	ModuleID   string      `json:"module_id"`
+	ModuleType module.Type `json:"module_type"`
 	// Scope is user, project or both (identical assets found at both).
 	Scope   string   `json:"scope"`
 	Targets []string `json:"targets"`
@@ -147,7 +149,7 @@ func (e *Engine) Import(req Request, opt ImportOptions) (*ImportData, []string, 
 // importSpot is one place a target reads assets of one type from.
 type importSpot struct {
 	target, scope string
-	typ           ModuleType
+	typ           module.Type
 	dir           string
 	// file is the one file to read; "" lists dir: files ending in suffix,
 	// or skill folders when suffix is "" too.
@@ -166,27 +168,27 @@ func (e *Engine) importSpots(m *Manifest) []importSpot {
 	claudeHome := e.homePath(m.Targets["claude_code"].OptionString("claude_home", "~/.claude"))
 	j := filepath.Join
 	return []importSpot{
-		{"codex", "user", TypeInstructions, codexHome, "AGENTS.md", ""},
-		{"codex", "project", TypeInstructions, proj, "AGENTS.md", ""},
-		{"codex", "user", TypeSkill, j(codexHome, "skills"), "", ""},
-		{"codex", "project", TypeSkill, j(proj, ".agents", "skills"), "", ""},
-		{"codex", "user", TypePrompt, j(codexHome, "prompts"), "", ".md"},
-		{"claude_code", "user", TypeInstructions, claudeHome, "CLAUDE.md", ""},
-		{"claude_code", "project", TypeInstructions, proj, "CLAUDE.md", ""},
-		{"claude_code", "user", TypeSkill, j(claudeHome, "skills"), "", ""},
-		{"claude_code", "project", TypeSkill, j(proj, ".claude", "skills"), "", ""},
-		{"claude_code", "user", TypeCommand, j(claudeHome, "commands"), "", ".md"},
-		{"claude_code", "project", TypeCommand, j(proj, ".claude", "commands"), "", ".md"},
-		{"claude_code", "user", TypeAgent, j(claudeHome, "agents"), "", ".md"},
-		{"claude_code", "project", TypeAgent, j(proj, ".claude", "agents"), "", ".md"},
-		{"cursor", "project", TypeInstructions, j(proj, ".cursor", "rules"), "", ".mdc"},
-		{"cursor", "project", TypeSkill, j(proj, ".cursor", "skills"), "", ""},
-		{"cursor", "project", TypeCommand, j(proj, ".cursor", "commands"), "", ".md"},
-		{"cursor", "project", TypeAgent, j(proj, ".cursor", "agents"), "", ".md"},
-		{"vscode", "project", TypeInstructions, j(proj, ".github"), "copilot-instructions.md", ""},
-		{"vscode", "project", TypeSkill, j(proj, ".github", "skills"), "", ""},
-		{"vscode", "project", TypePrompt, j(proj, ".github", "prompts"), "", ".prompt.md"},
-		{"vscode", "project", TypeAgent, j(proj, ".github", "agents"), "", ".agent.md"},
+		{"codex", "user", module.TypeInstructions, codexHome, "AGENTS.md", ""},
+		{"codex", "project", module.TypeInstructions, proj, "AGENTS.md", ""},
+		{"codex", "user", module.TypeSkill, j(codexHome, "skills"), "", ""},
+		{"codex", "project", module.TypeSkill, j(proj, ".agents", "skills"), "", ""},
+		{"codex", "user", module.TypePrompt, j(codexHome, "prompts"), "", ".md"},
+		{"claude_code", "user", module.TypeInstructions, claudeHome, "CLAUDE.md", ""},
+		{"claude_code", "project", module.TypeInstructions, proj, "CLAUDE.md", ""},
+		{"claude_code", "user", module.TypeSkill, j(claudeHome, "skills"), "", ""},
+		{"claude_code", "project", module.TypeSkill, j(proj, ".claude", "skills"), "", ""},
+		{"claude_code", "user", module.TypeCommand, j(claudeHome, "commands"), "", ".md"},
+		{"claude_code", "project", module.TypeCommand, j(proj, ".claude", "commands"), "", ".md"},
+		{"claude_code", "user", module.TypeAgent, j(claudeHome, "agents"), "", ".md"},
+		{"claude_code", "project", module.TypeAgent, j(proj, ".claude", "agents"), "", ".md"},
+		{"cursor", "project", module.TypeInstructions, j(proj, ".cursor", "rules"), "", ".mdc"},
+		{"cursor", "project", module.TypeSkill, j(proj, ".cursor", "skills"), "", ""},
+		{"cursor", "project", module.TypeCommand, j(proj, ".cursor", "commands"), "", ".md"},
+		{"cursor", "project", module.TypeAgent, j(proj, ".cursor", "agents"), "", ".md"},
+		{"vscode", "project", module.TypeInstructions, j(proj, ".github"), "copilot-instructions.md", ""},
+		{"vscode", "project", module.TypeSkill, j(proj, ".github", "skills"), "", ""},
+		{"vscode", "project", module.TypePrompt, j(proj, ".github", "prompts"), "", ".prompt.md"},
+		{"vscode", "project", module.TypeAgent, j(proj, ".github", "agents"), "", ".agent.md"},
 	}
 }
 

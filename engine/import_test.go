@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/targets"
 )
 
 const importManifest = `# desired state
@@ -103,7 +104,7 @@ func TestImportDryRunThenApply(t *testing.T) {
 	env := testEnv(t)
 	imported := importFixture(t, env)
 	repo := writeRepo(t, map[string]string{"agentpack.yaml": importManifest})
-	e := engine.New(env)
+	e := engine.New(env, targets.NewSet())
 	req := engine.Request{Repo: repo}
 
 	before := digest(t, repo, env.Home, env.Cwd)
@@ -212,7 +213,7 @@ func TestImportConflictWritesNothing(t *testing.T) {
 		"modules/skills/review/mine.md": "my own module\n",
 		"modules/prompts/ask.md":        "mine\n",
 	})
-	e := engine.New(env)
+	e := engine.New(env, targets.NewSet())
 	before := digest(t, repo)
 	d, _, err := e.Import(engine.Request{Repo: repo}, engine.ImportOptions{})
 	if err != nil {
@@ -239,7 +240,7 @@ func TestImportDuplicateIDsSameTarget(t *testing.T) {
 	mustWrite(t, filepath.Join(env.Home, ".claude/agents/same.md"), "---\nname: same\ndescription: d\n---\n")
 	mustWrite(t, filepath.Join(env.Cwd, ".claude/agents/same.md"), "---\nname: same\ndescription: d\n---\n")
 	repo := writeRepo(t, map[string]string{"agentpack.yaml": importManifest})
-	d, _, err := engine.New(env).Import(engine.Request{Repo: repo, Target: "claude_code"}, engine.ImportOptions{})
+	d, _, err := engine.New(env, targets.NewSet()).Import(engine.Request{Repo: repo, Target: "claude_code"}, engine.ImportOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

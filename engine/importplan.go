@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/frontmatter"
 )
@@ -23,7 +24,7 @@ type importFound struct {
 	name string
 	// fileName is the base name of a single-file asset.
 	fileName string
-	files    []ModuleFile
+	files    []module.File
 	hash     string
 	skip     string // ImportSkipManaged or ImportSkipInvalid
 }
@@ -43,9 +44,9 @@ type importPlanner struct {
 
 // importCreate is what --apply writes for one create item.
 type importCreate struct {
-	mod   Module
+	mod   module.Module
 	dest  string // absolute module file or folder
-	files []ModuleFile
+	files []module.File
 	// single is true when dest is the module's one file.
 	single bool
 }
@@ -149,18 +150,18 @@ func (ip *importPlanner) find(sp importSpot) []*importFound {
 // load reads and validates one asset.
 func (ip *importPlanner) load(sp importSpot, p, base string) *importFound {
 	f := &importFound{spot: sp, path: p, fileName: base, name: importName(sp, base)}
-	if ip.isManaged(p, sp.typ == TypeSkill) {
+	if ip.isManaged(p, sp.typ == module.TypeSkill) {
 		f.skip = ImportSkipManaged
 		return f
 	}
-	id := string(sp.typ) + ":" + SafeName(f.name)
+	id := string(sp.typ) + ":" + module.SafeName(f.name)
 	invalid := func(err error) *importFound {
 		ip.warn("import: skipping %s: %s", p, apperr.As(err).Message)
 		f.skip = ImportSkipInvalid
 		return f
 	}
 	switch sp.typ {
-	case TypeInstructions:
+	case module.TypeInstructions:
 		data, err := ip.e.Sys.ReadFile(p)
 		if err != nil {
 			return invalid(err)
@@ -168,10 +169,10 @@ func (ip *importPlanner) load(sp importSpot, p, base string) *importFound {
 		if _, _, err := frontmatter.Parse(data); err != nil {
 			return invalid(fmt.Errorf("%v", err))
 		}
-		f.files = []ModuleFile{{Path: "AGENTS.md", Data: data, Mode: 0o644}}
+		f.files = []module.File{{Path: "AGENTS.md", Data: data, Mode: 0o644}}
 	default:
 		src := p
-		if fi, err := ip.e.Sys.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 && sp.typ == TypeSkill {
+		if fi, err := ip.e.Sys.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 && sp.typ == module.TypeSkill {
 			real, err := filepath.EvalSymlinks(p)
 			if err != nil {
 				return invalid(err)
@@ -179,18 +180,18 @@ func (ip *importPlanner) load(sp importSpot, p, base string) *importFound {
 			ip.warn("import: followed the symlinked skill folder %s -> %s; deploy never writes through a linked folder, so replace the link with a real folder (or remove it) before deploying", p, real)
 			src = real
 		}
-		lm, err := LoadModule(&Module{ID: id, Type: sp.typ}, src)
+		lm, err := module.LoadModule(&module.Module{ID: id, Type: sp.typ}, src)
 		if err != nil {
 			return invalid(err)
 		}
 		f.files = lm.Files
-		if sp.typ != TypeSkill {
+		if sp.typ != module.TypeSkill {
 			f.files[0].Path = base
 		}
 	}
 	h := sha256.New()
 	for _, mf := range f.files {
-		if sp.typ == TypeSkill {
+		if sp.typ == module.TypeSkill {
 			fmt.Fprintf(h, "%s\x00%o\x00", mf.Path, mf.Mode)
 		}
 		h.Write(mf.Data)
@@ -205,14 +206,14 @@ func (ip *importPlanner) load(sp importSpot, p, base string) *importFound {
 // or "project" for the instruction files.
 func importName(sp importSpot, base string) string {
 	switch {
-	case sp.typ == TypeSkill:
+	case sp.typ == module.TypeSkill:
 		return base
 	case sp.file != "":
 		return sp.scope
 	}
 	name := base[:len(base)-len(sp.suffix)]
 	if sp.suffix == ".md" {
-		if n, ok := strings.CutSuffix(name, ".prompt"); ok && n != "" && sp.typ == TypePrompt {
+		if n, ok := strings.CutSuffix(name, ".prompt"); ok && n != "" && sp.typ == module.TypePrompt {
 			name = n
 		}
 	}
@@ -220,7 +221,7 @@ func importName(sp importSpot, base string) string {
 }
 
 func baseImportID(f *importFound) string {
-	return string(f.spot.typ) + ":" + SafeName(f.name)
+	return string(f.spot.typ) + ":" + module.SafeName(f.name)
 }
 
 // isManaged reports whether an agentpack target manifest in a folder above p
@@ -372,7 +373,7 @@ func keys(set map[string]bool) []string {
 // write).
 func (ip *importPlanner) addItem(op, id string, c []*importFound, reason string, suffixed bool) {
 	f := c[0]
-	mod := Module{ID: id, Type: f.spot.typ, Tags: []string{ImportTag}, Targets: foundTargets(c)}
+	mod := module.Module{ID: id, Type: f.spot.typ, Tags: []string{ImportTag}, Targets: foundTargets(c)}
 	rel, single, files := importDest(mod, c, suffixed)
 	dest := filepath.Join(ip.m.Dir, filepath.FromSlash(rel))
 	it := ImportItem{Op: op, ModuleID: id, ModuleType: f.spot.typ, Targets: mod.Targets, Tags: mod.Tags,
@@ -397,7 +398,7 @@ func (ip *importPlanner) addItem(op, id string, c []*importFound, reason string,
 	}
 	ip.items = append(ip.items, it)
 	if op == ImportCreate {
-		mod.Source.LocalPath = &LocalPathSource{Path: rel}
+		mod.Source.LocalPath = &module.LocalPathSource{Path: rel}
 		ip.creates = append(ip.creates, importCreate{mod: mod, dest: dest, files: files, single: single})
 	}
 }
@@ -407,24 +408,24 @@ func (ip *importPlanner) addItem(op, id string, c []*importFound, reason string,
 // modules/agents/<name>.md, and modules/prompts|commands/<file> (in a
 // <name>/ folder when the id was suffixed, so the file keeps the name the
 // targets deploy it under).
-func importDest(mod Module, c []*importFound, suffixed bool) (string, bool, []ModuleFile) {
+func importDest(mod module.Module, c []*importFound, suffixed bool) (string, bool, []module.File) {
 	f := c[0]
 	name := mod.Name()
 	files := f.files
 	switch mod.Type {
-	case TypeSkill:
+	case module.TypeSkill:
 		return "modules/skills/" + name, false, files
-	case TypeInstructions:
+	case module.TypeInstructions:
 		return "modules/instructions/" + name, false, files
-	case TypeAgent:
+	case module.TypeAgent:
 		file := name + ".md"
 		return "modules/agents/" + file, true, renamed(files, file)
 	}
 	file := f.fileName
-	if mod.Type == TypePrompt {
+	if mod.Type == module.TypePrompt {
 		// Codex deploys a prompt under its file name, VS Code under
 		// <name>.prompt.md, which <name>.md also gives.
-		file = SafeName(f.name) + ".md"
+		file = module.SafeName(f.name) + ".md"
 		for _, x := range c {
 			if x.spot.target == "codex" {
 				file = x.fileName
@@ -438,13 +439,13 @@ func importDest(mod Module, c []*importFound, suffixed bool) (string, bool, []Mo
 	return dir + file, true, renamed(files, file)
 }
 
-func renamed(files []ModuleFile, name string) []ModuleFile {
+func renamed(files []module.File, name string) []module.File {
 	if len(files) != 1 {
 		return files
 	}
 	f := files[0]
 	f.Path = name
-	return []ModuleFile{f}
+	return []module.File{f}
 }
 
 // destConflicts marks creates whose destination exists in the repo, or is
@@ -519,7 +520,7 @@ var cursorUnsafe = regexp.MustCompile(`[^A-Za-z0-9_-]`)
 func (ip *importPlanner) explain() {
 	byTarget := map[string][]string{}
 	for _, c := range ip.creates {
-		if c.mod.Type != TypeInstructions {
+		if c.mod.Type != module.TypeInstructions {
 			continue
 		}
 		for _, t := range c.mod.Targets {

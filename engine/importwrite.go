@@ -37,7 +37,7 @@ func (ip *importPlanner) write() (err error) {
 			written = append(written, p)
 		}
 	}
-	md, err := openManifestDoc(ip.m.Path)
+	md, err := openManifestDoc(ip.m.Path, ip.e.Adapters.Names())
 	if err != nil {
 		return err
 	}

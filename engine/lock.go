@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine/gitsource"
 	"github.com/agentpack/agentpack/engine/lockfile"
+	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/internal/apperr"
 )
 
@@ -222,7 +223,7 @@ func (e *Engine) lockModules(m *Manifest, repo string, prev *lockfile.Lockfile) 
 
 // keptPin returns the commit prev pins for a git module whose url, subdir
 // and ref are unchanged ("" when it must be resolved again).
-func keptPin(prev *lockfile.Lockfile, id string, g *GitSource, sub string) string {
+func keptPin(prev *lockfile.Lockfile, id string, g *module.GitSource, sub string) string {
 	if prev == nil {
 		return ""
 	}
@@ -280,7 +281,7 @@ func (e *Engine) fetchLocked(lf *lockfile.Lockfile) (int, error) {
 // resolveLocked maps a git module to its verified cached checkout, fetching
 // the pinned commit when the cache lacks it. Plan and deploy use exactly the
 // locked bytes, offline once fetched.
-func (e *Engine) resolveLocked(st *State, mod *Module) (string, error) {
+func (e *Engine) resolveLocked(st *State, mod *module.Module) (string, error) {
 	if mod.Source.Git == nil {
 		return "", apperr.New(apperr.ModuleInvalid, "module %q: package sources are not supported by this build yet", mod.ID).
 			WithHint("use a local_path or git source")
@@ -321,7 +322,7 @@ func (e *Engine) resolveLocked(st *State, mod *Module) (string, error) {
 
 // lockMatches reports whether a lockfile entry still describes mod's source
 // (url, subdir and, when recorded, ref).
-func lockMatches(mod *Module, lm *lockfile.Module) bool {
+func lockMatches(mod *module.Module, lm *lockfile.Module) bool {
 	g, pg := mod.Source.Git, lm.ResolvedSource.Git
 	if g == nil || pg == nil {
 		return g == nil && pg == nil

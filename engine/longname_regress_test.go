@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/targets"
 )
 
 // TestDeployLongFileName: a file name of 240 bytes (NAME_MAX is 255)
@@ -20,7 +21,7 @@ func TestDeployLongFileName(t *testing.T) {
 		"modules/s/SKILL.md":     "---\nname: s\ndescription: d\n---\nbody\n",
 		"modules/s/" + long:      "long\n",
 	})
-	e := engine.New(env)
+	e := engine.New(env, targets.NewSet())
 	if _, _, err := e.Deploy(engine.Request{Repo: repo}, true, engine.ApplyOptions{}); err != nil {
 		t.Fatalf("deploying a skill file with a %d-byte name: %v", len(long), err)
 	}

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentpack/agentpack/engine/module"
+	"github.com/agentpack/agentpack/engine/target"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/yamlerr"
 	"go.yaml.in/yaml/v3"
@@ -22,11 +24,11 @@ const ManifestFile = "agentpack.yaml"
 
 // Manifest is a parsed agentpack.yaml (version 1).
 type Manifest struct {
-	Version  int                     `yaml:"version" json:"version"`
-	Profiles map[string]Profile      `yaml:"profiles" json:"profiles"`
-	Targets  map[string]TargetConfig `yaml:"targets" json:"targets"`
-	Modules  []Module                `yaml:"modules" json:"modules"`
-	Sources  []ArtifactSource        `yaml:"sources,omitempty" json:"sources,omitempty"`
+	Version  int                      `yaml:"version" json:"version"`
+	Profiles map[string]Profile       `yaml:"profiles" json:"profiles"`
+	Targets  map[string]target.Config `yaml:"targets" json:"targets"`
+	Modules  []module.Module          `yaml:"modules" json:"modules"`
+	Sources  []ArtifactSource         `yaml:"sources,omitempty" json:"sources,omitempty"`
 
 	// Path is the absolute path of the file; Dir its repo folder.
 	Path string `yaml:"-" json:"-"`
@@ -43,29 +45,6 @@ type Profile struct {
 	IncludeModules []string `yaml:"include_modules,omitempty" json:"include_modules"`
 	ExcludeModules []string `yaml:"exclude_modules,omitempty" json:"exclude_modules"`
 }
-
-// TargetConfig is one entry of the manifest's targets map.
-type TargetConfig struct {
-	Mode    string         `yaml:"mode,omitempty" json:"mode"`
-	Scope   Scope          `yaml:"scope,omitempty" json:"scope"`
-	Options map[string]any `yaml:"options,omitempty" json:"options"`
-}
-
-// Scope says which roots a target writes.
-type Scope string
-
-// Scopes.
-const (
-	ScopeUser    Scope = "user"
-	ScopeProject Scope = "project"
-	ScopeBoth    Scope = "both"
-)
-
-// User reports whether the scope includes user-level roots.
-func (s Scope) User() bool { return s == ScopeUser || s == ScopeBoth }
-
-// Project reports whether the scope includes project-level roots.
-func (s Scope) Project() bool { return s == ScopeProject || s == ScopeBoth }
 
 // ArtifactSource is a registered git repo scanned for artifacts (SPEC §10).
 type ArtifactSource struct {
@@ -286,7 +265,7 @@ func (m *Manifest) validate(root *yaml.Node, knownTargets []string) error {
 				WithHint("supported targets: %s", strings.Join(knownTargets, ", ")).With("target", name)
 		}
 		switch tc.Scope {
-		case "", ScopeUser, ScopeProject, ScopeBoth:
+		case "", target.ScopeUser, target.ScopeProject, target.ScopeBoth:
 		default:
 			return configErr(0, "targets.%s.scope %q must be user, project or both", name, tc.Scope)
 		}
@@ -307,9 +286,9 @@ func (m *Manifest) validate(root *yaml.Node, knownTargets []string) error {
 		seen[mod.ID] = true
 		if !mod.Type.Valid() {
 			return configErr(line, "module %q has unknown type %q", mod.ID, mod.Type).
-				WithHint("types: %s", strings.Join(moduleTypeNames(), ", "))
+				WithHint("types: %s", strings.Join(module.TypeNames(), ", "))
 		}
-		if n := mod.Source.count(); n != 1 {
+		if n := mod.Source.Count(); n != 1 {
 			return configErr(line, "module %q must have exactly one source (local_path, git or package), has %d", mod.ID, n).
 				WithHint("set exactly one of source.local_path, source.git, source.package")
 		}
@@ -337,7 +316,7 @@ func (m *Manifest) validate(root *yaml.Node, knownTargets []string) error {
 }
 
 // SelectModules returns the enabled modules the profile selects, in id order.
-func (m *Manifest) SelectModules(profile string) ([]*Module, error) {
+func (m *Manifest) SelectModules(profile string) ([]*module.Module, error) {
 	p, ok := m.Profiles[profile]
 	if !ok {
 		names := make([]string, 0, len(m.Profiles))
@@ -348,7 +327,7 @@ func (m *Manifest) SelectModules(profile string) ([]*Module, error) {
 		return nil, apperr.New(apperr.InvalidArgument, "unknown profile %q", profile).
 			WithHint("profiles in agentpack.yaml: %s", strings.Join(names, ", ")).With("profile", profile)
 	}
-	var out []*Module
+	var out []*module.Module
 	for i := range m.Modules {
 		mod := &m.Modules[i]
 		if !mod.IsEnabled() || slices.Contains(p.ExcludeModules, mod.ID) {

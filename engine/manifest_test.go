@@ -6,10 +6,11 @@ import (
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/targets"
 )
 
 func TestParseManifestErrors(t *testing.T) {
-	known := engine.Targets()
+	known := targets.NewSet().Names()
 	tests := []struct {
 		name, yaml string
 		code       apperr.Code
@@ -41,7 +42,7 @@ func TestParseManifestErrors(t *testing.T) {
 }
 
 func TestUnknownTopLevelKeyWarns(t *testing.T) {
-	m, err := engine.ParseManifest([]byte("version: 1\nprofiles: {default: {}}\nfuture_key: 3\n"), engine.Targets())
+	m, err := engine.ParseManifest([]byte("version: 1\nprofiles: {default: {}}\nfuture_key: 3\n"), targets.NewSet().Names())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func FuzzParseManifest(f *testing.F) {
 	f.Add([]byte("---\n- a\n- b\n"))
 	f.Add([]byte("version: 1\nprofiles:\n  default: ~\nmodules: ~\n"))
 	f.Add([]byte("version: 1\nprofiles: {default: {}}\nmodules:\n  - &a {id: x}\n  - *a\n"))
-	known := engine.Targets()
+	known := targets.NewSet().Names()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := engine.ParseManifest(data, known)
 		if err == nil && m == nil {

@@ -15,17 +15,20 @@ import (
 // made to the text at the lines the nodes point to, so everything else —
 // comments, blank lines, quoting, flow style — stays byte for byte.
 type manifestDoc struct {
-	path  string
+	path string
+	// known are the target names the engine has adapters for: an edit is
+	// re-validated against them.
+	known []string
 	doc   yaml.Node
 	lines []string // the file split after each '\n'
 }
 
-func openManifestDoc(path string) (*manifestDoc, error) {
+func openManifestDoc(path string, known []string) (*manifestDoc, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, apperr.Wrap(err, apperr.ConfigMissing, "cannot read %s", path).WithHint("run `agentpack init` first")
 	}
-	md := &manifestDoc{path: path, lines: strings.SplitAfter(string(data), "\n")}
+	md := &manifestDoc{path: path, known: known, lines: strings.SplitAfter(string(data), "\n")}
 	if md.lines[len(md.lines)-1] == "" {
 		md.lines = md.lines[:len(md.lines)-1]
 	}
@@ -81,7 +84,7 @@ func (md *manifestDoc) save(sys System) error {
 
 // saveBytes re-validates data and writes it atomically.
 func (md *manifestDoc) saveBytes(sys System, data []byte) error {
-	if _, err := ParseManifest(data, Targets()); err != nil {
+	if _, err := ParseManifest(data, md.known); err != nil {
 		return err
 	}
 	return sys.WriteFile(md.path, data, 0o644)

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/module"
+	"github.com/agentpack/agentpack/targets"
 )
 
 func editRepo(t *testing.T, yaml string) (*engine.Engine, engine.Request, string) {
@@ -19,7 +21,7 @@ func editRepo(t *testing.T, yaml string) (*engine.Engine, engine.Request, string
 		"modules/base/AGENTS.md": "# base\n",
 		"modules/s/SKILL.md":     "---\nname: s\ndescription: d\n---\nbody\n",
 	})
-	return engine.New(env), engine.Request{Repo: repo}, filepath.Join(repo, "agentpack.yaml")
+	return engine.New(env, targets.NewSet()), engine.Request{Repo: repo}, filepath.Join(repo, "agentpack.yaml")
 }
 
 // TestRemoveModuleKeepsSameNamedTag: `remove review` deletes module
@@ -46,7 +48,7 @@ modules:
 	if _, err := e.RemoveModule(req, "review"); err != nil {
 		t.Fatal(err)
 	}
-	m, err := engine.LoadManifest(filepath.Dir(path), engine.Targets())
+	m, err := engine.LoadManifest(filepath.Dir(path), targets.NewSet().Names())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +86,7 @@ modules:
 	if _, err := e.RemoveModule(req, "skill:b"); err != nil {
 		t.Fatal(err)
 	}
-	m, err := engine.LoadManifest(filepath.Dir(path), engine.Targets())
+	m, err := engine.LoadManifest(filepath.Dir(path), targets.NewSet().Names())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +120,7 @@ modules:
 	if _, err := e.RemoveModule(req, "instructions:base"); err != nil {
 		t.Fatalf("remove the only module: %v", err)
 	}
-	m, err := engine.LoadManifest(filepath.Dir(path), engine.Targets())
+	m, err := engine.LoadManifest(filepath.Dir(path), targets.NewSet().Names())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,12 +146,12 @@ modules:
 ...
 `
 	e, req, path := editRepo(t, yaml)
-	_, err := e.AddModule(req, engine.Module{ID: "skill:s", Type: engine.TypeSkill, Tags: []string{"base"},
-		Source: engine.Source{LocalPath: &engine.LocalPathSource{Path: "modules/s"}}})
+	_, err := e.AddModule(req, module.Module{ID: "skill:s", Type: module.TypeSkill, Tags: []string{"base"},
+		Source: module.Source{LocalPath: &module.LocalPathSource{Path: "modules/s"}}})
 	if err != nil {
 		return // refusing is fine; silently losing the module is not
 	}
-	m, err := engine.LoadManifest(filepath.Dir(path), engine.Targets())
+	m, err := engine.LoadManifest(filepath.Dir(path), targets.NewSet().Names())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,8 +166,8 @@ modules:
 func TestAddModuleKeepsCRLF(t *testing.T) {
 	yaml := "version: 1\r\nprofiles:\r\n  default: {include_tags: [base]}\r\ntargets:\r\n  codex: {scope: project}\r\nmodules:\r\n  - id: instructions:base\r\n    type: instructions\r\n    tags: [base]\r\n    source: {local_path: {path: modules/base}}\r\n"
 	e, req, path := editRepo(t, yaml)
-	if _, err := e.AddModule(req, engine.Module{ID: "skill:s", Type: engine.TypeSkill, Tags: []string{"base"},
-		Source: engine.Source{LocalPath: &engine.LocalPathSource{Path: "modules/s"}}}); err != nil {
+	if _, err := e.AddModule(req, module.Module{ID: "skill:s", Type: module.TypeSkill, Tags: []string{"base"},
+		Source: module.Source{LocalPath: &module.LocalPathSource{Path: "modules/s"}}}); err != nil {
 		t.Fatal(err)
 	}
 	got := mustRead(t, path)
@@ -176,9 +178,9 @@ func TestAddModuleKeepsCRLF(t *testing.T) {
 	}
 }
 
-func localModule(id string, tags ...string) engine.Module {
-	return engine.Module{ID: id, Type: engine.TypeSkill, Tags: tags,
-		Source: engine.Source{LocalPath: &engine.LocalPathSource{Path: "modules/s"}}}
+func localModule(id string, tags ...string) module.Module {
+	return module.Module{ID: id, Type: module.TypeSkill, Tags: tags,
+		Source: module.Source{LocalPath: &module.LocalPathSource{Path: "modules/s"}}}
 }
 
 // TestAddModuleCRLFExact: add on a CRLF file inserts exactly the module's
@@ -234,7 +236,7 @@ func TestAddModuleSequenceIndent(t *testing.T) {
 			if want := head + tc.item + tc.want; got != want {
 				t.Fatalf("after add:\n got %q\nwant %q", got, want)
 			}
-			m, err := engine.LoadManifest(filepath.Dir(path), engine.Targets())
+			m, err := engine.LoadManifest(filepath.Dir(path), targets.NewSet().Names())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -382,7 +384,7 @@ modules:
 			if got := mustRead(t, path); got != want {
 				t.Fatalf("after remove:\n got %q\nwant %q", got, want)
 			}
-			m, err := engine.LoadManifest(filepath.Dir(path), engine.Targets())
+			m, err := engine.LoadManifest(filepath.Dir(path), targets.NewSet().Names())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -478,13 +480,13 @@ modules:
 	manifests["CRLF"] = strings.ReplaceAll(manifests["comments and blank lines"], "\n", "\r\n")
 	manifests["CRLF unicode"] = strings.ReplaceAll(manifests["unicode"], "\n", "\r\n")
 	yes := true
-	added := []engine.Module{
+	added := []module.Module{
 		localModule("skill:new"),
 		localModule("skill:nouveau-é", "base", "wörk"),
-		{ID: "skill:git", Type: engine.TypeSkill, Targets: []string{"codex"},
-			Source: engine.Source{Git: &engine.GitSource{URL: "https://example.com/r.git", Ref: "v1: beta", Subdir: "a b", Shallow: &yes}}},
-		{ID: "instructions:pkg", Type: engine.TypeInstructions, Tags: []string{"a,b", "[x]"},
-			Source: engine.Source{Package: &engine.PackageSource{Name: "@scope/pkg", Version: "^1.2", Artifact: "#x"}}},
+		{ID: "skill:git", Type: module.TypeSkill, Targets: []string{"codex"},
+			Source: module.Source{Git: &module.GitSource{URL: "https://example.com/r.git", Ref: "v1: beta", Subdir: "a b", Shallow: &yes}}},
+		{ID: "instructions:pkg", Type: module.TypeInstructions, Tags: []string{"a,b", "[x]"},
+			Source: module.Source{Package: &module.PackageSource{Name: "@scope/pkg", Version: "^1.2", Artifact: "#x"}}},
 	}
 	for name, orig := range manifests {
 		for _, mod := range added {
@@ -497,7 +499,7 @@ modules:
 				if !isInsertion(orig, after) {
 					t.Fatalf("add changed more than inserting lines:\n%q\n→\n%q", orig, after)
 				}
-				m, err := engine.LoadManifest(filepath.Dir(path), engine.Targets())
+				m, err := engine.LoadManifest(filepath.Dir(path), targets.NewSet().Names())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -544,7 +546,7 @@ func TestAddRemoveFlowModulesCRLF(t *testing.T) {
 		if strings.Count(got, "\n") != strings.Count(got, "\r\n") {
 			t.Fatalf("after %s, some lines end in a bare LF:\n%q", step, got)
 		}
-		m, err := engine.LoadManifest(filepath.Dir(path), engine.Targets())
+		m, err := engine.LoadManifest(filepath.Dir(path), targets.NewSet().Names())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -589,7 +591,7 @@ func TestAddRemoveRoundTripRandomIDs(t *testing.T) {
 			t.Fatalf("add %q: %v", id, err)
 		}
 		added := mustRead(t, path)
-		m, err := engine.LoadManifest(filepath.Dir(path), engine.Targets())
+		m, err := engine.LoadManifest(filepath.Dir(path), targets.NewSet().Names())
 		if err != nil {
 			t.Fatalf("add %q: %v", id, err)
 		}

@@ -6,15 +6,16 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"go.yaml.in/yaml/v3"
 )
 
 // AddData is the data of `agentpack add`.
 type AddData struct {
-	Module            Module `json:"module"`
-	ManifestPath      string `json:"manifest_path"`
-	ManifestPathPosix string `json:"manifest_path_posix"`
+	Module            module.Module `json:"module"`
+	ManifestPath      string        `json:"manifest_path"`
+	ManifestPathPosix string        `json:"manifest_path_posix"`
 }
 
 // WithEditLock checks the environment ([Env.Check]) and runs fn, an edit
@@ -34,7 +35,7 @@ func (e *Engine) WithEditLock(command string, fn func(recovered []string) error)
 
 // AddModule appends mod to the request's agentpack.yaml under the state
 // lock; only the new module's lines are added.
-func (e *Engine) AddModule(req Request, mod Module) (*AddData, error) {
+func (e *Engine) AddModule(req Request, mod module.Module) (*AddData, error) {
 	var out *AddData
 	err := e.WithEditLock("add", func([]string) error {
 		var err error
@@ -44,7 +45,7 @@ func (e *Engine) AddModule(req Request, mod Module) (*AddData, error) {
 	return out, err
 }
 
-func (e *Engine) addModule(req Request, mod Module) (*AddData, error) {
+func (e *Engine) addModule(req Request, mod module.Module) (*AddData, error) {
 	m, _, err := e.LoadManifest(req)
 	if err != nil {
 		return nil, err
@@ -55,7 +56,7 @@ func (e *Engine) addModule(req Request, mod Module) (*AddData, error) {
 				WithHint("pick another --id, or `agentpack remove %s` first", mod.ID).With("id", mod.ID)
 		}
 	}
-	md, err := openManifestDoc(m.Path)
+	md, err := openManifestDoc(m.Path, e.Adapters.Names())
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +64,7 @@ func (e *Engine) addModule(req Request, mod Module) (*AddData, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkEdit(data, append(moduleIDs(m), mod.ID), m.Profiles); err != nil {
+	if err := md.checkEdit(data, append(moduleIDs(m), mod.ID), m.Profiles); err != nil {
 		return nil, err
 	}
 	if err := md.saveBytes(e.Sys, data); err != nil {
@@ -81,8 +82,8 @@ func (e *Engine) addModule(req Request, mod Module) (*AddData, error) {
 // checkEdit parses an edited manifest and checks that it has exactly the
 // module ids wantIDs, in order, and the profiles wantProfiles: a text edit
 // that went wrong is E_UNEXPECTED rather than a silently different file.
-func checkEdit(data []byte, wantIDs []string, wantProfiles map[string]Profile) error {
-	got, err := ParseManifest(data, Targets())
+func (md *manifestDoc) checkEdit(data []byte, wantIDs []string, wantProfiles map[string]Profile) error {
+	got, err := ParseManifest(data, md.known)
 	if err != nil {
 		return err
 	}
@@ -105,7 +106,7 @@ func checkEdit(data []byte, wantIDs []string, wantProfiles map[string]Profile) e
 
 // appendModule returns the file with mod's lines inserted after the last
 // module of a block-style modules list.
-func (md *manifestDoc) appendModule(mod Module) ([]byte, error) {
+func (md *manifestDoc) appendModule(mod module.Module) ([]byte, error) {
 	seq := md.value("modules")
 	last := -1
 	if seq != nil && seq.Kind == yaml.SequenceNode && seq.Style&yaml.FlowStyle == 0 {
@@ -242,7 +243,7 @@ func (md *manifestDoc) nextTopLevelLine(line int) int {
 
 // renderModule renders mod as a block sequence item: dash is the text before
 // the "-", in the indentation of the item's keys.
-func renderModule(dash, in string, mod Module) []string {
+func renderModule(dash, in string, mod module.Module) []string {
 	out := []string{dash + "-" + strings.Repeat(" ", len(in)-len(dash)-1) + "id: " + yamlScalar(mod.ID) + "\n", in + "type: " + yamlScalar(string(mod.Type)) + "\n"}
 	if len(mod.Tags) > 0 {
 		out = append(out, in+"tags: "+yamlFlowList(mod.Tags)+"\n")
@@ -327,7 +328,7 @@ func (e *Engine) removeModule(req Request, id string) (*RemoveData, error) {
 	if err != nil {
 		return nil, err
 	}
-	md, err := openManifestDoc(m.Path)
+	md, err := openManifestDoc(m.Path, e.Adapters.Names())
 	if err != nil {
 		return nil, err
 	}
@@ -352,7 +353,7 @@ func (e *Engine) removeModule(req Request, id string) (*RemoveData, error) {
 	}
 	var data []byte
 	if seq.Style&yaml.FlowStyle == 0 {
-		if d, ok := md.removeLines(seq, idx, id); ok && checkEdit(d, wantIDs, wantProfiles) == nil {
+		if d, ok := md.removeLines(seq, idx, id); ok && md.checkEdit(d, wantIDs, wantProfiles) == nil {
 			data = d
 		}
 	}
@@ -364,7 +365,7 @@ func (e *Engine) removeModule(req Request, id string) (*RemoveData, error) {
 			return nil, err
 		}
 		data = md.withEOL(data)
-		if err := checkEdit(data, wantIDs, wantProfiles); err != nil {
+		if err := md.checkEdit(data, wantIDs, wantProfiles); err != nil {
 			return nil, err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/targets"
 )
 
 func changeFor(p *engine.Plan, path string) *engine.Change {
@@ -24,7 +25,7 @@ func changeFor(p *engine.Plan, path string) *engine.Change {
 func TestPlanKinds(t *testing.T) {
 	env := testEnv(t)
 	repo := codexRepo(t)
-	e := engine.New(env)
+	e := engine.New(env, targets.NewSet())
 	req := engine.Request{Repo: repo}
 	agents := filepath.Join(env.Cwd, "AGENTS.md")
 	skill := filepath.Join(env.Cwd, ".agents/skills/s/SKILL.md")
@@ -150,7 +151,7 @@ func TestRealSystemRefusesSymlink(t *testing.T) {
 func TestDryRunMatchesApply(t *testing.T) {
 	env := testEnv(t)
 	repo := codexRepo(t)
-	e := engine.New(env)
+	e := engine.New(env, targets.NewSet())
 	req := engine.Request{Repo: repo}
 	st, p, err := e.Plan(req)
 	if err != nil {

@@ -69,7 +69,7 @@ func (e *Engine) Rollback(opt RollbackOptions) (*RollbackData, []string, error) 
 	}
 	var targets []string
 	if opt.Target != "" && opt.Target != "all" {
-		if _, err := LookupTarget(opt.Target); err != nil {
+		if _, err := e.Adapters.Lookup(opt.Target); err != nil {
 			return nil, nil, err
 		}
 		targets = []string{opt.Target}

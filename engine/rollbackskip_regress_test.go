@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/targets"
 )
 
 // TestRollbackToRollbackThatSkippedAFile: a rollback records the files
@@ -14,7 +15,7 @@ import (
 func TestRollbackToRollbackThatSkippedAFile(t *testing.T) {
 	env := testEnv(t)
 	repo := codexRepo(t)
-	e := engine.New(env)
+	e := engine.New(env, targets.NewSet())
 	req := engine.Request{Repo: repo}
 	agents := filepath.Join(env.Cwd, "AGENTS.md")
 	src := filepath.Join(repo, "modules/base/AGENTS.md")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/targets"
 )
 
 func wantCode(t *testing.T, err error, code apperr.Code, mention string) {
@@ -125,7 +126,7 @@ func TestRecoveryKeepsAnEditMadeAfterTheCrash(t *testing.T) {
 	}
 	mustWrite(t, extra, "edited after the crash\n")
 
-	e := engine.New(env)
+	e := engine.New(env, targets.NewSet())
 	_, warnings, err := e.Snapshots() // any command recovers first
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +164,7 @@ func TestDamagedJournalIsRecoveredFromItsCopy(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			env, _ := crashMidDeploy(t, "", 2)
 			mustWrite(t, filepath.Join(env.AgentpackHome, "state/journal.json"), body)
-			_, warnings, err := engine.New(env).Snapshots()
+			_, warnings, err := engine.New(env, targets.NewSet()).Snapshots()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -195,7 +196,7 @@ func TestDamagedJournalWithoutCopyNeedsDoctorFix(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e := engine.New(env)
+	e := engine.New(env, targets.NewSet())
 	_, _, err := e.Deploy(engine.Request{Repo: repo}, true, engine.ApplyOptions{})
 	wantCode(t, err, apperr.IOFailed, "journal")
 	if hint := apperr.As(err).Hint; !strings.Contains(hint, "agentpack doctor --fix") {
@@ -231,7 +232,7 @@ func TestRecoveryWithDamagedBytesChangesNothing(t *testing.T) {
 	}
 	mustWrite(t, newest, "damaged")
 	before := fileTree(t, env)
-	e := engine.New(env)
+	e := engine.New(env, targets.NewSet())
 	_, _, err := e.Snapshots()
 	wantCode(t, err, apperr.SnapshotCorrupted, "")
 	if after := fileTree(t, env); !sameTree(before, after) {
@@ -258,7 +259,7 @@ func TestRecoveryCleansStateLeftovers(t *testing.T) {
 	for _, j := range junk {
 		mustWrite(t, j, "x")
 	}
-	if _, _, err := engine.New(env).Snapshots(); err != nil {
+	if _, _, err := engine.New(env, targets.NewSet()).Snapshots(); err != nil {
 		t.Fatal(err)
 	}
 	for _, j := range junk {
@@ -294,7 +295,7 @@ func (f *failAfter) Remove(p string) error {
 func TestFailedApplyWhoseRollbackFailsSaysSo(t *testing.T) {
 	env := testEnv(t)
 	repo := codexRepo(t)
-	e := engine.New(env)
+	e := engine.New(env, targets.NewSet())
 	real := e.Sys
 	e.Sys = &failAfter{System: real, n: 1}
 	_, _, err := e.Deploy(engine.Request{Repo: repo}, true, engine.ApplyOptions{})
@@ -319,7 +320,7 @@ func TestDoctorReportsAndCleansStateLeftovers(t *testing.T) {
 	env, _, req, _ := deployedCodexRepo(t)
 	junk := filepath.Join(env.AgentpackHome, "state", ".journal.json.tmp42")
 	mustWrite(t, junk, "x")
-	e := engine.New(env)
+	e := engine.New(env, targets.NewSet())
 	d, _, err := e.Doctor(req, false)
 	if err != nil {
 		t.Fatal(err)

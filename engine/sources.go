@@ -225,7 +225,7 @@ func (e *Engine) SourceAdd(req Request, opt SourceAddOptions) (*SourceAddData, [
 		if opt.DryRun {
 			return nil
 		}
-		md, err := openManifestDoc(m.Path)
+		md, err := openManifestDoc(m.Path, e.Adapters.Names())
 		if err != nil {
 			return err
 		}
@@ -325,7 +325,7 @@ func (e *Engine) SourceRemove(req Request, name string, purgeCache, dryRun bool)
 		if dryRun {
 			return nil
 		}
-		md, err := openManifestDoc(m.Path)
+		md, err := openManifestDoc(m.Path, e.Adapters.Names())
 		if err != nil {
 			return err
 		}

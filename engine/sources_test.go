@@ -13,7 +13,9 @@ import (
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/engine/gitsource"
 	"github.com/agentpack/agentpack/engine/lockfile"
+	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/targets"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -116,7 +118,7 @@ func artifactByPath(as []engine.Artifact, p string) *engine.Artifact {
 
 func srcManifest(t *testing.T, repo string) *engine.Manifest {
 	t.Helper()
-	m, err := engine.LoadManifest(repo, engine.Targets())
+	m, err := engine.LoadManifest(repo, targets.NewSet().Names())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +151,7 @@ func TestSourceLifecycle(t *testing.T) {
 		"docs/other.md":                "other\n",
 	})
 	repo := writeRepo(t, map[string]string{"agentpack.yaml": sourcesManifest})
-	e := engine.New(env)
+	e := engine.New(env, targets.NewSet())
 	req := engine.Request{Repo: repo}
 
 	add, _, err := e.SourceAdd(req, engine.SourceAddOptions{Spec: up.url()})
@@ -201,8 +203,8 @@ func TestSourceLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.AddModule(req, engine.Module{ID: "skill:review", Type: engine.TypeSkill, Tags: []string{"base"},
-		Source: engine.Source{Git: &engine.GitSource{URL: sp.URL, Ref: sp.Ref, Subdir: sp.Subdir}}}); err != nil {
+	if _, err := e.AddModule(req, module.Module{ID: "skill:review", Type: module.TypeSkill, Tags: []string{"base"},
+		Source: module.Source{Git: &module.GitSource{URL: sp.URL, Ref: sp.Ref, Subdir: sp.Subdir}}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := e.Lock(req); err != nil {
@@ -303,7 +305,7 @@ func TestSourceErrors(t *testing.T) {
 	up := newSrcRepo(t, filepath.Join(t.TempDir(), "up"))
 	up.commit(map[string]string{"skills/a/SKILL.md": "---\nname: a\ndescription: d\n---\n"})
 	repo := writeRepo(t, map[string]string{"agentpack.yaml": sourcesManifest})
-	e := engine.New(env)
+	e := engine.New(env, targets.NewSet())
 	req := engine.Request{Repo: repo}
 	before := mustRead(t, filepath.Join(repo, "agentpack.yaml"))
 
@@ -387,7 +389,7 @@ func TestScanArtifactsRules(t *testing.T) {
 	}
 	// A repository that is one skill reports it at path "" named by SKILL.md.
 	as, err = engine.ScanArtifacts(fstest.MapFS{"SKILL.md": md("---\nname: solo\ndescription: d\n---\n"), "prompts/p.md": md("p")}, "")
-	if err != nil || len(as) != 1 || as[0].Path != "" || as[0].Name != "solo" || as[0].Type != engine.TypeSkill {
+	if err != nil || len(as) != 1 || as[0].Path != "" || as[0].Name != "solo" || as[0].Type != module.TypeSkill {
 		t.Fatalf("root skill: %+v %v", as, err)
 	}
 	// A missing scan root is no artifacts, not an error.
@@ -439,7 +441,7 @@ func BenchmarkLockFetch(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		env := testEnv(b)
-		e := engine.New(env)
+		e := engine.New(env, targets.NewSet())
 		b.StartTimer()
 		if _, _, err := e.Lock(req); err != nil {
 			b.Fatal(err)

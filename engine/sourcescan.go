@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentpack/agentpack/engine/lockfile"
+	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/internal/frontmatter"
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -19,9 +20,9 @@ import (
 // `agentpack add <type> <source_spec>` can turn into a module.
 type Artifact struct {
 	// Source is the name of the artifact source it was found in.
-	Source string     `json:"source"`
-	Type   ModuleType `json:"type"`
-	Name   string     `json:"name"`
+	Source string      `json:"source"`
+	Type   module.Type `json:"type"`
+	Name   string      `json:"name"`
 	// Path is repo-relative with '/' separators (a folder for skills, a file
 	// otherwise); PathPosix is the same path, for the *_posix convention.
 	Path        string `json:"path"`
@@ -42,15 +43,15 @@ type Artifact struct {
 
 // artifactDirs maps a folder name to the artifact type of the Markdown files
 // below it.
-var artifactDirs = map[string]ModuleType{
-	"prompts":      TypePrompt,
-	"commands":     TypeCommand,
-	"agents":       TypeAgent,
-	"instructions": TypeInstructions,
+var artifactDirs = map[string]module.Type{
+	"prompts":      module.TypePrompt,
+	"commands":     module.TypeCommand,
+	"agents":       module.TypeAgent,
+	"instructions": module.TypeInstructions,
 }
 
 // ArtifactTypes are the types a scan can report, in report order.
-var ArtifactTypes = []ModuleType{TypeSkill, TypeInstructions, TypePrompt, TypeCommand, TypeAgent}
+var ArtifactTypes = []module.Type{module.TypeSkill, module.TypeInstructions, module.TypePrompt, module.TypeCommand, module.TypeAgent}
 
 // skippedDirs are never scanned.
 var skippedDirs = map[string]bool{".git": true, "node_modules": true}
@@ -81,7 +82,7 @@ func ScanArtifacts(fsys fs.FS, root string) ([]Artifact, error) {
 				return fs.SkipDir
 			}
 			if isRegular(fsys, path.Join(p, "SKILL.md")) {
-				a, err := newArtifact(fsys, TypeSkill, p, path.Join(p, "SKILL.md"))
+				a, err := newArtifact(fsys, module.TypeSkill, p, path.Join(p, "SKILL.md"))
 				if err != nil {
 					return err
 				}
@@ -93,7 +94,7 @@ func ScanArtifacts(fsys fs.FS, root string) ([]Artifact, error) {
 				return fs.SkipDir
 			}
 			if p != start && instructionsFolder(rel(root, p)) && isRegular(fsys, path.Join(p, "AGENTS.md")) {
-				a, err := newArtifact(fsys, TypeInstructions, p, path.Join(p, "AGENTS.md"))
+				a, err := newArtifact(fsys, module.TypeInstructions, p, path.Join(p, "AGENTS.md"))
 				if err != nil {
 					return err
 				}
@@ -114,7 +115,7 @@ func ScanArtifacts(fsys fs.FS, root string) ([]Artifact, error) {
 		if err != nil {
 			return err
 		}
-		if typ == TypeAgent && !a.hasFrontmatter {
+		if typ == module.TypeAgent && !a.hasFrontmatter {
 			return nil
 		}
 		out = append(out, a)
@@ -139,12 +140,12 @@ func rel(root, p string) string {
 
 // classify names the type of a Markdown file from its path below the scan
 // root.
-func classify(relPath string) (ModuleType, bool) {
+func classify(relPath string) (module.Type, bool) {
 	segs := strings.Split(relPath, "/")
 	if len(segs) == 1 {
 		switch strings.ToUpper(segs[0]) {
 		case "AGENTS.MD", "CLAUDE.MD":
-			return TypeInstructions, true
+			return module.TypeInstructions, true
 		}
 		return "", false
 	}
@@ -162,7 +163,7 @@ func classify(relPath string) (ModuleType, bool) {
 func instructionsFolder(relDir string) bool {
 	segs := strings.Split(relDir, "/")
 	t, ok := classify(strings.Join(append(segs, "x.md"), "/"))
-	return ok && t == TypeInstructions && !strings.EqualFold(segs[len(segs)-1], "instructions")
+	return ok && t == module.TypeInstructions && !strings.EqualFold(segs[len(segs)-1], "instructions")
 }
 
 func isRegular(fsys fs.FS, p string) bool {
@@ -172,7 +173,7 @@ func isRegular(fsys fs.FS, p string) bool {
 
 // newArtifact describes the artifact at p; main is the Markdown file whose
 // frontmatter holds the description.
-func newArtifact(fsys fs.FS, typ ModuleType, p, main string) (Artifact, error) {
+func newArtifact(fsys fs.FS, typ module.Type, p, main string) (Artifact, error) {
 	a := Artifact{Type: typ, Path: p, PathPosix: p, Name: artifactName(typ, p), UsedBy: []string{}}
 	data, err := fs.ReadFile(fsys, main)
 	if err != nil {
@@ -191,9 +192,9 @@ func newArtifact(fsys fs.FS, typ ModuleType, p, main string) (Artifact, error) {
 // artifactName is the folder name of a skill, else the file name without
 // .md (and without .prompt/.agent/.instructions before it); root AGENTS.md and
 // CLAUDE.md are "agents" and "claude".
-func artifactName(typ ModuleType, p string) string {
+func artifactName(typ module.Type, p string) string {
 	base := path.Base(p)
-	if typ == TypeSkill {
+	if typ == module.TypeSkill {
 		return base
 	}
 	name := base[:len(base)-len(path.Ext(base))]
@@ -203,14 +204,14 @@ func artifactName(typ ModuleType, p string) string {
 			break
 		}
 	}
-	if typ == TypeInstructions && !strings.Contains(p, "/") {
+	if typ == module.TypeInstructions && !strings.Contains(p, "/") {
 		name = strings.ToLower(name)
 	}
 	return name
 }
 
 func sortArtifacts(as []Artifact) {
-	order := map[ModuleType]int{}
+	order := map[module.Type]int{}
 	for i, t := range ArtifactTypes {
 		order[t] = i
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentpack/agentpack/engine/lockfile"
+	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"go.yaml.in/yaml/v3"
 )
@@ -85,7 +86,7 @@ func (e *Engine) SourceUpdate(req Request, opt SourceUpdateOptions) (*SourceUpda
 		lfPath := filepath.Join(m.Dir, lockfile.FileName)
 		out = &SourceUpdateData{Updated: []SourceUpdate{}, Relocked: []RelockedModule{}, ManifestPath: m.Path,
 			ManifestPathPosix: filepath.ToSlash(m.Path), Lockfile: lfPath, LockfilePosix: filepath.ToSlash(lfPath), DryRun: opt.DryRun}
-		md, err := openManifestDoc(m.Path)
+		md, err := openManifestDoc(m.Path, e.Adapters.Names())
 		if err != nil {
 			return err
 		}
@@ -163,7 +164,7 @@ func (e *Engine) moveSources(m *Manifest, md *manifestDoc, srcs []ArtifactSource
 }
 
 type relockItem struct {
-	mod       Module
+	mod       module.Module
 	source    string
 	rewritten bool
 }
@@ -203,7 +204,7 @@ func (e *Engine) relock(m *Manifest, items []relockItem, out *SourceUpdateData) 
 	return lf, nil
 }
 
-func moduleByID(m *Manifest, id string) *Module {
+func moduleByID(m *Manifest, id string) *module.Module {
 	for i := range m.Modules {
 		if m.Modules[i].ID == id {
 			return &m.Modules[i]

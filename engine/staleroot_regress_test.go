@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/targets"
 )
 
 // TestDisabledOutputIsCleanedUp: when an output is turned off (or moved
@@ -64,13 +65,13 @@ func TestStaleRootsStayInTheirProject(t *testing.T) {
 	env := testEnv(t)
 	repo := codexRepo(t)
 	req := engine.Request{Repo: repo}
-	if _, _, err := engine.New(env).Deploy(req, true, engine.ApplyOptions{}); err != nil {
+	if _, _, err := engine.New(env, targets.NewSet()).Deploy(req, true, engine.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	other := env
 	other.Cwd = filepath.Join(t.TempDir(), "other")
 	mustWrite(t, filepath.Join(other.Cwd, ".git", "HEAD"), "ref: refs/heads/main\n")
-	_, p, err := engine.New(other).Plan(req)
+	_, p, err := engine.New(other, targets.NewSet()).Plan(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ modules:
 `,
 		"modules/base/AGENTS.md": "# base\n",
 	})
-	e := engine.New(env)
+	e := engine.New(env, targets.NewSet())
 	req := engine.Request{Repo: repo}
 	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agentpack/agentpack/engine/module"
 )
 
 // TargetManifestSchemaVersion is the version of .agentpack.manifest.*.json.
@@ -38,7 +40,7 @@ type ManagedManifestFile struct {
 
 // TargetManifestName is the manifest file name for a target.
 func TargetManifestName(target string) string {
-	return ".agentpack.manifest." + SafeName(target) + ".json"
+	return ".agentpack.manifest." + module.SafeName(target) + ".json"
 }
 
 // IsTargetManifestName reports whether a file name is an agentpack manifest.

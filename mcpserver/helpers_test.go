@@ -23,7 +23,6 @@ import (
 var update = flag.Bool("update", false, "rewrite tool-schema snapshots and JSON-RPC goldens")
 
 func TestMain(m *testing.M) {
-	targets.Register()
 	code := m.Run()
 	removeBinary()
 	os.Exit(code)
@@ -88,7 +87,7 @@ func copyDir(t testing.TB, from, to string) {
 // server builds a server on te with --repo te.Repo; opts adjust it.
 func (te *testEnv) server(t testing.TB, opts ...func(*Options)) *Server {
 	t.Helper()
-	o := Options{Env: te.Env, Defaults: engine.Request{Repo: te.Repo}}
+	o := Options{Env: te.Env, Adapters: targets.NewSet(), Defaults: engine.Request{Repo: te.Repo}}
 	for _, f := range opts {
 		f(&o)
 	}

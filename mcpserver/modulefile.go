@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/internal/apperr"
 )
 
@@ -20,7 +21,7 @@ const maxModuleFile = 8 << 20
 // moduleFile is one file of a loaded module, addressed as
 // agentpack://modules/<id>/<file>.
 type moduleFile struct {
-	module *engine.LoadedModule
+	module *module.LoadedModule
 	// file is the path inside the module, '/'-separated.
 	file string
 	size int64

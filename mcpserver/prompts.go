@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -26,7 +27,7 @@ func PromptName(id string) string { return unsafePromptChars.ReplaceAllString(id
 // promptModule is one module served as a prompt.
 type promptModule struct {
 	prompt *mcp.Prompt
-	module *engine.LoadedModule
+	module *module.LoadedModule
 }
 
 // loadPrompts lists the prompt, command and agent modules of req's profile,
@@ -41,7 +42,7 @@ func loadPrompts(eng *engine.Engine, req engine.Request) ([]promptModule, error)
 	seen := map[string]bool{}
 	for _, lm := range st.Modules {
 		switch lm.Type {
-		case engine.TypePrompt, engine.TypeCommand, engine.TypeAgent:
+		case module.TypePrompt, module.TypeCommand, module.TypeAgent:
 		default:
 			continue
 		}

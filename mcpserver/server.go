@@ -6,6 +6,7 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/target"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/envelope"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -26,8 +28,11 @@ var ProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 type Options struct {
 	// Env is the environment of every call's engine.
 	Env engine.Env
-	// NewEngine builds the engine of one call; nil means engine.New(Env).
-	// The CLI passes the constructor its commands use.
+	// Adapters are the targets of every call's engine.
+	Adapters *target.Set
+	// NewEngine builds the engine of one call; nil means
+	// engine.New(Env, Adapters, targets.NewSet()). The CLI passes the constructor its
+	// commands use.
 	NewEngine func() *engine.Engine
 	// Defaults are the global --repo, --profile, --target and --machine:
 	// what a call that omits them gets.
@@ -59,9 +64,12 @@ type Server struct {
 
 // New builds the server and registers its tools, resources and prompts.
 func New(opts Options) (*Server, error) {
+	if opts.NewEngine == nil && opts.Adapters == nil {
+		return nil, errors.New("mcpserver: Options need Adapters or NewEngine")
+	}
 	if opts.NewEngine == nil {
-		env := opts.Env
-		opts.NewEngine = func() *engine.Engine { return engine.New(env) }
+		env, adapters := opts.Env, opts.Adapters
+		opts.NewEngine = func() *engine.Engine { return engine.New(env, adapters) }
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/internal/envelope"
+	"github.com/agentpack/agentpack/targets"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -86,7 +86,7 @@ func TestToolsListPerMode(t *testing.T) {
 
 func TestUnknownToolset(t *testing.T) {
 	te := newTestEnv(t)
-	_, err := New(Options{Env: te.Env, Toolsets: []string{"core", "nope"}})
+	_, err := New(Options{Env: te.Env, Adapters: targets.NewSet(), Toolsets: []string{"core", "nope"}})
 	if err == nil {
 		t.Fatal("want an error for an unknown toolset")
 	}
@@ -113,7 +113,7 @@ func TestToolsListSize(t *testing.T) {
 // on every tool and property, the target enum, and yes (const true)
 // required on write tools.
 func TestToolSchemasAreFlat(t *testing.T) {
-	wantTargets := append([]string{"all"}, engine.Targets()...)
+	wantTargets := append([]string{"all"}, targets.NewSet().Names()...)
 	for _, tl := range allTools() {
 		var s struct {
 			Type       string                     `json:"type"`

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/internal/envelope"
+	"github.com/agentpack/agentpack/targets"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -67,7 +68,7 @@ func TestPlanMatchesEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, p, err := engine.New(te.Env).Plan(engine.Request{Repo: te.Repo})
+	st, p, err := engine.New(te.Env, targets.NewSet()).Plan(engine.Request{Repo: te.Repo})
 	if err != nil {
 		t.Fatal(err)
 	}

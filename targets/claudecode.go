@@ -3,7 +3,8 @@ package targets
 import (
 	"path/filepath"
 
-	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/module"
+	"github.com/agentpack/agentpack/engine/target"
 )
 
 // ClaudeCode is the adapter for Anthropic's Claude Code.
@@ -11,7 +12,7 @@ type ClaudeCode struct{}
 
 var claudeCodeSpec = &targetSpec{
 	name:       "claude_code",
-	types:      []engine.ModuleType{engine.TypeInstructions, engine.TypeSkill, engine.TypeCommand, engine.TypeAgent},
+	types:      []module.Type{module.TypeInstructions, module.TypeSkill, module.TypeCommand, module.TypeAgent},
 	homeOption: "claude_home",
 	outputs: []output{
 		{kind: "instructions", user: true, write: "write_user_instructions", path: "user_instructions_file", def: "CLAUDE.md", file: true},
@@ -25,36 +26,36 @@ var claudeCodeSpec = &targetSpec{
 	},
 }
 
-// Name implements engine.Target.
+// Name implements target.Adapter.
 func (ClaudeCode) Name() string { return claudeCodeSpec.name }
 
-// Supports implements engine.Target.
-func (ClaudeCode) Supports(t engine.ModuleType) bool { return claudeCodeSpec.supports(t) }
+// Supports implements target.Adapter.
+func (ClaudeCode) Supports(t module.Type) bool { return claudeCodeSpec.supports(t) }
 
-// Validate implements engine.Target.
-func (ClaudeCode) Validate(cfg engine.TargetConfig) error { return claudeCodeSpec.validate(cfg) }
+// Validate implements target.Adapter.
+func (ClaudeCode) Validate(cfg target.Config) error { return claudeCodeSpec.validate(cfg) }
 
-// Render implements engine.Target.
-func (c ClaudeCode) Render(rc *engine.RenderContext, modules []*engine.LoadedModule) (*engine.TargetOutput, error) {
+// Render implements target.Adapter.
+func (c ClaudeCode) Render(rc *target.RenderContext, modules []*module.LoadedModule) (*target.Output, error) {
 	return c.render(rc, modules, rc.Warn)
 }
 
-func (ClaudeCode) render(rc *engine.RenderContext, modules []*engine.LoadedModule, warn warnFunc) (*engine.TargetOutput, error) {
+func (ClaudeCode) render(rc *target.RenderContext, modules []*module.LoadedModule, warn warnFunc) (*target.Output, error) {
 	r := newRenderer(claudeCodeSpec, rc, claudeHome(rc), warn)
-	var instructions []*engine.LoadedModule
+	var instructions []*module.LoadedModule
 	for _, lm := range modules {
 		switch lm.Type {
-		case engine.TypeInstructions:
+		case module.TypeInstructions:
 			instructions = append(instructions, lm)
-		case engine.TypeSkill:
+		case module.TypeSkill:
 			for _, dir := range r.all("skills") {
 				r.copyModule(filepath.Join(dir, lm.Name()), lm)
 			}
-		case engine.TypeCommand:
+		case module.TypeCommand:
 			for _, dir := range r.all("commands") {
 				r.add(filepath.Join(dir, mainFile(lm)), lm.Main.Data, lm.Main.Mode, lm.ID)
 			}
-		case engine.TypeAgent:
+		case module.TypeAgent:
 			for _, dir := range r.all("agents") {
 				r.add(filepath.Join(dir, lm.Name()+".md"), r.markdownAgent(lm, agentKeys), 0o644, lm.ID)
 			}

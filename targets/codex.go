@@ -5,7 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/module"
+	"github.com/agentpack/agentpack/engine/target"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -14,7 +15,7 @@ type Codex struct{}
 
 var codexSpec = &targetSpec{
 	name:       "codex",
-	types:      []engine.ModuleType{engine.TypeInstructions, engine.TypeSkill, engine.TypePrompt, engine.TypeAgent},
+	types:      []module.Type{module.TypeInstructions, module.TypeSkill, module.TypePrompt, module.TypeAgent},
 	homeOption: "codex_home",
 	outputs: []output{
 		{kind: "instructions", user: true, write: "write_agents_global", alias: "write_user_instructions", path: "user_instructions_file", def: "AGENTS.md", file: true},
@@ -26,36 +27,36 @@ var codexSpec = &targetSpec{
 	},
 }
 
-// Name implements engine.Target.
+// Name implements target.Adapter.
 func (Codex) Name() string { return codexSpec.name }
 
-// Supports implements engine.Target.
-func (Codex) Supports(t engine.ModuleType) bool { return codexSpec.supports(t) }
+// Supports implements target.Adapter.
+func (Codex) Supports(t module.Type) bool { return codexSpec.supports(t) }
 
-// Validate implements engine.Target.
-func (Codex) Validate(cfg engine.TargetConfig) error { return codexSpec.validate(cfg) }
+// Validate implements target.Adapter.
+func (Codex) Validate(cfg target.Config) error { return codexSpec.validate(cfg) }
 
-// Render implements engine.Target.
-func (c Codex) Render(rc *engine.RenderContext, modules []*engine.LoadedModule) (*engine.TargetOutput, error) {
+// Render implements target.Adapter.
+func (c Codex) Render(rc *target.RenderContext, modules []*module.LoadedModule) (*target.Output, error) {
 	return c.render(rc, modules, rc.Warn)
 }
 
-func (Codex) render(rc *engine.RenderContext, modules []*engine.LoadedModule, warn warnFunc) (*engine.TargetOutput, error) {
+func (Codex) render(rc *target.RenderContext, modules []*module.LoadedModule, warn warnFunc) (*target.Output, error) {
 	r := newRenderer(codexSpec, rc, codexHome(rc), warn)
-	var instructions []*engine.LoadedModule
+	var instructions []*module.LoadedModule
 	for _, lm := range modules {
 		switch lm.Type {
-		case engine.TypeInstructions:
+		case module.TypeInstructions:
 			instructions = append(instructions, lm)
-		case engine.TypeSkill:
+		case module.TypeSkill:
 			for _, dir := range r.all("skills") {
 				r.copyModule(filepath.Join(dir, lm.Name()), lm)
 			}
-		case engine.TypePrompt:
+		case module.TypePrompt:
 			if dir, ok := r.path("prompts", true); ok {
 				r.add(filepath.Join(dir, mainFile(lm)), lm.Main.Data, lm.Main.Mode, lm.ID)
 			}
-		case engine.TypeAgent:
+		case module.TypeAgent:
 			if dir, ok := r.path("agents", false); ok {
 				data, err := r.codexAgent(lm)
 				if err != nil {
@@ -85,7 +86,7 @@ type codexAgentFile struct {
 var claudeModelAliases = []string{"inherit", "sonnet", "opus", "haiku", "opusplan"}
 
 // codexAgent renders an agent module as Codex agent TOML.
-func (r *renderer) codexAgent(lm *engine.LoadedModule) ([]byte, error) {
+func (r *renderer) codexAgent(lm *module.LoadedModule) ([]byte, error) {
 	fm := lm.Frontmatter
 	r.dropKeys(lm, "agents", []string{"name", "description", "model"}, nil)
 	a := codexAgentFile{

@@ -6,7 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/module"
+	"github.com/agentpack/agentpack/engine/target"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -27,7 +28,7 @@ func TestCodexHomePrecedence(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			a := adapter(t, "codex")
-			rc := e.rc("codex", engine.ScopeUser, c.opts)
+			rc := e.rc("codex", target.ScopeUser, c.opts)
 			rc.CodexHome = c.envHome
 			out, err := a.render(rc, e.mods(a, "prompt:summarize"), nil)
 			if err != nil {
@@ -45,7 +46,7 @@ func TestCodexHomePrecedence(t *testing.T) {
 
 func TestCodexAgentTOML(t *testing.T) {
 	e := newTestEnv(t)
-	out, warnings := e.render(t, "codex", engine.ScopeProject, nil, "agent:reviewer")
+	out, warnings := e.render(t, "codex", target.ScopeProject, nil, "agent:reviewer")
 	f := file(out, filepath.Join(e.proj, ".codex", "agents", "reviewer.toml"))
 	if f == nil {
 		t.Fatal("no agent toml")
@@ -79,12 +80,12 @@ func TestCodexAgentTOML(t *testing.T) {
 	if err := os.WriteFile(src, []byte("---\nname: fast\ndescription: Quick agent\nmodel: gpt-5-codex\n---\n"+body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	lm, err := engine.LoadModule(&engine.Module{ID: "agent:fast", Type: engine.TypeAgent}, src)
+	lm, err := module.LoadModule(&module.Module{ID: "agent:fast", Type: module.TypeAgent}, src)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := adapter(t, "codex")
-	out, err = a.render(e.rc("codex", engine.ScopeProject, nil), []*engine.LoadedModule{lm}, nil)
+	out, err = a.render(e.rc("codex", target.ScopeProject, nil), []*module.LoadedModule{lm}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,13 +100,13 @@ func TestCodexAgentTOML(t *testing.T) {
 
 func TestCodexPromptsAreUserOnly(t *testing.T) {
 	e := newTestEnv(t)
-	out, _ := e.render(t, "codex", engine.ScopeProject, nil, "prompt:summarize")
+	out, _ := e.render(t, "codex", target.ScopeProject, nil, "prompt:summarize")
 	if len(out.Files) != 0 {
 		t.Errorf("project scope wrote prompts: %v", out.Files)
 	}
 }
 
-func hasRoot(out *engine.TargetOutput, p string, scan bool) bool {
+func hasRoot(out *target.Output, p string, scan bool) bool {
 	for _, r := range out.Roots {
 		if r.Path == p && r.ScanExtras == scan {
 			return true

@@ -7,7 +7,8 @@ import (
 	"path/filepath"
 	"regexp"
 
-	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/module"
+	"github.com/agentpack/agentpack/engine/target"
 	"github.com/agentpack/agentpack/internal/frontmatter"
 	"go.yaml.in/yaml/v3"
 )
@@ -17,7 +18,7 @@ type Cursor struct{}
 
 var cursorSpec = &targetSpec{
 	name:        "cursor",
-	types:       []engine.ModuleType{engine.TypeInstructions, engine.TypeSkill, engine.TypeCommand, engine.TypeAgent},
+	types:       []module.Type{module.TypeInstructions, module.TypeSkill, module.TypeCommand, module.TypeAgent},
 	projectOnly: true,
 	outputs: []output{
 		{kind: "rules", write: "write_rules", path: "rules_dir", def: ".cursor/rules"},
@@ -27,40 +28,40 @@ var cursorSpec = &targetSpec{
 	},
 }
 
-// Name implements engine.Target.
+// Name implements target.Adapter.
 func (Cursor) Name() string { return cursorSpec.name }
 
-// Supports implements engine.Target.
-func (Cursor) Supports(t engine.ModuleType) bool { return cursorSpec.supports(t) }
+// Supports implements target.Adapter.
+func (Cursor) Supports(t module.Type) bool { return cursorSpec.supports(t) }
 
-// DefaultScope implements engine.ScopeDefaulter: project is the only scope.
-func (Cursor) DefaultScope() engine.Scope { return engine.ScopeProject }
+// DefaultScope implements target.ScopeDefaulter: project is the only scope.
+func (Cursor) DefaultScope() target.Scope { return target.ScopeProject }
 
-// Validate implements engine.Target.
-func (Cursor) Validate(cfg engine.TargetConfig) error { return cursorSpec.validate(cfg) }
+// Validate implements target.Adapter.
+func (Cursor) Validate(cfg target.Config) error { return cursorSpec.validate(cfg) }
 
-// Render implements engine.Target.
-func (c Cursor) Render(rc *engine.RenderContext, modules []*engine.LoadedModule) (*engine.TargetOutput, error) {
+// Render implements target.Adapter.
+func (c Cursor) Render(rc *target.RenderContext, modules []*module.LoadedModule) (*target.Output, error) {
 	return c.render(rc, modules, rc.Warn)
 }
 
-func (Cursor) render(rc *engine.RenderContext, modules []*engine.LoadedModule, warn warnFunc) (*engine.TargetOutput, error) {
+func (Cursor) render(rc *target.RenderContext, modules []*module.LoadedModule, warn warnFunc) (*target.Output, error) {
 	r := newRenderer(cursorSpec, rc, rc.ProjectRoot, warn)
 	for _, lm := range modules {
 		switch lm.Type {
-		case engine.TypeInstructions:
+		case module.TypeInstructions:
 			if dir, ok := r.path("rules", false); ok {
 				r.add(filepath.Join(dir, CursorRuleKey(lm.ID)+".mdc"), r.cursorRule(lm), 0o644, lm.ID)
 			}
-		case engine.TypeSkill:
+		case module.TypeSkill:
 			if dir, ok := r.path("skills", false); ok {
 				r.copyModule(filepath.Join(dir, lm.Name()), lm)
 			}
-		case engine.TypeCommand:
+		case module.TypeCommand:
 			if dir, ok := r.path("commands", false); ok {
 				r.add(filepath.Join(dir, mainFile(lm)), lm.Main.Data, lm.Main.Mode, lm.ID)
 			}
-		case engine.TypeAgent:
+		case module.TypeAgent:
 			if dir, ok := r.path("agents", false); ok {
 				r.add(filepath.Join(dir, lm.Name()+".md"), r.markdownAgent(lm, agentKeys), 0o644, lm.ID)
 			}
@@ -89,7 +90,7 @@ func CursorRuleKey(id string) string {
 
 // cursorRule renders an instructions module as a Cursor rule: frontmatter
 // description, globs and alwaysApply, a blank line, then the body.
-func (r *renderer) cursorRule(lm *engine.LoadedModule) []byte {
+func (r *renderer) cursorRule(lm *module.LoadedModule) []byte {
 	r.dropKeys(lm, "rules", []string{"description", "globs", "alwaysApply"}, instructionMeta)
 	fm := lm.Frontmatter
 	desc := fm.Node("description")

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/target"
 	"github.com/agentpack/agentpack/internal/apperr"
 )
 
@@ -34,7 +34,7 @@ func TestCursorRuleKey(t *testing.T) {
 
 func TestCursorRuleDefaults(t *testing.T) {
 	e := newTestEnv(t)
-	out, _ := e.render(t, "cursor", engine.ScopeProject, nil, "instructions:style")
+	out, _ := e.render(t, "cursor", target.ScopeProject, nil, "instructions:style")
 	f := file(out, filepath.Join(e.proj, ".cursor", "rules", CursorRuleKey("instructions:style")+".mdc"))
 	if f == nil {
 		t.Fatal("no rule file")
@@ -49,22 +49,22 @@ func TestCursorRuleDefaults(t *testing.T) {
 func TestProjectOnlyTargetsRejectUserScope(t *testing.T) {
 	for _, name := range []string{"cursor", "vscode"} {
 		a := adapter(t, name)
-		for _, scope := range []engine.Scope{engine.ScopeUser, engine.ScopeBoth} {
-			err := a.Validate(engine.TargetConfig{Scope: scope})
+		for _, scope := range []target.Scope{target.ScopeUser, target.ScopeBoth} {
+			err := a.Validate(target.Config{Scope: scope})
 			var ae *apperr.Error
 			if !errors.As(err, &ae) || ae.Code != apperr.ConfigInvalid || ae.Hint == "" {
 				t.Errorf("%s scope %s: got %v, want E_CONFIG_INVALID with a hint", name, scope, err)
 			}
 		}
-		for _, scope := range []engine.Scope{"", engine.ScopeProject} {
-			if err := a.Validate(engine.TargetConfig{Scope: scope}); err != nil {
+		for _, scope := range []target.Scope{"", target.ScopeProject} {
+			if err := a.Validate(target.Config{Scope: scope}); err != nil {
 				t.Errorf("%s scope %q: %v", name, scope, err)
 			}
 		}
 	}
 	for _, name := range []string{"codex", "claude_code"} {
-		for _, scope := range []engine.Scope{"", engine.ScopeUser, engine.ScopeProject, engine.ScopeBoth} {
-			if err := adapter(t, name).Validate(engine.TargetConfig{Scope: scope}); err != nil {
+		for _, scope := range []target.Scope{"", target.ScopeUser, target.ScopeProject, target.ScopeBoth} {
+			if err := adapter(t, name).Validate(target.Config{Scope: scope}); err != nil {
 				t.Errorf("%s scope %q: %v", name, scope, err)
 			}
 		}
@@ -86,14 +86,14 @@ func TestVSCodePromptFileName(t *testing.T) {
 }
 
 func TestDefaultScopes(t *testing.T) {
-	for name, want := range map[string]engine.Scope{"cursor": engine.ScopeProject, "vscode": engine.ScopeProject} {
-		sd, ok := adapter(t, name).(engine.ScopeDefaulter)
+	for name, want := range map[string]target.Scope{"cursor": target.ScopeProject, "vscode": target.ScopeProject} {
+		sd, ok := adapter(t, name).(target.ScopeDefaulter)
 		if !ok || sd.DefaultScope() != want {
 			t.Errorf("%s default scope: %v", name, ok)
 		}
 	}
 	for _, name := range []string{"codex", "claude_code"} {
-		if _, ok := adapter(t, name).(engine.ScopeDefaulter); ok {
+		if _, ok := adapter(t, name).(target.ScopeDefaulter); ok {
 			t.Errorf("%s should use the engine's default (both)", name)
 		}
 	}

@@ -3,22 +3,22 @@ package targets
 import (
 	"testing"
 
-	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/target"
 )
 
 func TestGolden(t *testing.T) {
 	cases := []struct {
 		target string
-		scope  engine.Scope
+		scope  target.Scope
 	}{
-		{"codex", engine.ScopeUser},
-		{"codex", engine.ScopeProject},
-		{"codex", engine.ScopeBoth},
-		{"claude_code", engine.ScopeUser},
-		{"claude_code", engine.ScopeProject},
-		{"claude_code", engine.ScopeBoth},
-		{"cursor", engine.ScopeProject},
-		{"vscode", engine.ScopeProject},
+		{"codex", target.ScopeUser},
+		{"codex", target.ScopeProject},
+		{"codex", target.ScopeBoth},
+		{"claude_code", target.ScopeUser},
+		{"claude_code", target.ScopeProject},
+		{"claude_code", target.ScopeBoth},
+		{"cursor", target.ScopeProject},
+		{"vscode", target.ScopeProject},
 	}
 	for _, c := range cases {
 		name := c.target + "-" + string(c.scope)

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/module"
+	"github.com/agentpack/agentpack/engine/target"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -19,22 +21,22 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 // fixtureModules maps module ids to their folders or files in testdata/modules.
 var fixtureModules = []struct {
 	id   string
-	typ  engine.ModuleType
+	typ  module.Type
 	path string
 }{
-	{"agent:reviewer", engine.TypeAgent, "agents/reviewer.md"},
-	{"command:ship", engine.TypeCommand, "commands/ship.md"},
-	{"instructions:base", engine.TypeInstructions, "instructions/base"},
-	{"instructions:style", engine.TypeInstructions, "instructions/style"},
-	{"instructions:typescript", engine.TypeInstructions, "instructions/typescript"},
-	{"prompt:summarize", engine.TypePrompt, "prompts/summarize.md"},
-	{"skill:review", engine.TypeSkill, "skills/review"},
+	{"agent:reviewer", module.TypeAgent, "agents/reviewer.md"},
+	{"command:ship", module.TypeCommand, "commands/ship.md"},
+	{"instructions:base", module.TypeInstructions, "instructions/base"},
+	{"instructions:style", module.TypeInstructions, "instructions/style"},
+	{"instructions:typescript", module.TypeInstructions, "instructions/typescript"},
+	{"prompt:summarize", module.TypePrompt, "prompts/summarize.md"},
+	{"skill:review", module.TypeSkill, "skills/review"},
 }
 
 // testEnv is one isolated world: home, CODEX_HOME and project in temp dirs.
 type testEnv struct {
 	home, codexHome, proj string
-	modules               map[string]*engine.LoadedModule
+	modules               map[string]*module.LoadedModule
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -44,7 +46,7 @@ func newTestEnv(t *testing.T) *testEnv {
 		home:      filepath.Join(tmp, "home"),
 		codexHome: filepath.Join(tmp, "codexhome"),
 		proj:      filepath.Join(tmp, "proj"),
-		modules:   map[string]*engine.LoadedModule{},
+		modules:   map[string]*module.LoadedModule{},
 	}
 	for _, d := range []string{e.home, e.codexHome, e.proj} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -70,7 +72,7 @@ func newTestEnv(t *testing.T) *testEnv {
 		t.Fatal(err)
 	}
 	for _, f := range fixtureModules {
-		lm, err := engine.LoadModule(&engine.Module{ID: f.id, Type: f.typ}, filepath.Join(src, f.path))
+		lm, err := module.LoadModule(&module.Module{ID: f.id, Type: f.typ}, filepath.Join(src, f.path))
 		if err != nil {
 			t.Fatalf("load %s: %v", f.id, err)
 		}
@@ -80,14 +82,14 @@ func newTestEnv(t *testing.T) *testEnv {
 }
 
 // mods returns the named fixture modules (all when none are named), id order.
-func (e *testEnv) mods(t engine.Target, ids ...string) []*engine.LoadedModule {
+func (e *testEnv) mods(t target.Adapter, ids ...string) []*module.LoadedModule {
 	if len(ids) == 0 {
 		for id := range e.modules {
 			ids = append(ids, id)
 		}
 	}
 	sort.Strings(ids)
-	var out []*engine.LoadedModule
+	var out []*module.LoadedModule
 	for _, id := range ids {
 		if lm := e.modules[id]; t.Supports(lm.Type) {
 			out = append(out, lm)
@@ -96,10 +98,10 @@ func (e *testEnv) mods(t engine.Target, ids ...string) []*engine.LoadedModule {
 	return out
 }
 
-func (e *testEnv) rc(target string, scope engine.Scope, opts map[string]any) *engine.RenderContext {
-	return &engine.RenderContext{
-		Target:      target,
-		Config:      engine.TargetConfig{Mode: "files", Scope: scope, Options: opts},
+func (e *testEnv) rc(name string, scope target.Scope, opts map[string]any) *target.RenderContext {
+	return &target.RenderContext{
+		Target:      name,
+		Config:      target.Config{Mode: "files", Scope: scope, Options: opts},
 		Scope:       scope,
 		Home:        e.home,
 		CodexHome:   e.codexHome,
@@ -111,8 +113,8 @@ func (e *testEnv) rc(target string, scope engine.Scope, opts map[string]any) *en
 // warningRenderer is the unexported entry point every adapter has, so tests can
 // collect warnings (RenderContext keeps its warning sink private).
 type warningRenderer interface {
-	engine.Target
-	render(rc *engine.RenderContext, modules []*engine.LoadedModule, warn warnFunc) (*engine.TargetOutput, error)
+	target.Adapter
+	render(rc *target.RenderContext, modules []*module.LoadedModule, warn warnFunc) (*target.Output, error)
 }
 
 func adapter(t *testing.T, name string) warningRenderer {
@@ -127,7 +129,7 @@ func adapter(t *testing.T, name string) warningRenderer {
 }
 
 // render runs an adapter with the fixture modules it supports.
-func (e *testEnv) render(t *testing.T, name string, scope engine.Scope, opts map[string]any, ids ...string) (*engine.TargetOutput, []string) {
+func (e *testEnv) render(t *testing.T, name string, scope target.Scope, opts map[string]any, ids ...string) (*target.Output, []string) {
 	t.Helper()
 	a := adapter(t, name)
 	rc := e.rc(name, scope, opts)
@@ -145,7 +147,7 @@ func (e *testEnv) render(t *testing.T, name string, scope engine.Scope, opts map
 }
 
 // file returns the desired file at p, or nil.
-func file(out *engine.TargetOutput, p string) *engine.DesiredFile {
+func file(out *target.Output, p string) *target.DesiredFile {
 	for i := range out.Files {
 		if out.Files[i].Path == p {
 			return &out.Files[i]
@@ -162,7 +164,7 @@ func within(p, dir string) bool {
 
 // listing renders an output as stable text: roots, then each file under its
 // deepest root with mode, hash, module ids and content, then warnings.
-func (e *testEnv) listing(t *testing.T, out *engine.TargetOutput, warnings []string) string {
+func (e *testEnv) listing(t *testing.T, out *target.Output, warnings []string) string {
 	t.Helper()
 	norm := strings.NewReplacer(e.codexHome, "$CODEX_HOME", e.home, "$HOME", e.proj, "$PROJECT").Replace
 	var b strings.Builder

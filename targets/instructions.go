@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/internal/apperr"
 )
 
@@ -26,7 +26,7 @@ var instructionMeta = []string{"description", "globs", "alwaysApply", "applyTo"}
 
 // instructionBody is the text of a module's AGENTS.md without its
 // frontmatter (and without the blank lines that followed it).
-func instructionBody(lm *engine.LoadedModule) []byte {
+func instructionBody(lm *module.LoadedModule) []byte {
 	if lm.Frontmatter == nil {
 		return lm.Body
 	}
@@ -34,7 +34,7 @@ func instructionBody(lm *engine.LoadedModule) []byte {
 }
 
 // instructionsFile adds the aggregated instructions file at p for mods.
-func (r *renderer) instructionsFile(p string, mods []*engine.LoadedModule) error {
+func (r *renderer) instructionsFile(p string, mods []*module.LoadedModule) error {
 	if len(mods) == 0 {
 		return nil
 	}
@@ -80,7 +80,7 @@ func (r *renderer) readExisting(p string) ([]byte, error) {
 // raw; several are wrapped in markers, in id order, one blank line apart. If
 // the existing file already has markers, its text before the first and after
 // the last marker is kept and the marker form is always used.
-func composeInstructions(existing []byte, mods []*engine.LoadedModule) []byte {
+func composeInstructions(existing []byte, mods []*module.LoadedModule) []byte {
 	prefix, suffix, adopted := outsideMarkers(string(existing))
 	if len(mods) == 1 && !adopted {
 		return instructionBody(mods[0])

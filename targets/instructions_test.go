@@ -6,13 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/target"
 )
 
 func TestInstructionsMarkersInIDOrder(t *testing.T) {
 	e := newTestEnv(t)
 	// The engine passes modules in id order; the file follows that order.
-	out, _ := e.render(t, "claude_code", engine.ScopeProject, nil, "instructions:style", "instructions:base")
+	out, _ := e.render(t, "claude_code", target.ScopeProject, nil, "instructions:style", "instructions:base")
 	f := file(out, filepath.Join(e.proj, "CLAUDE.md"))
 	if f == nil {
 		t.Fatal("no CLAUDE.md")
@@ -30,7 +30,7 @@ func TestInstructionsMarkersInIDOrder(t *testing.T) {
 
 func TestInstructionsOneModuleRaw(t *testing.T) {
 	e := newTestEnv(t)
-	out, _ := e.render(t, "codex", engine.ScopeBoth, nil, "instructions:style")
+	out, _ := e.render(t, "codex", target.ScopeBoth, nil, "instructions:style")
 	src := e.modules["instructions:style"].Main.Data
 	for _, p := range []string{filepath.Join(e.codexHome, "AGENTS.md"), filepath.Join(e.proj, "AGENTS.md")} {
 		f := file(out, p)
@@ -39,7 +39,7 @@ func TestInstructionsOneModuleRaw(t *testing.T) {
 		}
 	}
 	// With frontmatter, the body alone is written (metadata never leaks).
-	out, _ = e.render(t, "codex", engine.ScopeProject, nil, "instructions:base")
+	out, _ = e.render(t, "codex", target.ScopeProject, nil, "instructions:base")
 	want := "# Base rules\n\n- Run the tests before you push.\n- Keep functions short.\n"
 	if f := file(out, filepath.Join(e.proj, "AGENTS.md")); f == nil || string(f.Data) != want {
 		t.Errorf("AGENTS.md = %q, want %q", f.Data, want)
@@ -56,7 +56,7 @@ func TestInstructionsPreserveTextOutsideMarkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	// One module alone still uses markers, because the file already has them.
-	out, _ := e.render(t, "claude_code", engine.ScopeProject, nil, "instructions:style")
+	out, _ := e.render(t, "claude_code", target.ScopeProject, nil, "instructions:style")
 	want := "# My own notes\n\nKeep this.\n\n" +
 		"<!-- agentpack:module=instructions:style -->\n# Style\n\nWrite plain, direct sentences.\n<!-- /agentpack -->\n" +
 		"\n## Footer\nAlso mine.\n"
@@ -68,12 +68,12 @@ func TestInstructionsPreserveTextOutsideMarkers(t *testing.T) {
 	if err := os.WriteFile(p, f.Data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, _ = e.render(t, "claude_code", engine.ScopeProject, nil, "instructions:style")
+	out, _ = e.render(t, "claude_code", target.ScopeProject, nil, "instructions:style")
 	if again := file(out, p); string(again.Data) != want {
 		t.Errorf("second render differs:\n%s", again.Data)
 	}
 	// Two modules replace everything between the first and the last marker.
-	out, _ = e.render(t, "claude_code", engine.ScopeProject, nil, "instructions:base", "instructions:style")
+	out, _ = e.render(t, "claude_code", target.ScopeProject, nil, "instructions:base", "instructions:style")
 	got := string(file(out, p).Data)
 	if !strings.HasPrefix(got, "# My own notes\n\nKeep this.\n\n<!-- agentpack:module=instructions:base -->\n") ||
 		!strings.HasSuffix(got, "<!-- /agentpack -->\n\n## Footer\nAlso mine.\n") ||
@@ -104,11 +104,11 @@ func TestOutsideMarkers(t *testing.T) {
 func TestInstructionMetadataNeverWarned(t *testing.T) {
 	e := newTestEnv(t)
 	// instructions:typescript has only description and applyTo.
-	for _, target := range []string{"codex", "claude_code", "cursor", "vscode"} {
-		scope := engine.ScopeProject
-		_, warnings := e.render(t, target, scope, nil, "instructions:typescript")
+	for _, name := range []string{"codex", "claude_code", "cursor", "vscode"} {
+		scope := target.ScopeProject
+		_, warnings := e.render(t, name, scope, nil, "instructions:typescript")
 		if len(warnings) != 0 {
-			t.Errorf("%s: unexpected warnings %q", target, warnings)
+			t.Errorf("%s: unexpected warnings %q", name, warnings)
 		}
 	}
 }

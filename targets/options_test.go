@@ -4,20 +4,20 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/module"
+	"github.com/agentpack/agentpack/engine/target"
 	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 var specs = []*targetSpec{codexSpec, claudeCodeSpec, cursorSpec, vscodeSpec}
 
-func widestScope(s *targetSpec) engine.Scope {
+func widestScope(s *targetSpec) target.Scope {
 	if s.projectOnly {
-		return engine.ScopeProject
+		return target.ScopeProject
 	}
-	return engine.ScopeBoth
+	return target.ScopeBoth
 }
 
 // defaultPath is where output o lands without path options.
@@ -29,7 +29,7 @@ func (e *testEnv) defaultPath(s *targetSpec, o output) string {
 	return filepath.Join(base, filepath.FromSlash(o.def))
 }
 
-func filesWithin(out *engine.TargetOutput, p string) []string {
+func filesWithin(out *target.Output, p string) []string {
 	var got []string
 	for _, f := range out.Files {
 		if within(f.Path, p) {
@@ -110,7 +110,7 @@ func TestPathOptionsMoveOutputs(t *testing.T) {
 	}
 	// Tilde and absolute paths are taken as they are.
 	abs := filepath.Join(t.TempDir(), "rules")
-	out, _ := e.render(t, "cursor", engine.ScopeProject, map[string]any{"rules_dir": abs, "skills_dir": "~/cursor-skills"})
+	out, _ := e.render(t, "cursor", target.ScopeProject, map[string]any{"rules_dir": abs, "skills_dir": "~/cursor-skills"})
 	if len(filesWithin(out, abs)) != 3 || len(filesWithin(out, filepath.Join(e.home, "cursor-skills"))) != 3 {
 		t.Errorf("absolute/tilde paths not honoured: %v", out.Files)
 	}
@@ -133,7 +133,7 @@ func TestRootsWithoutModules(t *testing.T) {
 		}
 	}
 	// Only the roots of the active scope.
-	out, _ := e.render(t, "claude_code", engine.ScopeUser, nil)
+	out, _ := e.render(t, "claude_code", target.ScopeUser, nil)
 	for _, r := range out.Roots {
 		if within(r.Path, e.proj) {
 			t.Errorf("user scope returned project root %s", r.Path)
@@ -143,7 +143,7 @@ func TestRootsWithoutModules(t *testing.T) {
 
 func TestUnknownOptionWarns(t *testing.T) {
 	e := newTestEnv(t)
-	_, warnings := e.render(t, "vscode", engine.ScopeProject, map[string]any{"write_chatmodes": true, "write_prompts": true}, "prompt:summarize")
+	_, warnings := e.render(t, "vscode", target.ScopeProject, map[string]any{"write_chatmodes": true, "write_prompts": true}, "prompt:summarize")
 	if len(warnings) != 1 || !containsWarning(warnings, `"write_chatmodes"`, "write_prompts") {
 		t.Errorf("warnings %q", warnings)
 	}
@@ -161,21 +161,21 @@ func TestValidateOptionTypes(t *testing.T) {
 		{"vscode", map[string]any{"prompts_dir": []any{"a"}}},
 	}
 	for _, c := range bad {
-		err := adapter(t, c.target).Validate(engine.TargetConfig{Options: c.opts})
+		err := adapter(t, c.target).Validate(target.Config{Options: c.opts})
 		var ae *apperr.Error
 		if !errors.As(err, &ae) || ae.Code != apperr.ConfigInvalid {
 			t.Errorf("%s %v: got %v, want E_CONFIG_INVALID", c.target, c.opts, err)
 		}
 	}
 	good := map[string]any{"write_rules": "no", "rules_dir": "x", "someday_option": 42}
-	if err := adapter(t, "cursor").Validate(engine.TargetConfig{Options: good}); err != nil {
+	if err := adapter(t, "cursor").Validate(target.Config{Options: good}); err != nil {
 		t.Errorf("valid options refused: %v", err)
 	}
 }
 
 func TestDroppedFrontmatterWarnsOnce(t *testing.T) {
 	e := newTestEnv(t)
-	out, warnings := e.render(t, "claude_code", engine.ScopeBoth, nil, "agent:reviewer", "instructions:base")
+	out, warnings := e.render(t, "claude_code", target.ScopeBoth, nil, "agent:reviewer", "instructions:base")
 	want := []string{
 		`module agent:reviewer: frontmatter key "color" dropped (claude_code agents cannot use it)`,
 		`module instructions:base: frontmatter key "owner" dropped (claude_code instructions cannot use it)`,
@@ -188,7 +188,7 @@ func TestDroppedFrontmatterWarnsOnce(t *testing.T) {
 		t.Errorf("agent:\n%s", agent)
 	}
 	// Nothing to drop: the source bytes are written unchanged.
-	_, warnings = e.render(t, "claude_code", engine.ScopeProject, nil, "command:ship", "skill:review", "prompt:summarize")
+	_, warnings = e.render(t, "claude_code", target.ScopeProject, nil, "command:ship", "skill:review", "prompt:summarize")
 	if len(warnings) != 0 {
 		t.Errorf("unexpected warnings %q", warnings)
 	}
@@ -197,7 +197,7 @@ func TestDroppedFrontmatterWarnsOnce(t *testing.T) {
 func TestPublicRenderAndRegister(t *testing.T) {
 	e := newTestEnv(t)
 	for _, a := range Builtin() {
-		scope := engine.ScopeProject
+		scope := target.ScopeProject
 		out, err := a.Render(e.rc(a.Name(), scope, nil), e.mods(a))
 		if err != nil {
 			t.Fatalf("%s: %v", a.Name(), err)
@@ -206,19 +206,14 @@ func TestPublicRenderAndRegister(t *testing.T) {
 		if e.listing(t, out, nil) != e.listing(t, ref, nil) {
 			t.Errorf("%s: Render and render differ", a.Name())
 		}
-		if a.Supports(engine.TypeMCP) {
+		if a.Supports(module.TypeMCP) {
 			t.Errorf("%s claims mcp support", a.Name())
 		}
 	}
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Add(1)
-		go func() { defer wg.Done(); Register() }()
-	}
-	wg.Wait()
+	set := NewSet()
 	for _, name := range []string{"claude_code", "codex", "cursor", "vscode"} {
-		if _, err := engine.LookupTarget(name); err != nil {
-			t.Errorf("%s not registered: %v", name, err)
+		if _, err := set.Lookup(name); err != nil {
+			t.Errorf("%s not in the built-in set: %v", name, err)
 		}
 	}
 }

@@ -4,12 +4,12 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/target"
 )
 
 // resolvePath turns a path option into an absolute path: a leading ~ is the
 // home folder, an absolute path stays, a relative one is taken from base.
-func resolvePath(rc *engine.RenderContext, base, p string) string {
+func resolvePath(rc *target.RenderContext, base, p string) string {
 	p = rc.ExpandHome(strings.TrimSpace(p))
 	if filepath.IsAbs(p) {
 		return filepath.Clean(p)
@@ -18,7 +18,7 @@ func resolvePath(rc *engine.RenderContext, base, p string) string {
 }
 
 // codexHome is the codex_home option if set, else $CODEX_HOME, else ~/.codex.
-func codexHome(rc *engine.RenderContext) string {
+func codexHome(rc *target.RenderContext) string {
 	if h := rc.Config.OptionString("codex_home", ""); h != "" {
 		return resolvePath(rc, rc.Home, h)
 	}
@@ -29,6 +29,6 @@ func codexHome(rc *engine.RenderContext) string {
 }
 
 // claudeHome is the claude_home option if set, else ~/.claude.
-func claudeHome(rc *engine.RenderContext) string {
+func claudeHome(rc *target.RenderContext) string {
 	return resolvePath(rc, rc.Home, rc.Config.OptionString("claude_home", "~/.claude"))
 }

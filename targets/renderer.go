@@ -8,7 +8,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/module"
+	"github.com/agentpack/agentpack/engine/target"
 )
 
 // warnFunc records a warning. Adapters get rc.Warn; tests pass a recorder.
@@ -16,13 +17,13 @@ type warnFunc func(format string, args ...any)
 
 // renderer collects one adapter's output for one render.
 type renderer struct {
-	rc   *engine.RenderContext
+	rc   *target.RenderContext
 	spec *targetSpec
 	warn warnFunc
 	// paths holds the resolved path of every enabled output.
 	paths  map[outputKey]string
 	roots  map[string]bool // path -> scan extras
-	files  []engine.DesiredFile
+	files  []target.DesiredFile
 	warned map[string]bool
 }
 
@@ -33,7 +34,7 @@ type outputKey struct {
 
 // newRenderer resolves the enabled outputs and their roots, and warns about
 // option keys the target does not know.
-func newRenderer(spec *targetSpec, rc *engine.RenderContext, home string, warn warnFunc) *renderer {
+func newRenderer(spec *targetSpec, rc *target.RenderContext, home string, warn warnFunc) *renderer {
 	if warn == nil {
 		warn = func(string, ...any) {}
 	}
@@ -102,18 +103,18 @@ func (r *renderer) add(p string, data []byte, mode fs.FileMode, ids ...string) {
 	if mode == 0 {
 		mode = 0o644
 	}
-	r.files = append(r.files, engine.DesiredFile{Path: p, Data: data, Mode: mode, ModuleIDs: ids})
+	r.files = append(r.files, target.DesiredFile{Path: p, Data: data, Mode: mode, ModuleIDs: ids})
 }
 
 // copyModule writes every file of lm under dir, byte for byte with its mode.
-func (r *renderer) copyModule(dir string, lm *engine.LoadedModule) {
+func (r *renderer) copyModule(dir string, lm *module.LoadedModule) {
 	for _, f := range lm.Files {
 		r.add(filepath.Join(dir, filepath.FromSlash(f.Path)), f.Data, f.Mode, lm.ID)
 	}
 }
 
 // mainFile returns the base name of the module's principal file.
-func mainFile(lm *engine.LoadedModule) string {
+func mainFile(lm *module.LoadedModule) string {
 	if lm.Main == nil {
 		return lm.Name() + ".md"
 	}
@@ -122,7 +123,7 @@ func mainFile(lm *engine.LoadedModule) string {
 
 // dropKeys warns, once per module and key, about frontmatter keys that are
 // neither kept nor known metadata, and reports whether any key was dropped.
-func (r *renderer) dropKeys(lm *engine.LoadedModule, what string, keep, meta []string) bool {
+func (r *renderer) dropKeys(lm *module.LoadedModule, what string, keep, meta []string) bool {
 	dropped := false
 	for _, key := range lm.Frontmatter.Keys() {
 		if slices.Contains(keep, key) || slices.Contains(meta, key) {
@@ -139,10 +140,10 @@ func (r *renderer) dropKeys(lm *engine.LoadedModule, what string, keep, meta []s
 }
 
 // output returns the collected roots and files, sorted by path.
-func (r *renderer) output() *engine.TargetOutput {
-	out := &engine.TargetOutput{Files: r.files}
+func (r *renderer) output() *target.Output {
+	out := &target.Output{Files: r.files}
 	for p, scan := range r.roots {
-		out.Roots = append(out.Roots, engine.Root{Path: p, ScanExtras: scan})
+		out.Roots = append(out.Roots, target.Root{Path: p, ScanExtras: scan})
 	}
 	sort.Slice(out.Roots, func(i, j int) bool { return out.Roots[i].Path < out.Roots[j].Path })
 	sort.SliceStable(out.Files, func(i, j int) bool { return out.Files[i].Path < out.Files[j].Path })
@@ -154,7 +155,7 @@ var agentKeys = []string{"name", "description", "tools", "model"}
 
 // markdownAgent renders an agent file that keeps only the keys in keep: the
 // source bytes when nothing is dropped, else the kept frontmatter and body.
-func (r *renderer) markdownAgent(lm *engine.LoadedModule, keep []string) []byte {
+func (r *renderer) markdownAgent(lm *module.LoadedModule, keep []string) []byte {
 	if !r.dropKeys(lm, "agents", keep, nil) {
 		return lm.Main.Data
 	}

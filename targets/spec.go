@@ -9,7 +9,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/module"
+	"github.com/agentpack/agentpack/engine/target"
 	"github.com/agentpack/agentpack/internal/apperr"
 )
 
@@ -31,7 +32,7 @@ type output struct {
 // targetSpec is the static description of an adapter: its outputs and options.
 type targetSpec struct {
 	name        string
-	types       []engine.ModuleType
+	types       []module.Type
 	projectOnly bool
 	// homeOption names the option holding the tool's user folder
 	// (codex_home, claude_home); "" for project-only targets.
@@ -39,7 +40,7 @@ type targetSpec struct {
 	outputs    []output
 }
 
-func (s *targetSpec) supports(t engine.ModuleType) bool { return slices.Contains(s.types, t) }
+func (s *targetSpec) supports(t module.Type) bool { return slices.Contains(s.types, t) }
 
 // knownOptions lists every option key the target reads, sorted.
 func (s *targetSpec) knownOptions() []string {
@@ -60,8 +61,8 @@ func (s *targetSpec) knownOptions() []string {
 // validate checks the scope and the types of the known options. Unknown
 // option keys are not an error here: Render warns about them, so a manifest
 // written for a newer agentpack still works.
-func (s *targetSpec) validate(cfg engine.TargetConfig) error {
-	if s.projectOnly && cfg.Scope != "" && cfg.Scope != engine.ScopeProject {
+func (s *targetSpec) validate(cfg target.Config) error {
+	if s.projectOnly && cfg.Scope != "" && cfg.Scope != target.ScopeProject {
 		return apperr.New(apperr.ConfigInvalid, "target %s supports only project scope, not scope: %s", s.name, cfg.Scope).
 			WithHint("set targets.%s.scope to project (or remove it)", s.name).
 			With("target", s.name).With("scope", string(cfg.Scope))
@@ -104,7 +105,7 @@ func optionErr(target, key, format string, args ...any) error {
 }
 
 // enabled reports whether output o is on for cfg (scope aside).
-func (o output) enabled(cfg engine.TargetConfig) bool {
+func (o output) enabled(cfg target.Config) bool {
 	if _, ok := cfg.Options[o.write]; !ok && o.alias != "" {
 		return cfg.OptionBool(o.alias, true)
 	}

@@ -4,7 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/module"
+	"github.com/agentpack/agentpack/engine/target"
 	"github.com/agentpack/agentpack/internal/frontmatter"
 	"go.yaml.in/yaml/v3"
 )
@@ -14,7 +15,7 @@ type VSCode struct{}
 
 var vscodeSpec = &targetSpec{
 	name:        "vscode",
-	types:       []engine.ModuleType{engine.TypeInstructions, engine.TypeSkill, engine.TypePrompt, engine.TypeAgent},
+	types:       []module.Type{module.TypeInstructions, module.TypeSkill, module.TypePrompt, module.TypeAgent},
 	projectOnly: true,
 	outputs: []output{
 		{kind: "instructions", write: "write_instructions", path: "instructions_file", def: ".github/copilot-instructions.md", file: true},
@@ -28,43 +29,43 @@ var vscodeSpec = &targetSpec{
 // vscodeAgentKeys is the frontmatter a VS Code custom agent (.agent.md) keeps.
 var vscodeAgentKeys = []string{"name", "description", "tools", "model", "argument-hint", "handoffs", "target", "infer", "mcp-servers"}
 
-// Name implements engine.Target.
+// Name implements target.Adapter.
 func (VSCode) Name() string { return vscodeSpec.name }
 
-// Supports implements engine.Target.
-func (VSCode) Supports(t engine.ModuleType) bool { return vscodeSpec.supports(t) }
+// Supports implements target.Adapter.
+func (VSCode) Supports(t module.Type) bool { return vscodeSpec.supports(t) }
 
-// DefaultScope implements engine.ScopeDefaulter: project is the only scope.
-func (VSCode) DefaultScope() engine.Scope { return engine.ScopeProject }
+// DefaultScope implements target.ScopeDefaulter: project is the only scope.
+func (VSCode) DefaultScope() target.Scope { return target.ScopeProject }
 
-// Validate implements engine.Target.
-func (VSCode) Validate(cfg engine.TargetConfig) error { return vscodeSpec.validate(cfg) }
+// Validate implements target.Adapter.
+func (VSCode) Validate(cfg target.Config) error { return vscodeSpec.validate(cfg) }
 
-// Render implements engine.Target.
-func (v VSCode) Render(rc *engine.RenderContext, modules []*engine.LoadedModule) (*engine.TargetOutput, error) {
+// Render implements target.Adapter.
+func (v VSCode) Render(rc *target.RenderContext, modules []*module.LoadedModule) (*target.Output, error) {
 	return v.render(rc, modules, rc.Warn)
 }
 
-func (VSCode) render(rc *engine.RenderContext, modules []*engine.LoadedModule, warn warnFunc) (*engine.TargetOutput, error) {
+func (VSCode) render(rc *target.RenderContext, modules []*module.LoadedModule, warn warnFunc) (*target.Output, error) {
 	r := newRenderer(vscodeSpec, rc, rc.ProjectRoot, warn)
-	var instructions []*engine.LoadedModule
+	var instructions []*module.LoadedModule
 	for _, lm := range modules {
 		switch lm.Type {
-		case engine.TypeInstructions:
+		case module.TypeInstructions:
 			if !hasValue(lm.Frontmatter, "applyTo") {
 				instructions = append(instructions, lm)
 			} else if dir, ok := r.path("scoped_instructions", false); ok {
 				r.add(filepath.Join(dir, lm.Name()+".instructions.md"), r.scopedInstructions(lm), 0o644, lm.ID)
 			}
-		case engine.TypeSkill:
+		case module.TypeSkill:
 			if dir, ok := r.path("skills", false); ok {
 				r.copyModule(filepath.Join(dir, lm.Name()), lm)
 			}
-		case engine.TypePrompt:
+		case module.TypePrompt:
 			if dir, ok := r.path("prompts", false); ok {
 				r.add(filepath.Join(dir, promptFileName(mainFile(lm))), lm.Main.Data, lm.Main.Mode, lm.ID)
 			}
-		case engine.TypeAgent:
+		case module.TypeAgent:
 			if dir, ok := r.path("agents", false); ok {
 				r.add(filepath.Join(dir, lm.Name()+".agent.md"), r.markdownAgent(lm, vscodeAgentKeys), 0o644, lm.ID)
 			}
@@ -93,7 +94,7 @@ func promptFileName(base string) string {
 
 // scopedInstructions renders a module with applyTo as a VS Code
 // .instructions.md file that keeps applyTo and description.
-func (r *renderer) scopedInstructions(lm *engine.LoadedModule) []byte {
+func (r *renderer) scopedInstructions(lm *module.LoadedModule) []byte {
 	r.dropKeys(lm, "instructions", []string{"applyTo", "description"}, instructionMeta)
 	fm := lm.Frontmatter.Subset("applyTo", "description")
 	return fm.Render(append([]byte("\n"), instructionBody(lm)...))

@@ -24,7 +24,6 @@ type exitPanic struct{ code int }
 // Main runs agentpack with args and returns the process exit code. It is the
 // entry point for the binary and for testscript.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
-	targets.Register()
 	if len(args) == 0 {
 		args = []string{"--help"} // bare `agentpack` shows how to use it
 	}
@@ -157,7 +156,7 @@ func (a *App) Engine() *engine.Engine {
 // newEngine builds an engine for this environment; the MCP server builds a
 // fresh one per tool call, so every call reads state fresh.
 func (a *App) newEngine() *engine.Engine {
-	e := engine.New(a.Env)
+	e := engine.New(a.Env, targets.NewSet())
 	if !a.Globals.JSON && !a.Globals.Quiet {
 		e.OnLockWait = func(msg string) {
 			fmt.Fprintf(a.Stderr, "%s %s; waiting up to %s…\n", a.errPrinter().dim("agentpack:"), msg, engine.LockTimeout)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/engine/gitsource"
+	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/go-git/go-git/v5"
 )
@@ -70,17 +71,17 @@ func (c *AddCmd) Run(a *App) error {
 		if err != nil {
 			return nil, err
 		}
-		mod := engine.Module{ID: c.ID, Type: engine.ModuleType(c.Type), Tags: c.Tags, Targets: c.Targets}
+		mod := module.Module{ID: c.ID, Type: module.Type(c.Type), Tags: c.Tags, Targets: c.Targets}
 		name := ""
 		switch spec.Kind {
 		case gitsource.KindLocal:
-			mod.Source.LocalPath = &engine.LocalPathSource{Path: filepath.ToSlash(spec.Path)}
+			mod.Source.LocalPath = &module.LocalPathSource{Path: filepath.ToSlash(spec.Path)}
 			name = filepath.Base(spec.Path)
 		case gitsource.KindGit:
-			mod.Source.Git = &engine.GitSource{URL: spec.URL, Ref: spec.Ref, Subdir: spec.Subdir}
+			mod.Source.Git = &module.GitSource{URL: spec.URL, Ref: spec.Ref, Subdir: spec.Subdir}
 			name = filepath.Base(strings.TrimSuffix(firstNonEmpty(spec.Subdir, spec.URL), ".git"))
 		case gitsource.KindPackage:
-			mod.Source.Package = &engine.PackageSource{Name: spec.Name, Version: spec.Version, Artifact: spec.Artifact}
+			mod.Source.Package = &module.PackageSource{Name: spec.Name, Version: spec.Version, Artifact: spec.Artifact}
 			name = firstNonEmpty(spec.Artifact, filepath.Base(spec.Name))
 		}
 		if mod.ID == "" {

@@ -6,10 +6,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/envelope"
 	"github.com/agentpack/agentpack/schemas"
+	"github.com/agentpack/agentpack/targets"
 	"github.com/alecthomas/kong"
 )
 
@@ -106,7 +106,7 @@ func (c *HelpCmd) Run(a *App) error {
 			}
 			globals = append(globals, HelpArg{Name: "--" + f.Name, Kind: "flag", Type: valueType(f.Value), Required: f.Required, Help: f.Help})
 		}
-		data := map[string]any{"commands": cmds, "mutating_commands": mutatingCommands, "global_args": globals, "targets": engine.Targets()}
+		data := map[string]any{"commands": cmds, "mutating_commands": mutatingCommands, "global_args": globals, "targets": targets.NewSet().Names()}
 		return &result{Data: data}, nil
 	})
 }
@@ -159,7 +159,7 @@ type VersionCmd struct{}
 // Run implements the command.
 func (c *VersionCmd) Run(a *App) error {
 	return a.run("version", "version", func() (*result, error) {
-		data := map[string]any{"version": envelope.Version, "go_version": runtime.Version(), "targets": engine.Targets()}
+		data := map[string]any{"version": envelope.Version, "go_version": runtime.Version(), "targets": targets.NewSet().Names()}
 		return &result{Data: data, Human: func(p *Printer) { p.Printf("agentpack %s\n", envelope.Version) }}, nil
 	})
 }

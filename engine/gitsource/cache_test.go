@@ -12,11 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/agentpack/agentpack/engine/lockfile"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // history builds main (c1 → c2), a dev branch at c1, a lightweight tag

@@ -10,11 +10,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
-
-	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 // FetchOptions tune network access to a git remote.

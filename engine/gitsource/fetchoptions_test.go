@@ -12,12 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
-
-	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 func TestWithDefaults(t *testing.T) {

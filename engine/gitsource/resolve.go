@@ -7,13 +7,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/storage/memory"
-
-	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 // Resolve returns the full commit SHA that ref names on the remote at url,

@@ -18,9 +18,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/renameio/v2/maybe"
-
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/google/renameio/v2/maybe"
 )
 
 // FileName is the lockfile's name inside a desired-state repo.

@@ -1,4 +1,4 @@
-package engine
+package module
 
 import (
 	"encoding/json"
@@ -17,8 +17,8 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// ModuleFile is one file of a loaded module.
-type ModuleFile struct {
+// File is one file of a loaded module.
+type File struct {
 	// Path is relative to the module root, with '/' separators.
 	Path string
 	Data []byte
@@ -31,10 +31,10 @@ type LoadedModule struct {
 	// SourcePath is the absolute folder or file the module came from.
 	SourcePath string
 	// Files are sorted by Path. Single-file modules have exactly one.
-	Files []ModuleFile
+	Files []File
 	// Main is the module's principal file (AGENTS.md, SKILL.md, the .md file,
 	// the MCP definition); Frontmatter and Body are parsed from it.
-	Main        *ModuleFile
+	Main        *File
 	Frontmatter *frontmatter.Block
 	Body        []byte
 	// MCP is the parsed server definition of an mcp module.
@@ -54,7 +54,7 @@ type MCPServer struct {
 }
 
 // loadModuleFiles reads a module's files from path (a folder or a file).
-func loadModuleFiles(mod *Module, path string) ([]ModuleFile, error) {
+func loadModuleFiles(mod *Module, path string) ([]File, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -68,7 +68,7 @@ func loadModuleFiles(mod *Module, path string) ([]ModuleFile, error) {
 		if err != nil {
 			return nil, moduleErr(mod, path, "cannot read %s: %v", path, err)
 		}
-		return []ModuleFile{{Path: filepath.Base(path), Data: data, Mode: fi.Mode().Perm()}}, nil
+		return []File{{Path: filepath.Base(path), Data: data, Mode: fi.Mode().Perm()}}, nil
 	}
 	var paths []string
 	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
@@ -98,7 +98,7 @@ func loadModuleFiles(mod *Module, path string) ([]ModuleFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	files := make([]ModuleFile, len(paths))
+	files := make([]File, len(paths))
 	errs := make([]error, len(paths))
 	workers.Parallel(len(paths), func(i int) {
 		p := paths[i]
@@ -108,7 +108,7 @@ func loadModuleFiles(mod *Module, path string) ([]ModuleFile, error) {
 			return
 		}
 		rel, _ := filepath.Rel(path, p)
-		files[i] = ModuleFile{Path: filepath.ToSlash(rel), Data: data, Mode: fi.Mode().Perm()}
+		files[i] = File{Path: filepath.ToSlash(rel), Data: data, Mode: fi.Mode().Perm()}
 	})
 	if err := errors.Join(errs...); err != nil {
 		for _, e := range errs {
@@ -230,7 +230,7 @@ func (lm *LoadedModule) pickMain(name string) error {
 }
 
 func (lm *LoadedModule) pickSingleMarkdown() error {
-	var md []*ModuleFile
+	var md []*File
 	for i := range lm.Files {
 		if strings.EqualFold(filepath.Ext(lm.Files[i].Path), ".md") {
 			md = append(md, &lm.Files[i])
@@ -241,7 +241,7 @@ func (lm *LoadedModule) pickSingleMarkdown() error {
 			WithHint("point source.local_path.path at one .md file")
 	}
 	lm.Main = md[0]
-	lm.Files = []ModuleFile{*md[0]}
+	lm.Files = []File{*md[0]}
 	lm.Main = &lm.Files[0]
 	return lm.parseMain()
 }

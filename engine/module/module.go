@@ -1,27 +1,27 @@
-package engine
+package module
 
 import (
 	"regexp"
 	"strings"
 )
 
-// ModuleType is the kind of asset a module holds.
-type ModuleType string
+// Type is the kind of asset a module holds.
+type Type string
 
 // Module types.
 const (
-	TypeInstructions ModuleType = "instructions"
-	TypeSkill        ModuleType = "skill"
-	TypePrompt       ModuleType = "prompt"
-	TypeCommand      ModuleType = "command"
-	TypeAgent        ModuleType = "agent"
-	TypeMCP          ModuleType = "mcp"
+	TypeInstructions Type = "instructions"
+	TypeSkill        Type = "skill"
+	TypePrompt       Type = "prompt"
+	TypeCommand      Type = "command"
+	TypeAgent        Type = "agent"
+	TypeMCP          Type = "mcp"
 )
 
-var moduleTypes = []ModuleType{TypeInstructions, TypeSkill, TypePrompt, TypeCommand, TypeAgent, TypeMCP}
+var moduleTypes = []Type{TypeInstructions, TypeSkill, TypePrompt, TypeCommand, TypeAgent, TypeMCP}
 
 // Valid reports whether t is a known module type.
-func (t ModuleType) Valid() bool {
+func (t Type) Valid() bool {
 	for _, x := range moduleTypes {
 		if x == t {
 			return true
@@ -30,7 +30,8 @@ func (t ModuleType) Valid() bool {
 	return false
 }
 
-func moduleTypeNames() []string {
+// TypeNames lists the module types, in the order the spec gives them.
+func TypeNames() []string {
 	out := make([]string, len(moduleTypes))
 	for i, t := range moduleTypes {
 		out[i] = string(t)
@@ -41,7 +42,7 @@ func moduleTypeNames() []string {
 // Module is one entry of the manifest's modules list.
 type Module struct {
 	ID       string         `yaml:"id" json:"id"`
-	Type     ModuleType     `yaml:"type" json:"type"`
+	Type     Type           `yaml:"type" json:"type"`
 	Enabled  *bool          `yaml:"enabled,omitempty" json:"enabled,omitempty"`
 	Tags     []string       `yaml:"tags,omitempty" json:"tags"`
 	Targets  []string       `yaml:"targets,omitempty" json:"targets"`
@@ -101,7 +102,8 @@ type PackageSource struct {
 	Registry string `yaml:"registry,omitempty" json:"registry,omitempty"`
 }
 
-func (s Source) count() int {
+// Count is how many kinds of source are set; a valid source has exactly one.
+func (s Source) Count() int {
 	n := 0
 	if s.LocalPath != nil {
 		n++

@@ -7,12 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/agentpack/agentpack/engine/lockfile"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // MarkerFile is the file written last into every complete checkout.
@@ -25,8 +25,33 @@ var ErrNotCached = errors.New("git checkout not in cache")
 // Cache is the immutable git checkout cache: Root/<sha256(url)>/<commit>/
 // holds the work tree of one commit (no .git folder) and [MarkerFile].
 type Cache struct {
-	// Root is $AGENTPACK_HOME/cache/git.
+	// Root is $AGENTPACK_HOME/cache/git, an absolute path.
 	Root string
+	// System reads and writes the cache, and reads local (file://)
+	// repositories; nil means the real filesystem.
+	System fsys.System
+}
+
+// defaultSystem is the System of a [Cache] without one.
+var defaultSystem fsys.System = fsys.NewRealSystem(fsys.RealSystemOptions{})
+
+// sys returns the System c reads and writes through.
+func (c *Cache) sys() fsys.System {
+	if c.System != nil {
+		return c.System
+	}
+	return defaultSystem
+}
+
+// root returns Root as an absolute path.
+func (c *Cache) root() (fsys.AbsPath, error) {
+	if c.Root == "" {
+		return "", apperr.New(apperr.InvalidArgument, "git cache root is not set")
+	}
+	if !filepath.IsAbs(c.Root) {
+		return "", apperr.New(apperr.InvalidArgument, "git cache root %q is not an absolute path", c.Root).With("path", c.Root)
+	}
+	return fsys.NewAbsPath(c.Root)
 }
 
 // marker is the content of [MarkerFile].
@@ -53,10 +78,11 @@ func (c *Cache) Path(url, commit string) (string, error) {
 	if !isFullSHA(commit) {
 		return "", apperr.New(apperr.InvalidArgument, "%q is not a full 40-character commit SHA", commit).With("commit", commit)
 	}
-	if c.Root == "" {
-		return "", apperr.New(apperr.InvalidArgument, "git cache root is not set")
+	root, err := c.root()
+	if err != nil {
+		return "", err
 	}
-	return filepath.Join(c.Root, URLKey(u), strings.ToLower(commit)), nil
+	return root.JoinName(URLKey(u)).JoinName(strings.ToLower(commit)).String(), nil
 }
 
 // Checkout returns the full commit SHA that ref names at url and the cached
@@ -76,9 +102,10 @@ func (c *Cache) Checkout(ctx context.Context, url, ref string, opt FetchOptions)
 	if err != nil {
 		return "", "", err
 	}
-	if c.Root == "" {
-		return "", "", apperr.New(apperr.InvalidArgument, "git cache root is not set")
+	if _, err := c.root(); err != nil {
+		return "", "", err
 	}
+	ctx = withSystem(ctx, c.sys())
 	opt = opt.withDefaults()
 	m := match{commit: strings.ToLower(ref)}
 	if !isFullSHA(ref) {
@@ -114,7 +141,7 @@ func (c *Cache) Dir(url, commit string) (string, error) {
 	}
 	u, _ := NormalizeURL(url)
 	commit = strings.ToLower(commit)
-	raw, err := os.ReadFile(filepath.Join(dir, MarkerFile))
+	raw, err := c.sys().ReadFile(fsys.AbsPath(dir).JoinName(MarkerFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", apperr.Wrap(ErrNotCached, apperr.SourceNotFound, "commit %s of %s is not in the git cache", commit, u).
 			WithHint("run `agentpack fetch` to download it").
@@ -130,7 +157,7 @@ func (c *Cache) Dir(url, commit string) (string, error) {
 	if mk.URL != u || mk.Commit != commit {
 		return "", corrupted(dir, nil, "checkout marker names "+mk.URL+"@"+mk.Commit)
 	}
-	files, err := lockfile.HashDir(dir)
+	files, err := hashTree(c.sys(), fsys.AbsPath(dir))
 	if err != nil {
 		return "", corrupted(dir, err, "cannot hash the checkout")
 	}
@@ -152,8 +179,9 @@ func corrupted(dir string, cause error, why string) *apperr.Error {
 // install writes the marker into the finished tree and renames it into
 // place. If a complete checkout appeared meanwhile (another process), that
 // one is kept.
-func (c *Cache) install(u, commit, tree string) (string, error) {
-	files, err := lockfile.HashDir(tree)
+func (c *Cache) install(u, commit string, tree fsys.AbsPath) (string, error) {
+	sys := c.sys()
+	files, err := hashTree(sys, tree)
 	if err != nil {
 		return "", apperr.Wrap(err, apperr.GitCloneFailed, "hash checkout of %s@%s", u, commit)
 	}
@@ -161,16 +189,17 @@ func (c *Cache) install(u, commit, tree string) (string, error) {
 	if err != nil {
 		return "", apperr.Wrap(err, apperr.Unexpected, "encode checkout marker")
 	}
-	if err := os.WriteFile(filepath.Join(tree, MarkerFile), append(raw, '\n'), 0o644); err != nil {
-		return "", apperr.Wrap(err, apperr.IOFailed, "write checkout marker")
+	if err := sys.WriteFile(tree.JoinName(MarkerFile), append(raw, '\n'), 0o644); err != nil {
+		return "", err
 	}
-	final, err := c.Path(u, commit)
+	dir, err := c.Path(u, commit)
 	if err != nil {
 		return "", err
 	}
+	final := fsys.AbsPath(dir)
 	for range 2 {
-		if err = os.Rename(tree, final); err == nil {
-			return final, nil
+		if err = sys.Rename(tree, final); err == nil {
+			return dir, nil
 		}
 		if dir, derr := c.Dir(u, commit); derr == nil {
 			return dir, nil
@@ -179,8 +208,8 @@ func (c *Cache) install(u, commit, tree string) (string, error) {
 		}
 		// An incomplete leftover (or the original tool's checkout, which
 		// has a .git folder and no marker) is in the way: replace it.
-		if rerr := os.RemoveAll(final); rerr != nil {
-			return "", apperr.Wrap(rerr, apperr.IOFailed, "remove incomplete checkout %s", final)
+		if err := sys.RemoveAll(final); err != nil {
+			return "", err
 		}
 	}
 	return "", apperr.Wrap(err, apperr.IOFailed, "move checkout into %s", final)

@@ -2,27 +2,26 @@ package gitsource
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 	"path"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
-	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/memory"
 
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // wantRef is where a fetch stores the ref or commit it was asked for.
@@ -35,8 +34,11 @@ const (
 	staleAfter = 24 * time.Hour
 )
 
-func removeStale(base string, age time.Duration) {
-	entries, err := os.ReadDir(base)
+// removeStale removes the temporary folders in base older than age. A
+// folder whose System reports no modification time (an in-memory one) is
+// left alone: it may belong to a fetch still running.
+func removeStale(sys fsys.System, base fsys.AbsPath, age time.Duration) {
+	entries, err := sys.ReadDir(base)
 	if err != nil {
 		return
 	}
@@ -44,10 +46,28 @@ func removeStale(base string, age time.Duration) {
 		if !strings.HasPrefix(e.Name(), tmpPrefix) {
 			continue
 		}
-		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > age {
-			os.RemoveAll(filepath.Join(base, e.Name()))
+		if info, err := e.Info(); err == nil && !info.ModTime().IsZero() && time.Since(info.ModTime()) > age {
+			_ = sys.RemoveAll(base.JoinName(e.Name()))
 		}
 	}
+}
+
+// makeTemp creates a new, empty temporary folder in base.
+func makeTemp(sys fsys.System, base fsys.AbsPath) (fsys.AbsPath, error) {
+	for range 3 {
+		// Over 128 random bits: another process picking the same name at
+		// the same moment is not a concern, so checking that the name is
+		// free is enough.
+		tmp := base.JoinName(tmpPrefix + rand.Text())
+		_, err := sys.Lstat(tmp)
+		if errors.Is(err, fs.ErrNotExist) {
+			return tmp, sys.MkdirAll(tmp, 0o755)
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	return "", apperr.New(apperr.IOFailed, "cannot find a free temporary folder name in %s", base).With("path", base.String())
 }
 
 // errCommitNotFound means the fetched objects lack the wanted commit.
@@ -85,26 +105,20 @@ func isLocalURL(u string) bool {
 	return strings.HasPrefix(strings.ToLower(u), "file:") || filepath.IsAbs(u)
 }
 
-// fetch downloads m from u into a temporary folder under the URL's cache
-// folder, writes the work tree and installs it. Whatever happens, the
-// temporary folder is removed, and so is the URL's folder if it is empty.
+// fetch downloads m from u into memory, writes the work tree of its commit
+// into a temporary folder under the URL's cache folder and installs it.
+// Whatever happens, the temporary folder is removed, and so is the URL's
+// folder if it is empty.
 func (c *Cache) fetch(ctx context.Context, u string, m match, opt FetchOptions) (string, string, error) {
-	base := filepath.Join(c.Root, URLKey(u))
-	if err := os.MkdirAll(base, 0o755); err != nil {
-		return "", "", apperr.Wrap(err, apperr.IOFailed, "create git cache folder %s", base)
-	}
-	defer os.Remove(base) // succeeds only when nothing was installed
-	removeStale(base, staleAfter)
-	tmp, err := os.MkdirTemp(base, tmpPrefix)
+	root, err := c.root()
 	if err != nil {
-		return "", "", apperr.Wrap(err, apperr.IOFailed, "create temporary folder in %s", base)
+		return "", "", err
 	}
-	defer os.RemoveAll(tmp)
-
+	sys, base := c.sys(), root.JoinName(URLKey(u))
 	var commit *object.Commit
-	for i, st := range strategies(u, m) {
+	for _, st := range strategies(u, m) {
 		var repo *git.Repository
-		repo, err = fetchInto(ctx, filepath.Join(tmp, "git"+strconv.Itoa(i)), u, st, opt)
+		repo, err = fetchInto(ctx, u, st, opt)
 		if err == nil {
 			commit, err = findCommit(repo, m)
 		}
@@ -131,8 +145,18 @@ func (c *Cache) fetch(ctx context.Context, u string, m match, opt FetchOptions) 
 	} else if !errors.Is(err, ErrNotCached) {
 		return "", "", err
 	}
-	tree := filepath.Join(tmp, "tree")
-	if err := materialise(commit, tree); err != nil {
+	if err := sys.MkdirAll(base, 0o755); err != nil {
+		return "", "", err
+	}
+	defer sys.Remove(base) // succeeds only when nothing was installed
+	removeStale(sys, base, staleAfter)
+	tmp, err := makeTemp(sys, base)
+	if err != nil {
+		return "", "", err
+	}
+	defer sys.RemoveAll(tmp)
+	tree := tmp.JoinName("tree")
+	if err := materialise(sys, commit, tree); err != nil {
 		return "", "", err
 	}
 	dir, err := c.install(u, sha, tree)
@@ -152,14 +176,12 @@ func fallback(err error) bool {
 	})
 }
 
-// fetchInto fetches st from u into a fresh bare repository at gitDir.
-func fetchInto(ctx context.Context, gitDir, u string, st strategy, opt FetchOptions) (*git.Repository, error) {
+// fetchInto fetches st from u into a fresh bare repository in memory: the
+// objects never touch the disk, only the work tree [materialise] writes.
+func fetchInto(ctx context.Context, u string, st strategy, opt FetchOptions) (*git.Repository, error) {
 	var repo *git.Repository
 	err := retry(ctx, opt, "fetching "+u, func(ctx context.Context) error {
-		if err := os.RemoveAll(gitDir); err != nil {
-			return err
-		}
-		r, err := git.Init(filesystem.NewStorage(osfs.New(gitDir), cache.NewObjectLRUDefault()), nil)
+		r, err := git.Init(memory.NewStorage(), nil)
 		if err != nil {
 			return err
 		}
@@ -221,43 +243,49 @@ func commitOf(repo *git.Repository, h plumbing.Hash) (*object.Commit, error) {
 	return c, nil
 }
 
-// materialise writes the files of commit's tree into dir: regular files
-// with 0644 or 0755, and symlinks only when they resolve to something inside
-// dir (others are left out, since nothing may follow them out of the cache).
-// Submodules are not fetched. A root file named [MarkerFile] is left out.
-func materialise(commit *object.Commit, dir string) error {
+// materialise writes the files of commit's tree into dir through sys:
+// regular files with 0644 or 0755, and symlinks only when they resolve to
+// something inside dir (others are left out, since nothing may follow them
+// out of the cache). Submodules are not fetched. A root file named
+// [MarkerFile] is left out.
+func materialise(sys fsys.System, commit *object.Commit, dir fsys.AbsPath) error {
 	tree, err := commit.Tree()
 	if err != nil {
 		return apperr.Wrap(err, apperr.GitCloneFailed, "read tree of %s", commit.Hash)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return apperr.Wrap(err, apperr.IOFailed, "create %s", dir)
+	if err := sys.MkdirAll(dir, 0o755); err != nil {
+		return err
 	}
 	var links [][2]string
 	err = tree.Files().ForEach(func(f *object.File) error {
 		if skip, err := checkTreePath(f.Name); skip || err != nil {
 			return err
 		}
-		dst := filepath.Join(dir, filepath.FromSlash(f.Name))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return apperr.Wrap(err, apperr.IOFailed, "create %s", filepath.Dir(dst))
+		rel, err := fsys.NewRelPath(f.Name)
+		if err != nil {
+			return err
 		}
+		dst := dir.Join(rel)
 		switch f.Mode {
 		case filemode.Symlink:
 			target, err := f.Contents()
 			links = append(links, [2]string{f.Name, target})
 			return err
 		case filemode.Executable:
-			return writeBlob(f, dst, 0o755)
+			return writeBlob(sys, f, dst, 0o755)
 		case filemode.Regular, filemode.Deprecated:
-			return writeBlob(f, dst, 0o644)
+			return writeBlob(sys, f, dst, 0o644)
 		}
-		return nil
+		return sys.MkdirAll(dst.Dir(), 0o755)
 	})
+	var ae *apperr.Error
+	if errors.As(err, &ae) {
+		return err // an I/O failure of sys, already explained
+	}
 	if err != nil {
 		return apperr.Wrap(err, apperr.GitCloneFailed, "write checkout of %s", commit.Hash)
 	}
-	return placeLinks(dir, links)
+	return placeLinks(sys, dir, links)
 }
 
 // checkTreePath refuses paths that would escape the checkout and skips
@@ -280,31 +308,25 @@ func checkTreePath(name string) (skip bool, err error) {
 	return false, nil
 }
 
-func writeBlob(f *object.File, dst string, mode os.FileMode) error {
+// writeBlob writes the contents of f to dst through sys, creating its
+// folders.
+func writeBlob(sys fsys.System, f *object.File, dst fsys.AbsPath, mode fs.FileMode) error {
 	r, err := f.Reader()
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	data, err := io.ReadAll(r)
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(out, r); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return sys.WriteFile(dst, data, mode)
 }
 
 // placeLinks creates the relative symlinks whose targets stay inside dir,
 // then removes, until none is left, any that dangle or resolve outside dir
 // (through other links).
-func placeLinks(dir string, links [][2]string) error {
-	realDir, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return apperr.Wrap(err, apperr.IOFailed, "resolve %s", dir)
-	}
+func placeLinks(sys fsys.System, dir fsys.AbsPath, links [][2]string) error {
 	var placed []string
 	for _, l := range links {
 		name, target := l[0], l[1]
@@ -314,22 +336,20 @@ func placeLinks(dir string, links [][2]string) error {
 		if j := path.Join(path.Dir(name), target); j == ".." || strings.HasPrefix(j, "../") {
 			continue
 		}
-		dst := filepath.Join(dir, filepath.FromSlash(name))
-		if os.Symlink(filepath.FromSlash(target), dst) == nil {
-			placed = append(placed, dst)
+		dst := dir.Join(fsys.RelPath(name))
+		if sys.MkdirAll(dst.Dir(), 0o755) == nil && sys.Symlink(filepath.FromSlash(target), dst) == nil {
+			placed = append(placed, name)
 		}
 	}
 	for changed := true; changed; {
 		changed = false
-		for i, p := range placed {
-			if p == "" {
+		for i, name := range placed {
+			if name == "" {
 				continue
 			}
-			real, err := filepath.EvalSymlinks(p)
-			rel, rerr := filepath.Rel(realDir, real)
-			if err != nil || rerr != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-				if err := os.Remove(p); err != nil {
-					return apperr.Wrap(err, apperr.IOFailed, "remove symlink %s", p)
+			if _, err := evalBelow(sys, dir, name); err != nil {
+				if err := sys.Remove(dir.Join(fsys.RelPath(name))); err != nil {
+					return err
 				}
 				placed[i], changed = "", true
 			}

@@ -2,10 +2,9 @@ package gitsource
 
 import (
 	"context"
-	"os"
 	"path/filepath"
+	"sync"
 
-	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -15,6 +14,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	"github.com/go-git/go-git/v5/plumbing/transport/server"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // go-git's own file:// transport runs the git-upload-pack binary. agentpack
@@ -26,46 +27,123 @@ func init() {
 }
 
 // localTransport serves local repositories (bare or with a .git folder) with
-// go-git's in-process server.
+// go-git's in-process server, reading them through the [fsys.System] that
+// the context of the session's first call carries (see [withSystem]).
 type localTransport struct{}
 
-// NewUploadPackSession implements transport.Transport.
+// NewUploadPackSession implements transport.Transport. go-git passes no
+// context here, so the repository is opened by the session's first call.
 func (localTransport) NewUploadPackSession(ep *transport.Endpoint, auth transport.AuthMethod) (transport.UploadPackSession, error) {
-	st, err := loadLocal(ep)
-	if err != nil {
-		return nil, err
-	}
-	s, err := server.NewClient(fixedLoader{st}).NewUploadPackSession(ep, auth)
-	if err != nil {
-		return nil, err
-	}
-	return &peelingSession{UploadPackSession: s, st: st}, nil
+	return &localSession{ep: ep, auth: auth}, nil
 }
 
-// NewReceivePackSession implements transport.Transport.
+// NewReceivePackSession implements transport.Transport. Nothing in
+// agentpack pushes, and the repository is read-only to the server.
 func (localTransport) NewReceivePackSession(ep *transport.Endpoint, auth transport.AuthMethod) (transport.ReceivePackSession, error) {
-	st, err := loadLocal(ep)
+	st, err := loadLocal(context.Background(), ep)
 	if err != nil {
 		return nil, err
 	}
 	return server.NewClient(fixedLoader{st}).NewReceivePackSession(ep, auth)
 }
 
-// loadLocal opens the repository at ep.Path: its .git folder, or the folder
-// itself when it is bare.
-func loadLocal(ep *transport.Endpoint) (storer.Storer, error) {
-	dir := filepath.FromSlash(ep.Path)
-	if isDir(filepath.Join(dir, ".git")) {
-		dir = filepath.Join(dir, ".git")
-	} else if !isDir(filepath.Join(dir, "objects")) || !isDir(filepath.Join(dir, "refs")) {
-		return nil, transport.ErrRepositoryNotFound
-	}
-	return filesystem.NewStorage(osfs.New(dir), cache.NewObjectLRUDefault()), nil
+// systemKey is the context key of the System local repositories are read
+// through.
+type systemKey struct{}
+
+// withSystem returns ctx carrying sys, through which the file:// transport
+// reads local repositories during calls made with it.
+func withSystem(ctx context.Context, sys fsys.System) context.Context {
+	return context.WithValue(ctx, systemKey{}, sys)
 }
 
-func isDir(p string) bool {
-	fi, err := os.Stat(p)
+// systemOf returns the System ctx carries, or the real filesystem.
+func systemOf(ctx context.Context) fsys.System {
+	if sys, ok := ctx.Value(systemKey{}).(fsys.System); ok && sys != nil {
+		return sys
+	}
+	return defaultSystem
+}
+
+// loadLocal opens the repository at ep.Path: its .git folder, or the folder
+// itself when it is bare.
+func loadLocal(ctx context.Context, ep *transport.Endpoint) (storer.Storer, error) {
+	sys := systemOf(ctx)
+	dir, err := fsys.NewAbsPath(filepath.FromSlash(ep.Path))
+	if err != nil {
+		return nil, transport.ErrRepositoryNotFound
+	}
+	if isDir(sys, dir.JoinName(".git")) {
+		dir = dir.JoinName(".git")
+	} else if !isDir(sys, dir.JoinName("objects")) || !isDir(sys, dir.JoinName("refs")) {
+		return nil, transport.ErrRepositoryNotFound
+	}
+	return filesystem.NewStorage(newBillyFS(sys, dir), cache.NewObjectLRUDefault()), nil
+}
+
+func isDir(sys fsys.System, p fsys.AbsPath) bool {
+	fi, err := sys.Stat(p)
 	return err == nil && fi.IsDir()
+}
+
+// localSession is an upload-pack session on a local repository, opened on
+// the first call that brings a context.
+type localSession struct {
+	ep   *transport.Endpoint
+	auth transport.AuthMethod
+
+	once  sync.Once
+	inner *peelingSession
+	err   error
+}
+
+// open opens the repository and the server session, once.
+func (s *localSession) open(ctx context.Context) (*peelingSession, error) {
+	s.once.Do(func() {
+		st, err := loadLocal(ctx, s.ep)
+		if err != nil {
+			s.err = err
+			return
+		}
+		inner, err := server.NewClient(fixedLoader{st}).NewUploadPackSession(s.ep, s.auth)
+		if err != nil {
+			s.err = err
+			return
+		}
+		s.inner = &peelingSession{UploadPackSession: inner, st: st}
+	})
+	return s.inner, s.err
+}
+
+// AdvertisedReferences implements transport.UploadPackSession.
+func (s *localSession) AdvertisedReferences() (*packp.AdvRefs, error) {
+	return s.AdvertisedReferencesContext(context.Background())
+}
+
+// AdvertisedReferencesContext implements transport.UploadPackSession.
+func (s *localSession) AdvertisedReferencesContext(ctx context.Context) (*packp.AdvRefs, error) {
+	inner, err := s.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return inner.AdvertisedReferencesContext(ctx)
+}
+
+// UploadPack implements transport.UploadPackSession.
+func (s *localSession) UploadPack(ctx context.Context, req *packp.UploadPackRequest) (*packp.UploadPackResponse, error) {
+	inner, err := s.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return inner.UploadPack(ctx, req)
+}
+
+// Close implements transport.UploadPackSession.
+func (s *localSession) Close() error {
+	if s.inner == nil {
+		return nil
+	}
+	return s.inner.Close()
 }
 
 // fixedLoader hands the in-process server a storer that is already open.

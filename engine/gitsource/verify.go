@@ -3,28 +3,44 @@ package gitsource
 import (
 	"errors"
 	"io/fs"
-	"path/filepath"
 
 	"github.com/agentpack/agentpack/engine/lockfile"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
-// VerifySubdir checks that the files under subdir of the checkout dir are
-// exactly want (a locked module's file manifest). A difference is
-// E_CHECKSUM_MISMATCH naming the first differing file (in path order) and
-// whether it is missing, unexpected or modified; a missing subdir is a
-// mismatch too.
+// VerifySubdir is [Cache.VerifySubdir] on the real filesystem.
 func VerifySubdir(dir, subdir string, want []lockfile.File) error {
+	return (&Cache{}).VerifySubdir(dir, subdir, want)
+}
+
+// VerifySubdir checks, reading through c's System, that the files under
+// subdir of the checkout dir (an absolute path) are exactly want (a locked
+// module's file manifest). A difference is E_CHECKSUM_MISMATCH naming the
+// first differing file (in path order) and whether it is missing,
+// unexpected or modified; a missing subdir is a mismatch too.
+func (c *Cache) VerifySubdir(dir, subdir string, want []lockfile.File) error {
 	sub, err := CleanSubdir(subdir)
 	if err != nil {
 		return err
 	}
-	root := filepath.Join(dir, filepath.FromSlash(sub))
-	got, err := lockfile.HashDir(root)
+	base, err := fsys.NewAbsPath(dir)
+	if err != nil {
+		return err
+	}
+	root := base
+	if sub != "" {
+		rel, err := fsys.NewRelPath(sub)
+		if err != nil {
+			return err
+		}
+		root = base.Join(rel)
+	}
+	got, err := hashTree(c.sys(), root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return apperr.Wrap(err, apperr.ChecksumMismatch, "module folder %q is missing from %s", sub, dir).
 			WithHint("the source no longer has this path; run `agentpack lock` to re-pin the module").
-			With("path", root).With("subdir", sub)
+			With("path", root.String()).With("subdir", sub)
 	}
 	if err != nil {
 		return err

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"reflect"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agentpack/agentpack/engine"
@@ -52,6 +54,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.Bind(app),
+		kong.Vars{"version": envelope.Version},
 	)
 	if err != nil {
 		return app.fail("agentpack", apperr.Wrap(err, apperr.Unexpected, "cannot build the command line"))
@@ -64,6 +67,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return app.fail(commandFromArgs(args), apperr.New(apperr.InvalidArgument, "%s", err.Error()).
 			WithHint("run `agentpack --help` for usage"))
 	}
+	if err := emptyGlobalValue(args); err != nil {
+		return app.fail(commandFromArgs(args), err)
+	}
 	app.Globals = cli.Globals
 	app.kctx = kctx
 	if err := kctx.Run(app); err != nil {
@@ -74,6 +80,24 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return app.fail(commandFromArgs(args), err)
 	}
 	return 0
+}
+
+// emptyGlobalValue refuses `--repo ""` and its kin: an empty value would
+// silently mean the default (another repo, every target).
+func emptyGlobalValue(args []string) error {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		for _, name := range []string{"--repo", "--profile", "--target", "--machine"} {
+			empty := a == name+"=" || a == name && i+1 < len(args) && strings.TrimSpace(args[i+1]) == ""
+			if empty {
+				return apperr.New(apperr.InvalidArgument, "%s needs a value", name).
+					WithHint("drop %s to use the default, or give it a value", name).With("flag", name)
+			}
+		}
+	}
+	return nil
 }
 
 // setVersionFromBuild uses the module version `go install …@vX` recorded,
@@ -182,6 +206,11 @@ type result struct {
 	Warnings []string
 	// Human prints the human view; nil prints nothing.
 	Human func(p *Printer)
+	// Summary is the one line -q still prints.
+	Summary string
+	// ExitCode, when not 0, is the exit code after a successful run
+	// (--exit-code: 2 when there are changes or drift).
+	ExitCode int
 }
 
 // run executes fn and renders its result as an envelope (--json) or as
@@ -193,6 +222,9 @@ func (a *App) run(command, commandID string, fn func() (*result, error)) error {
 			fmt.Fprintf(a.Stderr, "%s repo %s, profile %s, target %s; %s took %s\n", a.errPrinter().dim("agentpack:"),
 				a.Env.ResolveRepo(a.Globals.Repo), a.Globals.Profile, a.Globals.Target, commandID, time.Since(start).Round(time.Millisecond))
 		}()
+	}
+	if isMutating(commandID) {
+		defer a.sayWhenInterrupted()()
 	}
 	var res *result
 	var err error
@@ -219,16 +251,54 @@ func (a *App) run(command, commandID string, fn func() (*result, error)) error {
 	if a.Globals.JSON {
 		env := envelope.New(command, commandID).Succeed(res.Data, res.Warnings)
 		_, _ = a.Stdout.Write(env.JSON())
-		return nil
+	} else {
+		p := a.printer()
+		switch {
+		case !a.Globals.Quiet && res.Human != nil:
+			res.Human(p)
+		case a.Globals.Quiet && res.Summary != "":
+			p.Printf("%s\n", res.Summary)
+		}
+		for _, w := range res.Warnings {
+			fmt.Fprintf(a.Stderr, "%s %s\n", p.yellow("warning:"), w)
+		}
 	}
-	p := a.printer()
-	if res.Human != nil && !a.Globals.Quiet {
-		res.Human(p)
-	}
-	for _, w := range res.Warnings {
-		fmt.Fprintf(a.Stderr, "%s %s\n", p.yellow("warning:"), w)
+	if res.ExitCode != 0 {
+		return exitCode(res.ExitCode)
 	}
 	return nil
+}
+
+// sayWhenInterrupted makes Ctrl-C or SIGTERM during a mutation say what
+// happens next before the process ends (exit 130); the journal makes the
+// next command roll a partial apply back. It returns the function that
+// stops listening.
+func (a *App) sayWhenInterrupted() func() {
+	sig := make(chan os.Signal, 1)
+	done := make(chan struct{})
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case <-sig:
+			fmt.Fprintf(a.Stderr, "%s interrupted; if files were being written, the next agentpack command rolls the partial apply back\n", a.errPrinter().dim("agentpack:"))
+			os.Exit(130)
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(sig)
+		close(done)
+	}
+}
+
+// changesExitCode is what --exit-code makes of a result: 2 when there is
+// something to do (like `git diff --exit-code` and terraform's
+// -detailed-exitcode), else 0.
+func changesExitCode(flag bool, changes int) int {
+	if flag && changes > 0 {
+		return 2
+	}
+	return 0
 }
 
 func (a *App) fail(command string, err error) int {

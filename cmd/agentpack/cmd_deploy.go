@@ -99,7 +99,8 @@ func applyArgs(changes []engine.Change, c *DeployCmd) []string {
 
 // StatusCmd is `agentpack status`.
 type StatusCmd struct {
-	Only []string `help:"Only these kinds: missing, modified, extra, pending." sep:","`
+	Only     []string `help:"Only these kinds: missing, modified, extra, pending." sep:","`
+	ExitCode bool     `name:"exit-code" help:"Exit 2 when there is drift or a pending change, 0 when in sync (for CI)."`
 }
 
 // Run implements the command.
@@ -129,7 +130,8 @@ func (c *StatusCmd) Run(a *App) error {
 			if len(d.NextActions) > 0 {
 				p.Printf("Next: %s\n", strings.Join(d.NextActions, "  |  "))
 			}
-		}}, nil
+		}, Summary: fmt.Sprintf("%d modified, %d missing, %d extra, %d pending", d.Summary.Modified, d.Summary.Missing, d.Summary.Extra, d.Summary.Pending),
+			ExitCode: changesExitCode(c.ExitCode, len(d.Drift))}, nil
 	})
 }
 

@@ -1,7 +1,11 @@
 package main
 
+import "fmt"
+
 // PlanCmd is `agentpack plan`.
-type PlanCmd struct{}
+type PlanCmd struct {
+	ExitCode bool `name:"exit-code" help:"Exit 2 when the plan has changes, 0 when it has none (for CI)."`
+}
 
 // Run implements the command.
 func (c *PlanCmd) Run(a *App) error {
@@ -10,9 +14,11 @@ func (c *PlanCmd) Run(a *App) error {
 		if err != nil {
 			return warningsOf(st), err
 		}
+		s := p.Summary
 		return &result{Data: p, Warnings: st.Warnings, Human: func(pr *Printer) {
 			printChanges(pr, p.Profile, p.Targets, p.Changes, p.Summary)
-		}}, nil
+		}, Summary: fmt.Sprintf("%d create, %d update, %d delete", s.Create, s.Update, s.Delete),
+			ExitCode: changesExitCode(c.ExitCode, len(p.Changes))}, nil
 	})
 }
 

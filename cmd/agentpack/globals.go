@@ -1,5 +1,7 @@
 package main
 
+import "github.com/alecthomas/kong"
+
 // Globals are the flags every command accepts (SPEC §5).
 type Globals struct {
 	Repo    string `help:"Desired-state repo (default $AGENTPACK_HOME/repo)." placeholder:"DIR" type:"path"`
@@ -17,6 +19,7 @@ type Globals struct {
 // CLI is the kong command tree.
 type CLI struct {
 	Globals
+	VersionFlag kong.VersionFlag `name:"version" help:"Print agentpack's version and exit."`
 
 	Init       InitCmd       `cmd:"" help:"Create a desired-state repo with an example of every module type."`
 	Add        AddCmd        `cmd:"" help:"Add a module to agentpack.yaml."`

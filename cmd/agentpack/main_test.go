@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/schemas"
@@ -27,6 +29,18 @@ func TestMain(m *testing.M) {
 // installCrashHook makes the process die after the K-th target write when
 // AGENTPACK_TEST_CRASH_AFTER=K is set. It exists only in the test binary.
 func installCrashHook() {
+	if phase := os.Getenv("AGENTPACK_TEST_PAUSE_AT"); phase != "" {
+		// Park the apply at a phase boundary so a test can interrupt it there.
+		engineHook = func(e *engine.Engine) {
+			e.Checkpoint = func(p string) {
+				if p == phase {
+					fmt.Fprintln(os.Stderr, "paused at", p)
+					time.Sleep(time.Minute)
+				}
+			}
+		}
+		return
+	}
 	k, err := strconv.Atoi(os.Getenv("AGENTPACK_TEST_CRASH_AFTER"))
 	if err != nil || k <= 0 {
 		return

@@ -84,17 +84,18 @@ func scriptParams(dir string) testscript.Params {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"validenv":    cmdValidEnvelope,
-			"jsonnorm":    cmdJSONNorm,
-			"copyfix":     cmdCopyFixture,
-			"writefile":   cmdWriteFile,
-			"exitcode":    cmdExitCode,
-			"snapid":      cmdSnapID,
-			"filetree":    cmdFileTree,
-			"subsetof":    cmdSubsetOf,
-			"readonlydir": cmdReadOnlyDir,
-			"resub":       cmdResub,
-			"gitcommit":   cmdGitCommit, // gitrepo_cmds_test.go
+			"validenv":     cmdValidEnvelope,
+			"jsonnorm":     cmdJSONNorm,
+			"copyfix":      cmdCopyFixture,
+			"writefile":    cmdWriteFile,
+			"exitcode":     cmdExitCode,
+			"snapid":       cmdSnapID,
+			"filetree":     cmdFileTree,
+			"subsetof":     cmdSubsetOf,
+			"readonlytree": cmdReadOnlyTree,
+			"readonlydir":  cmdReadOnlyDir,
+			"resub":        cmdResub,
+			"gitcommit":    cmdGitCommit, // gitrepo_cmds_test.go
 		},
 	}
 }

@@ -93,6 +93,10 @@ func jsonAt(v any, path string) any {
 // and a missing DIR lists nothing. With -x REGEXP, paths matching REGEXP
 // are left out.
 func cmdFileTree(ts *testscript.TestScript, neg bool, args []string) {
+	all := false // -all: include agentpack's own folders (.agentpack)
+	if len(args) > 0 && args[0] == "-all" {
+		all, args = true, args[1:]
+	}
 	var exclude *regexp.Regexp
 	if len(args) > 1 && args[0] == "-x" {
 		var err error
@@ -125,7 +129,7 @@ func cmdFileTree(ts *testscript.TestScript, neg bool, args []string) {
 			}
 			switch {
 			case e.IsDir():
-				if e.Name() == ".agentpack" {
+				if e.Name() == ".agentpack" && !all {
 					return filepath.SkipDir
 				}
 			case e.Type()&fs.ModeSymlink != 0:
@@ -203,6 +207,43 @@ func cmdReadOnlyDir(ts *testscript.TestScript, neg bool, args []string) {
 		if err := os.WriteFile(probe, nil, 0o644); err == nil {
 			_ = os.Remove(probe)
 			ts.Fatalf("%s still accepts new files after chmod 555 (and chattr +i for root) on this filesystem", dir)
+		}
+	}
+}
+
+// readonlytree DIR...: make every folder and file below DIR read-only
+// (chmod a-w, and as root, which ignores permission bits, chattr +i), undone
+// when the script ends.
+func cmdReadOnlyTree(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 {
+		ts.Fatalf("usage: readonlytree dir...")
+	}
+	for _, d := range args {
+		root := ts.MkAbs(d)
+		var paths []string
+		ts.Check(filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+			if err == nil && e.Type()&fs.ModeSymlink == 0 {
+				paths = append(paths, p)
+			}
+			return err
+		}))
+		for _, p := range paths {
+			fi, err := os.Lstat(p)
+			ts.Check(err)
+			mode := fi.Mode().Perm()
+			ts.Check(os.Chmod(p, mode&^0o222))
+			ts.Defer(func() { _ = os.Chmod(p, mode) })
+		}
+		if os.Geteuid() == 0 {
+			if out, err := exec.Command("chattr", append([]string{"+i"}, paths...)...).CombinedOutput(); err != nil {
+				ts.Fatalf("running as root and `chattr +i` failed (%v: %s); run the tests as a normal user", err, strings.TrimSpace(string(out)))
+			}
+			ts.Defer(func() { _ = exec.Command("chattr", append([]string{"-i"}, paths...)...).Run() })
+		}
+		probe := filepath.Join(root, ".readonlytree-probe")
+		if err := os.WriteFile(probe, nil, 0o644); err == nil {
+			_ = os.Remove(probe)
+			ts.Fatalf("%s still accepts new files", root)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/agentpack/agentpack/engine/lockfile"
+	"github.com/agentpack/agentpack/engine/manifest"
 	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/engine/target"
 	"github.com/agentpack/agentpack/internal/apperr"
@@ -104,7 +105,7 @@ type State struct {
 	// Project is the project folder (git top level of the working folder).
 	Project  string
 	Profile  string
-	Manifest *Manifest
+	Manifest *manifest.Manifest
 	// Targets are the selected target names, sorted.
 	Targets  []string
 	Modules  []*module.LoadedModule
@@ -123,9 +124,9 @@ func (st *State) Warn(format string, args ...any) {
 }
 
 // LoadManifest reads the request's agentpack.yaml without loading modules.
-func (e *Engine) LoadManifest(req Request) (*Manifest, string, error) {
+func (e *Engine) LoadManifest(req Request) (*manifest.Manifest, string, error) {
 	repo := e.Env.ResolveRepo(req.Repo)
-	m, err := LoadManifest(repo, e.Adapters.Names())
+	m, err := manifest.Load(repo, e.Adapters.Names())
 	return m, repo, err
 }
 
@@ -144,7 +145,7 @@ func (e *Engine) Load(req Request) (*State, error) {
 }
 
 // loadFrom is Load for an already parsed manifest.
-func (e *Engine) loadFrom(req Request, m *Manifest, repo string, warnings []string) (*State, error) {
+func (e *Engine) loadFrom(req Request, m *manifest.Manifest, repo string, warnings []string) (*State, error) {
 	var err error
 	st := &State{Req: req, Repo: repo, Project: e.Env.ProjectRoot(), Manifest: m, Profile: req.Profile, Warnings: append(warnings, m.Warnings...)}
 	if st.Profile == "" {
@@ -200,7 +201,7 @@ func (e *Engine) loadModule(st *State, mod *module.Module) (*module.LoadedModule
 	return module.LoadModule(mod, path)
 }
 
-func (e *Engine) selectTargets(m *Manifest, target string) ([]string, error) {
+func (e *Engine) selectTargets(m *manifest.Manifest, target string) ([]string, error) {
 	configured := m.TargetNames()
 	if target == "" || target == "all" {
 		return configured, nil

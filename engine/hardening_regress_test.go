@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/manifest"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/targets"
 )
@@ -44,7 +45,7 @@ func TestConcurrentAddRemoveKeepEveryEdit(t *testing.T) {
 		_, err := e.AddModule(req, localModule(id, "base"))
 		return err
 	})
-	m, err := engine.LoadManifest(filepath.Dir(path), targets.NewSet().Names())
+	m, err := manifest.Load(filepath.Dir(path), targets.NewSet().Names())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func TestConcurrentAddRemoveKeepEveryEdit(t *testing.T) {
 	}
 }
 
-func moduleIDs(m *engine.Manifest) []string {
+func moduleIDs(m *manifest.Manifest) []string {
 	var ids []string
 	for _, mod := range m.Modules {
 		ids = append(ids, mod.ID)
@@ -159,8 +160,8 @@ func TestRepeatedTopLevelKeyRefused(t *testing.T) {
 					t.Fatalf("%s = %v, want %s naming %q at lines %d and %d", op, err, apperr.ConfigInvalid, key, first, second)
 				}
 			}
-			_, err := engine.ParseManifest([]byte(yaml), targets.NewSet().Names())
-			check("ParseManifest", err)
+			_, err := manifest.Parse([]byte(yaml), targets.NewSet().Names())
+			check("manifest.Parse", err)
 			_, _, err = e.Plan(req)
 			check("plan", err)
 			_, err = e.AddModule(req, localModule("skill:new", "base"))

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentpack/agentpack/engine/manifest"
 	"github.com/agentpack/agentpack/engine/module"
 )
 
@@ -156,7 +157,7 @@ type importSpot struct {
 	file, suffix string
 }
 
-func (e *Engine) importSpots(m *Manifest) []importSpot {
+func (e *Engine) importSpots(m *manifest.Manifest) []importSpot {
 	proj := e.Env.ProjectRoot()
 	codexHome := filepath.Join(e.Env.Home, ".codex")
 	if h := strings.TrimSpace(e.Env.CodexHome); h != "" {

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentpack/agentpack/engine/manifest"
 	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/frontmatter"
@@ -32,7 +33,7 @@ type importFound struct {
 // importPlanner builds (and writes) one import plan.
 type importPlanner struct {
 	e        *Engine
-	m        *Manifest
+	m        *manifest.Manifest
 	req      Request
 	warnings []string
 	// managed caches, per folder, the managed paths its target manifests
@@ -310,7 +311,7 @@ func (ip *importPlanner) group(valid []*importFound) []ImportConflict {
 		var keep, dup [][]*importFound
 		for _, c := range clusters {
 			ts := foundTargets(c)
-			if intersects(ts, keys(used)) {
+			if slices.ContainsFunc(ts, func(t string) bool { return used[t] }) {
 				dup = append(dup, c)
 				continue
 			}

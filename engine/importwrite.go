@@ -4,6 +4,7 @@ import (
 	"path"
 	"path/filepath"
 
+	"github.com/agentpack/agentpack/engine/manifest"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"go.yaml.in/yaml/v3"
 )
@@ -37,11 +38,11 @@ func (ip *importPlanner) write() (err error) {
 			written = append(written, p)
 		}
 	}
-	md, err := openManifestDoc(ip.m.Path, ip.e.Adapters.Names())
+	md, err := manifest.OpenDoc(ip.m.Path, ip.e.Adapters.Names())
 	if err != nil {
 		return err
 	}
-	seq := blockList(md.list("modules"))
+	seq := blockList(md.List("modules"))
 	for _, c := range ip.creates {
 		var node yaml.Node
 		if err := node.Encode(c.mod); err != nil {
@@ -50,14 +51,14 @@ func (ip *importPlanner) write() (err error) {
 		flowLists(&node)
 		seq.Content = append(seq.Content, &node)
 	}
-	if profiles := mapGet(md.root(), "profiles"); profiles != nil && mapGet(profiles, ImportProfile) == nil {
+	if profiles := mapGet(md.Root(), "profiles"); profiles != nil && mapGet(profiles, ImportProfile) == nil {
 		var node yaml.Node
-		_ = node.Encode(Profile{IncludeTags: []string{ImportTag}})
+		_ = node.Encode(manifest.Profile{IncludeTags: []string{ImportTag}})
 		node.Style = yaml.FlowStyle
 		flowLists(&node)
 		profiles.Content = append(profiles.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: ImportProfile}, &node)
 	}
-	return md.save(sys)
+	return md.Save(sys)
 }
 
 // blockList makes a list written as `[]` take block items, so appended

@@ -7,13 +7,14 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/agentpack/agentpack/engine/manifest"
 	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 // initFiles is the example repo `agentpack init` writes: one working module
 // of every file-based type.
 var initFiles = map[string]string{
-	ManifestFile: `version: 1
+	manifest.FileName: `version: 1
 
 # Profiles pick modules by tag. "default" is required.
 profiles:
@@ -125,9 +126,9 @@ func (e *Engine) InitRepo(dir string) (*InitData, error) {
 }
 
 func (e *Engine) initRepo(dir string) (*InitData, error) {
-	if _, err := os.Stat(filepath.Join(dir, ManifestFile)); err == nil {
-		return nil, apperr.New(apperr.InvalidArgument, "%s already has %s", dir, ManifestFile).
-			WithHint("use another --repo, or edit the existing manifest").With("path", filepath.Join(dir, ManifestFile))
+	if _, err := os.Stat(filepath.Join(dir, manifest.FileName)); err == nil {
+		return nil, apperr.New(apperr.InvalidArgument, "%s already has %s", dir, manifest.FileName).
+			WithHint("use another --repo, or edit the existing manifest").With("path", filepath.Join(dir, manifest.FileName))
 	}
 	names := make([]string, 0, len(initFiles))
 	for n := range initFiles {

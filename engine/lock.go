@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine/gitsource"
 	"github.com/agentpack/agentpack/engine/lockfile"
+	"github.com/agentpack/agentpack/engine/manifest"
 	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/internal/apperr"
 )
@@ -156,7 +157,7 @@ func (e *Engine) syncSources(req Request, command string, relock, fetch bool) (*
 	return out, warnings, err
 }
 
-func (e *Engine) lockModules(m *Manifest, repo string, prev *lockfile.Lockfile) (*lockfile.Lockfile, error) {
+func (e *Engine) lockModules(m *manifest.Manifest, repo string, prev *lockfile.Lockfile) (*lockfile.Lockfile, error) {
 	var refs []repoRef
 	seen := map[repoRef]bool{}
 	want := map[string]repoRef{} // module id → what to check out

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/manifest"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/targets"
 )
@@ -30,7 +30,7 @@ func TestParseManifestErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := engine.ParseManifest([]byte(tt.yaml), known)
+			_, err := manifest.Parse([]byte(tt.yaml), known)
 			if apperr.CodeOf(err) != tt.code {
 				t.Fatalf("want %s, got %v", tt.code, err)
 			}
@@ -42,7 +42,7 @@ func TestParseManifestErrors(t *testing.T) {
 }
 
 func TestUnknownTopLevelKeyWarns(t *testing.T) {
-	m, err := engine.ParseManifest([]byte("version: 1\nprofiles: {default: {}}\nfuture_key: 3\n"), targets.NewSet().Names())
+	m, err := manifest.Parse([]byte("version: 1\nprofiles: {default: {}}\nfuture_key: 3\n"), targets.NewSet().Names())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func FuzzParseManifest(f *testing.F) {
 	f.Add([]byte("version: 1\nprofiles: {default: {}}\nmodules:\n  - &a {id: x}\n  - *a\n"))
 	known := targets.NewSet().Names()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := engine.ParseManifest(data, known)
+		m, err := manifest.Parse(data, known)
 		if err == nil && m == nil {
 			t.Fatal("nil manifest without error")
 		}

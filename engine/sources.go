@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine/gitsource"
 	"github.com/agentpack/agentpack/engine/lockfile"
+	"github.com/agentpack/agentpack/engine/manifest"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"go.yaml.in/yaml/v3"
 )
@@ -132,7 +133,7 @@ func repoKey(u string) string {
 }
 
 // loadSources loads the manifest of req (sources included).
-func (e *Engine) loadSources(req Request) (*Manifest, error) {
+func (e *Engine) loadSources(req Request) (*manifest.Manifest, error) {
 	if err := e.Env.Check(); err != nil {
 		return nil, err // the cache lives under $AGENTPACK_HOME
 	}
@@ -142,7 +143,7 @@ func (e *Engine) loadSources(req Request) (*Manifest, error) {
 
 // findSource returns the named source or E_SOURCE_NOT_FOUND naming the
 // registered ones.
-func findSource(m *Manifest, name string) (*ArtifactSource, error) {
+func findSource(m *manifest.Manifest, name string) (*manifest.ArtifactSource, error) {
 	names := make([]string, 0, len(m.Sources))
 	for i := range m.Sources {
 		if m.Sources[i].Name == name {
@@ -157,7 +158,7 @@ func findSource(m *Manifest, name string) (*ArtifactSource, error) {
 	return nil, err.WithHint("registered sources: %s", strings.Join(names, ", "))
 }
 
-func (e *Engine) sourceInfo(s ArtifactSource) SourceInfo {
+func (e *Engine) sourceInfo(s manifest.ArtifactSource) SourceInfo {
 	info := SourceInfo{Name: s.Name, URL: s.URL, Ref: s.Ref, Path: s.Path, Commit: s.Commit}
 	if s.Commit == "" {
 		return info
@@ -225,7 +226,7 @@ func (e *Engine) SourceAdd(req Request, opt SourceAddOptions) (*SourceAddData, [
 		if opt.DryRun {
 			return nil
 		}
-		md, err := openManifestDoc(m.Path, e.Adapters.Names())
+		md, err := manifest.OpenDoc(m.Path, e.Adapters.Names())
 		if err != nil {
 			return err
 		}
@@ -233,22 +234,22 @@ func (e *Engine) SourceAdd(req Request, opt SourceAddOptions) (*SourceAddData, [
 		if err := node.Encode(src); err != nil {
 			return apperr.Wrap(err, apperr.Unexpected, "cannot encode source")
 		}
-		seq := blockList(md.list("sources"))
+		seq := blockList(md.List("sources"))
 		seq.Content = append(seq.Content, &node)
-		return md.save(e.Sys)
+		return md.Save(e.Sys)
 	})
 	return out, warnings, err
 }
 
 // newSource builds the source entry from the add options.
-func newSource(opt SourceAddOptions) (ArtifactSource, error) {
+func newSource(opt SourceAddOptions) (manifest.ArtifactSource, error) {
 	u, ref, sub, err := ParseSourceSpec(opt.Spec)
 	if err != nil {
-		return ArtifactSource{}, err
+		return manifest.ArtifactSource{}, err
 	}
 	if opt.Ref != "" {
 		if ref != "" && ref != opt.Ref {
-			return ArtifactSource{}, apperr.New(apperr.InvalidArgument, "the spec names ref %q but --ref is %q", ref, opt.Ref).
+			return manifest.ArtifactSource{}, apperr.New(apperr.InvalidArgument, "the spec names ref %q but --ref is %q", ref, opt.Ref).
 				WithHint("give the ref once")
 		}
 		ref = opt.Ref
@@ -256,10 +257,10 @@ func newSource(opt SourceAddOptions) (ArtifactSource, error) {
 	if opt.Path != "" {
 		p, err := gitsource.CleanSubdir(opt.Path)
 		if err != nil {
-			return ArtifactSource{}, err
+			return manifest.ArtifactSource{}, err
 		}
 		if sub != "" && sub != p {
-			return ArtifactSource{}, apperr.New(apperr.InvalidArgument, "the spec names path %q but --path is %q", sub, p).
+			return manifest.ArtifactSource{}, apperr.New(apperr.InvalidArgument, "the spec names path %q but --path is %q", sub, p).
 				WithHint("give the path once")
 		}
 		sub = p
@@ -269,10 +270,10 @@ func newSource(opt SourceAddOptions) (ArtifactSource, error) {
 		name = repoName(u)
 	}
 	if !sourceNameRe.MatchString(name) {
-		return ArtifactSource{}, apperr.New(apperr.InvalidArgument, "invalid source name %q", name).
+		return manifest.ArtifactSource{}, apperr.New(apperr.InvalidArgument, "invalid source name %q", name).
 			WithHint("use letters, digits, '.', '_' and '-' (at most 64), e.g. --name skills").With("name", name)
 	}
-	return ArtifactSource{Name: name, URL: u, Ref: ref, Path: sub}, nil
+	return manifest.ArtifactSource{Name: name, URL: u, Ref: ref, Path: sub}, nil
 }
 
 // maybeLock checks the environment (a relative $HOME would put the lock
@@ -325,26 +326,26 @@ func (e *Engine) SourceRemove(req Request, name string, purgeCache, dryRun bool)
 		if dryRun {
 			return nil
 		}
-		md, err := openManifestDoc(m.Path, e.Adapters.Names())
+		md, err := manifest.OpenDoc(m.Path, e.Adapters.Names())
 		if err != nil {
 			return err
 		}
-		seq := md.list("sources")
+		seq := md.List("sources")
 		kept := seq.Content[:0]
 		for _, item := range seq.Content {
-			if itemID(item, "name") != name {
+			if manifest.ItemField(item, "name") != name {
 				kept = append(kept, item)
 			}
 		}
 		seq.Content = kept
-		return md.save(e.Sys)
+		return md.Save(e.Sys)
 	})
 	return out, warnings, err
 }
 
 // purgeable lists the cached checkouts of src's URL, except those a module
 // of the lockfile pins (those are reported in warnings and kept).
-func (e *Engine) purgeable(m *Manifest, src ArtifactSource) ([]string, []string) {
+func (e *Engine) purgeable(m *manifest.Manifest, src manifest.ArtifactSource) ([]string, []string) {
 	u, err := gitsource.NormalizeURL(src.URL)
 	if err != nil {
 		return nil, nil
@@ -375,7 +376,7 @@ func (e *Engine) purgeable(m *Manifest, src ArtifactSource) ([]string, []string)
 
 // modulesUsing lists the modules whose git source is in src's repository
 // (and below its path, when it has one).
-func modulesUsing(m *Manifest, src ArtifactSource) []string {
+func modulesUsing(m *manifest.Manifest, src manifest.ArtifactSource) []string {
 	var out []string
 	for _, mod := range m.Modules {
 		g := mod.Source.Git
@@ -392,7 +393,7 @@ func modulesUsing(m *Manifest, src ArtifactSource) []string {
 
 // sourceCheckout returns the cached checkout of the source's pinned commit,
 // fetching it when the cache lacks it.
-func (e *Engine) sourceCheckout(src ArtifactSource) (string, error) {
+func (e *Engine) sourceCheckout(src manifest.ArtifactSource) (string, error) {
 	if src.Commit == "" {
 		return "", apperr.New(apperr.SourceNotFound, "artifact source %q has no pinned commit", src.Name).
 			WithHint("run `agentpack source update %s` to pin it", src.Name).With("name", src.Name)
@@ -406,7 +407,7 @@ func (e *Engine) sourceCheckout(src ArtifactSource) (string, error) {
 
 // scanSource scans a checkout of src and completes each artifact's source
 // spec and users.
-func scanSource(m *Manifest, src ArtifactSource, dir, commit string) ([]Artifact, error) {
+func scanSource(m *manifest.Manifest, src manifest.ArtifactSource, dir, commit string) ([]Artifact, error) {
 	arts, err := ScanArtifacts(os.DirFS(dir), src.Path)
 	if err != nil {
 		return nil, apperr.Wrap(err, apperr.IOFailed, "cannot scan the checkout of %s at %s", src.URL, ShortHash(commit)).

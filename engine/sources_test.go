@@ -13,6 +13,7 @@ import (
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/engine/gitsource"
 	"github.com/agentpack/agentpack/engine/lockfile"
+	"github.com/agentpack/agentpack/engine/manifest"
 	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/targets"
@@ -116,9 +117,9 @@ func artifactByPath(as []engine.Artifact, p string) *engine.Artifact {
 	return nil
 }
 
-func srcManifest(t *testing.T, repo string) *engine.Manifest {
+func srcManifest(t *testing.T, repo string) *manifest.Manifest {
 	t.Helper()
-	m, err := engine.LoadManifest(repo, targets.NewSet().Names())
+	m, err := manifest.Load(repo, targets.NewSet().Names())
 	if err != nil {
 		t.Fatal(err)
 	}

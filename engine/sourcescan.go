@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentpack/agentpack/engine/lockfile"
+	"github.com/agentpack/agentpack/engine/manifest"
 	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/internal/frontmatter"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -392,7 +393,7 @@ func (e *Engine) SourceCandidates(req Request, name, typ string) (*SourceCandida
 		if err != nil {
 			return nil, warnings, err
 		}
-		srcs = []ArtifactSource{*src}
+		srcs = []manifest.ArtifactSource{*src}
 	}
 	out := &SourceCandidatesData{ScannedSources: []string{}, Candidates: []Artifact{}}
 	for _, src := range srcs {

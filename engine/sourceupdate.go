@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentpack/agentpack/engine/lockfile"
+	"github.com/agentpack/agentpack/engine/manifest"
 	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"go.yaml.in/yaml/v3"
@@ -81,12 +82,12 @@ func (e *Engine) SourceUpdate(req Request, opt SourceUpdateOptions) (*SourceUpda
 			if err != nil {
 				return err
 			}
-			srcs = []ArtifactSource{*src}
+			srcs = []manifest.ArtifactSource{*src}
 		}
 		lfPath := filepath.Join(m.Dir, lockfile.FileName)
 		out = &SourceUpdateData{Updated: []SourceUpdate{}, Relocked: []RelockedModule{}, ManifestPath: m.Path,
 			ManifestPathPosix: filepath.ToSlash(m.Path), Lockfile: lfPath, LockfilePosix: filepath.ToSlash(lfPath), DryRun: opt.DryRun}
-		md, err := openManifestDoc(m.Path, e.Adapters.Names())
+		md, err := manifest.OpenDoc(m.Path, e.Adapters.Names())
 		if err != nil {
 			return err
 		}
@@ -99,7 +100,7 @@ func (e *Engine) SourceUpdate(req Request, opt SourceUpdateOptions) (*SourceUpda
 			return err
 		}
 		if len(out.Updated) > 0 && anyChanged(out.Updated) {
-			if err := md.save(e.Sys); err != nil {
+			if err := md.Save(e.Sys); err != nil {
 				return err
 			}
 		}
@@ -123,7 +124,7 @@ func anyChanged(us []SourceUpdate) bool {
 // moveSources resolves each source's ref, records the move in out and in
 // the manifest document, and returns the modules to re-lock (with their
 // refs already moved when they named the old commit).
-func (e *Engine) moveSources(m *Manifest, md *manifestDoc, srcs []ArtifactSource, out *SourceUpdateData) ([]relockItem, error) {
+func (e *Engine) moveSources(m *manifest.Manifest, md *manifest.Doc, srcs []manifest.ArtifactSource, out *SourceUpdateData) ([]relockItem, error) {
 	var items []relockItem
 	seen := map[string]bool{}
 	for _, src := range srcs {
@@ -137,7 +138,7 @@ func (e *Engine) moveSources(m *Manifest, md *manifestDoc, srcs []ArtifactSource
 		if !u.Changed {
 			continue
 		}
-		if item := seqItem(md.list("sources"), "name", src.Name); item != nil {
+		if item := seqItem(md.List("sources"), "name", src.Name); item != nil {
 			setKey(item, "commit", commit)
 		}
 		for _, id := range modulesUsing(m, src) {
@@ -150,7 +151,7 @@ func (e *Engine) moveSources(m *Manifest, md *manifestDoc, srcs []ArtifactSource
 			it := relockItem{mod: mod, source: src.Name}
 			if src.Commit != "" && strings.EqualFold(g.Ref, src.Commit) {
 				g.Ref, it.rewritten = commit, true
-				if node := seqItem(md.list("modules"), "id", id); node != nil {
+				if node := seqItem(md.List("modules"), "id", id); node != nil {
 					if gn := mapGet(mapGet(node, "source"), "git"); gn != nil {
 						setKey(gn, "ref", commit)
 					}
@@ -171,7 +172,7 @@ type relockItem struct {
 
 // relock locks items into the existing lockfile (or a new one) and records
 // them in out; it returns nil when there is nothing to re-lock.
-func (e *Engine) relock(m *Manifest, items []relockItem, out *SourceUpdateData) (*lockfile.Lockfile, error) {
+func (e *Engine) relock(m *manifest.Manifest, items []relockItem, out *SourceUpdateData) (*lockfile.Lockfile, error) {
 	if len(items) == 0 {
 		return nil, nil
 	}
@@ -182,7 +183,7 @@ func (e *Engine) relock(m *Manifest, items []relockItem, out *SourceUpdateData) 
 	if err != nil {
 		return nil, err
 	}
-	sub := &Manifest{}
+	sub := &manifest.Manifest{}
 	for _, it := range items {
 		sub.Modules = append(sub.Modules, it.mod)
 	}
@@ -204,7 +205,7 @@ func (e *Engine) relock(m *Manifest, items []relockItem, out *SourceUpdateData) 
 	return lf, nil
 }
 
-func moduleByID(m *Manifest, id string) *module.Module {
+func moduleByID(m *manifest.Manifest, id string) *module.Module {
 	for i := range m.Modules {
 		if m.Modules[i].ID == id {
 			return &m.Modules[i]
@@ -216,7 +217,7 @@ func moduleByID(m *Manifest, id string) *module.Module {
 // seqItem returns the mapping in seq whose key has value v.
 func seqItem(seq *yaml.Node, key, v string) *yaml.Node {
 	for _, item := range seq.Content {
-		if item.Kind == yaml.MappingNode && itemID(item, key) == v {
+		if item.Kind == yaml.MappingNode && manifest.ItemField(item, key) == v {
 			return item
 		}
 	}

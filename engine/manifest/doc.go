@@ -1,9 +1,9 @@
-package engine
+package manifest
 
 import (
 	"bytes"
+	"io/fs"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/agentpack/agentpack/internal/apperr"
@@ -11,10 +11,15 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// manifestDoc is agentpack.yaml as text plus its YAML node tree. Edits are
+// Writer is the part of the engine's System that saving a [Doc] needs.
+type Writer interface {
+	WriteFile(path string, data []byte, perm fs.FileMode) error
+}
+
+// Doc is agentpack.yaml as text plus its YAML node tree. Edits are
 // made to the text at the lines the nodes point to, so everything else —
 // comments, blank lines, quoting, flow style — stays byte for byte.
-type manifestDoc struct {
+type Doc struct {
 	path string
 	// known are the target names the engine has adapters for: an edit is
 	// re-validated against them.
@@ -23,12 +28,14 @@ type manifestDoc struct {
 	lines []string // the file split after each '\n'
 }
 
-func openManifestDoc(path string, known []string) (*manifestDoc, error) {
+// OpenDoc reads the manifest at path for editing. known are the target
+// names the engine has adapters for: every edit is re-validated against them.
+func OpenDoc(path string, known []string) (*Doc, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, apperr.Wrap(err, apperr.ConfigMissing, "cannot read %s", path).WithHint("run `agentpack init` first")
 	}
-	md := &manifestDoc{path: path, known: known, lines: strings.SplitAfter(string(data), "\n")}
+	md := &Doc{path: path, known: known, lines: strings.SplitAfter(string(data), "\n")}
 	if md.lines[len(md.lines)-1] == "" {
 		md.lines = md.lines[:len(md.lines)-1]
 	}
@@ -41,11 +48,14 @@ func openManifestDoc(path string, known []string) (*manifestDoc, error) {
 	return md, nil
 }
 
-func (md *manifestDoc) root() *yaml.Node { return md.doc.Content[0] }
+// Root is the document's top-level mapping, for tree edits that [Doc.Save]
+// re-renders.
+func (md *Doc) Root() *yaml.Node { return md.doc.Content[0] }
 
-// list returns the sequence under key, creating it when absent.
-func (md *manifestDoc) list(key string) *yaml.Node {
-	root := md.root()
+// List returns the sequence under key in [Doc.Root], creating it when
+// absent.
+func (md *Doc) List(key string) *yaml.Node {
+	root := md.Root()
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		if root.Content[i].Value == key {
 			v := root.Content[i+1]
@@ -62,7 +72,7 @@ func (md *manifestDoc) list(key string) *yaml.Node {
 
 // encode re-renders the whole node tree; used only when a text edit is not
 // possible (a flow-style or missing list).
-func (md *manifestDoc) encode() ([]byte, error) {
+func (md *Doc) encode() ([]byte, error) {
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
@@ -73,26 +83,27 @@ func (md *manifestDoc) encode() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// save re-renders the node tree after tree edits, then writes it.
-func (md *manifestDoc) save(sys System) error {
+// Save re-renders the node tree after tree edits, then writes it through w.
+func (md *Doc) Save(w Writer) error {
 	data, err := md.encode()
 	if err != nil {
 		return err
 	}
-	return md.saveBytes(sys, data)
+	return md.SaveBytes(w, data)
 }
 
-// saveBytes re-validates data and writes it atomically.
-func (md *manifestDoc) saveBytes(sys System, data []byte) error {
-	if _, err := ParseManifest(data, md.known); err != nil {
+// SaveBytes re-validates data, an edit of the document, and writes it
+// through w (atomically, with the engine's System).
+func (md *Doc) SaveBytes(w Writer, data []byte) error {
+	if _, err := Parse(data, md.known); err != nil {
 		return err
 	}
-	return sys.WriteFile(md.path, data, 0o644)
+	return w.WriteFile(md.path, data, 0o644)
 }
 
 // value returns the node under key in the root mapping, or nil.
-func (md *manifestDoc) value(key string) *yaml.Node {
-	root := md.root()
+func (md *Doc) value(key string) *yaml.Node {
+	root := md.Root()
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		if root.Content[i].Value == key {
 			return root.Content[i+1]
@@ -102,8 +113,8 @@ func (md *manifestDoc) value(key string) *yaml.Node {
 }
 
 // key returns the key node of key in the root mapping, or nil.
-func (md *manifestDoc) key(key string) *yaml.Node {
-	root := md.root()
+func (md *Doc) key(key string) *yaml.Node {
+	root := md.Root()
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		if root.Content[i].Value == key {
 			return root.Content[i]
@@ -112,7 +123,9 @@ func (md *manifestDoc) key(key string) *yaml.Node {
 	return nil
 }
 
-func itemID(n *yaml.Node, key string) string {
+// ItemField returns the scalar value of key in the list item n (a
+// mapping), or "" when n has no such key.
+func ItemField(n *yaml.Node, key string) string {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Value == key {
 			return n.Content[i+1].Value
@@ -121,37 +134,8 @@ func itemID(n *yaml.Node, key string) string {
 	return ""
 }
 
-// profileModuleKeys are the profile keys that name modules; include_tags
-// names tags and is never edited when a module goes.
-var profileModuleKeys = []string{"include_modules", "exclude_modules"}
-
-func removeFromProfiles(root *yaml.Node, id string) {
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		if root.Content[i].Value != "profiles" || root.Content[i+1].Kind != yaml.MappingNode {
-			continue
-		}
-		profiles := root.Content[i+1]
-		for j := 1; j < len(profiles.Content); j += 2 {
-			p := profiles.Content[j]
-			for k := 0; k+1 < len(p.Content); k += 2 {
-				list := p.Content[k+1]
-				if list.Kind != yaml.SequenceNode || !slices.Contains(profileModuleKeys, p.Content[k].Value) {
-					continue
-				}
-				kept := list.Content[:0]
-				for _, x := range list.Content {
-					if x.Value != id {
-						kept = append(kept, x)
-					}
-				}
-				list.Content = kept
-			}
-		}
-	}
-}
-
 // eol is the file's line ending: that of its first line, "\n" by default.
-func (md *manifestDoc) eol() string {
+func (md *Doc) eol() string {
 	for _, l := range md.lines {
 		if strings.HasSuffix(l, "\r\n") {
 			return "\r\n"
@@ -164,7 +148,7 @@ func (md *manifestDoc) eol() string {
 }
 
 // withEOL converts the "\n" line breaks of re-rendered YAML to the file's.
-func (md *manifestDoc) withEOL(data []byte) []byte {
+func (md *Doc) withEOL(data []byte) []byte {
 	if md.eol() == "\n" {
 		return data
 	}
@@ -194,7 +178,7 @@ func isDocMarker(line string) bool {
 
 // colOffset converts a 1-based YAML column of line lineNo (1-based), which
 // counts characters, to a byte offset in the line text.
-func (md *manifestDoc) colOffset(lineNo, col int) (int, bool) {
+func (md *Doc) colOffset(lineNo, col int) (int, bool) {
 	if lineNo < 1 || lineNo > len(md.lines) {
 		return 0, false
 	}
@@ -264,40 +248,4 @@ func scalarEnd(line string, start int, n *yaml.Node) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-// emptyListLine rewrites the line of the root-level or profile key whose
-// block list loses its last item as `key: []`, keeping a trailing comment.
-func (md *manifestDoc) emptyListLine(key *yaml.Node) (lineEdit, bool) {
-	start, ok := md.colOffset(key.Line, key.Column)
-	if !ok {
-		return lineEdit{}, false
-	}
-	text, eol := splitEOL(md.lines[key.Line-1])
-	end, ok := scalarEnd(text, start, key)
-	if !ok {
-		return lineEdit{}, false
-	}
-	rest := strings.TrimLeft(text[end:], " \t")
-	if !strings.HasPrefix(rest, ":") {
-		return lineEdit{}, false
-	}
-	colon := len(text) - len(rest)
-	after := rest[1:]
-	comment := strings.TrimLeft(after, " \t")
-	switch {
-	case comment == "":
-		after = ""
-	case !strings.HasPrefix(comment, "#") || comment == after:
-		return lineEdit{}, false // an anchor, a tag, or not a comment
-	}
-	return lineEdit{key.Line - 1, key.Line, []string{text[:colon+1] + " []" + after + eol}}, true
-}
-
-func moduleIDs(m *Manifest) []string {
-	out := make([]string, len(m.Modules))
-	for i, x := range m.Modules {
-		out[i] = x.ID
-	}
-	return out
 }

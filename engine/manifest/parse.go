@@ -1,4 +1,4 @@
-package engine
+package manifest
 
 import (
 	"bytes"
@@ -19,42 +19,6 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// ManifestFile is the desired-state repo's manifest name.
-const ManifestFile = "agentpack.yaml"
-
-// Manifest is a parsed agentpack.yaml (version 1).
-type Manifest struct {
-	Version  int                      `yaml:"version" json:"version"`
-	Profiles map[string]Profile       `yaml:"profiles" json:"profiles"`
-	Targets  map[string]target.Config `yaml:"targets" json:"targets"`
-	Modules  []module.Module          `yaml:"modules" json:"modules"`
-	Sources  []ArtifactSource         `yaml:"sources,omitempty" json:"sources,omitempty"`
-
-	// Path is the absolute path of the file; Dir its repo folder.
-	Path string `yaml:"-" json:"-"`
-	Dir  string `yaml:"-" json:"-"`
-	// Warnings are non-fatal findings (unknown top-level keys, ...).
-	Warnings []string `yaml:"-" json:"-"`
-	// Lines maps module id to its line in the file, for error messages.
-	Lines map[string]int `yaml:"-" json:"-"`
-}
-
-// Profile selects modules.
-type Profile struct {
-	IncludeTags    []string `yaml:"include_tags,omitempty" json:"include_tags"`
-	IncludeModules []string `yaml:"include_modules,omitempty" json:"include_modules"`
-	ExcludeModules []string `yaml:"exclude_modules,omitempty" json:"exclude_modules"`
-}
-
-// ArtifactSource is a registered git repo scanned for artifacts (SPEC §10).
-type ArtifactSource struct {
-	Name   string `yaml:"name" json:"name"`
-	URL    string `yaml:"url" json:"url"`
-	Ref    string `yaml:"ref,omitempty" json:"ref,omitempty"`
-	Path   string `yaml:"path,omitempty" json:"path,omitempty"`
-	Commit string `yaml:"commit,omitempty" json:"commit,omitempty"`
-}
-
 // knownKeys lists the keys allowed in each known object; an unknown key is
 // E_CONFIG_INVALID with its line. The top level only warns (forward
 // compatibility with newer manifests).
@@ -71,19 +35,19 @@ var knownKeys = map[string][]string{
 
 var topLevelKeys = []string{"version", "profiles", "targets", "modules", "sources"}
 
-// LoadManifest reads and validates repo/agentpack.yaml. knownTargets is the
+// Load reads and validates repo/agentpack.yaml. knownTargets is the
 // set of registered target names.
-func LoadManifest(repo string, knownTargets []string) (*Manifest, error) {
-	path := filepath.Join(repo, ManifestFile)
+func Load(repo string, knownTargets []string) (*Manifest, error) {
+	path := filepath.Join(repo, FileName)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, apperr.New(apperr.ConfigMissing, "no %s in %s", ManifestFile, repo).
+			return nil, apperr.New(apperr.ConfigMissing, "no %s in %s", FileName, repo).
 				WithHint("run `agentpack init` or pass --repo <dir>").With("path", path)
 		}
 		return nil, apperr.Wrap(err, apperr.ConfigInvalid, "cannot read %s", path).WithHint("check file permissions")
 	}
-	m, err := ParseManifest(data, knownTargets)
+	m, err := Parse(data, knownTargets)
 	if err != nil {
 		if ae, ok := err.(*apperr.Error); ok {
 			ae.With("path", path)
@@ -95,8 +59,8 @@ func LoadManifest(repo string, knownTargets []string) (*Manifest, error) {
 	return m, nil
 }
 
-// ParseManifest parses and validates manifest bytes.
-func ParseManifest(data []byte, knownTargets []string) (*Manifest, error) {
+// Parse parses and validates manifest bytes.
+func Parse(data []byte, knownTargets []string) (*Manifest, error) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
@@ -315,42 +279,6 @@ func (m *Manifest) validate(root *yaml.Node, knownTargets []string) error {
 	return nil
 }
 
-// SelectModules returns the enabled modules the profile selects, in id order.
-func (m *Manifest) SelectModules(profile string) ([]*module.Module, error) {
-	p, ok := m.Profiles[profile]
-	if !ok {
-		names := make([]string, 0, len(m.Profiles))
-		for n := range m.Profiles {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		return nil, apperr.New(apperr.InvalidArgument, "unknown profile %q", profile).
-			WithHint("profiles in agentpack.yaml: %s", strings.Join(names, ", ")).With("profile", profile)
-	}
-	var out []*module.Module
-	for i := range m.Modules {
-		mod := &m.Modules[i]
-		if !mod.IsEnabled() || slices.Contains(p.ExcludeModules, mod.ID) {
-			continue
-		}
-		if slices.Contains(p.IncludeModules, mod.ID) || intersects(p.IncludeTags, mod.Tags) {
-			out = append(out, mod)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out, nil
-}
-
-// TargetNames returns the configured target names, sorted.
-func (m *Manifest) TargetNames() []string {
-	out := make([]string, 0, len(m.Targets))
-	for n := range m.Targets {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
-
 func configErr(line int, format string, args ...any) *apperr.Error {
 	msg := fmt.Sprintf(format, args...)
 	if line > 0 {
@@ -370,13 +298,4 @@ func lineOfKey(root *yaml.Node, key string) int {
 		}
 	}
 	return 0
-}
-
-func intersects(a, b []string) bool {
-	for _, x := range a {
-		if slices.Contains(b, x) {
-			return true
-		}
-	}
-	return false
 }

@@ -10,7 +10,9 @@ import (
 	"sort"
 	"time"
 
+	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/workers"
 	"github.com/agentpack/agentpack/snapshots"
 )
@@ -329,14 +331,14 @@ func (e *Engine) DryRun(st *State, p *Plan) ([]SystemOp, error) {
 }
 
 // liveRoots are the desired roots that hold a manifest after an apply.
-func liveRoots(st *State, p *Plan) []TargetRoot {
-	has := map[TargetRoot]bool{}
+func liveRoots(st *State, p *Plan) []desired.Root {
+	has := map[desired.Root]bool{}
 	for _, f := range st.Desired.Files {
-		has[TargetRoot{Target: f.Target, Path: f.Root}] = true
+		has[desired.Root{Target: f.Target, Path: f.Root}] = true
 	}
-	var out []TargetRoot
+	var out []desired.Root
 	for _, r := range st.Desired.Roots {
-		key := TargetRoot{Target: r.Target, Path: r.Path}
+		key := desired.Root{Target: r.Target, Path: r.Path}
 		if has[key] || p.Manifests[r] != nil {
 			out = append(out, key)
 		}
@@ -387,9 +389,9 @@ func (e *Engine) modeOf(path string) fs.FileMode {
 // manifestWrites returns the manifest files whose content must change after
 // applying p: each root lists the desired files under it.
 func (e *Engine) manifestWrites(st *State, p *Plan, id string, now time.Time) ([]write, error) {
-	perRoot := map[TargetRoot][]ManagedManifestFile{}
+	perRoot := map[desired.Root][]ManagedManifestFile{}
 	for _, f := range st.Desired.Files {
-		r := TargetRoot{Target: f.Target, Path: f.Root}
+		r := desired.Root{Target: f.Target, Path: f.Root}
 		rel, err := filepath.Rel(f.Root, f.Path)
 		if err != nil {
 			return nil, apperr.Wrap(err, apperr.Unexpected, "path %s outside root %s", f.Path, f.Root)
@@ -398,7 +400,7 @@ func (e *Engine) manifestWrites(st *State, p *Plan, id string, now time.Time) ([
 	}
 	var out []write
 	for _, root := range st.Desired.Roots {
-		key := TargetRoot{Target: root.Target, Path: root.Path}
+		key := desired.Root{Target: root.Target, Path: root.Path}
 		files := perRoot[key]
 		old := p.Manifests[root]
 		if len(files) == 0 && old == nil {
@@ -413,9 +415,9 @@ func (e *Engine) manifestWrites(st *State, p *Plan, id string, now time.Time) ([
 		if before, err := e.Sys.ReadFile(path); err == nil {
 			w.before = before
 			w.change.Op = OpUpdate
-			w.change.Before = &snapshots.Content{SHA256: sha256Hex(before), Size: int64(len(before)), Mode: uint32(e.modeOf(path))}
+			w.change.Before = &snapshots.Content{SHA256: checksum.SHA256Hex(before), Size: int64(len(before)), Mode: uint32(e.modeOf(path))}
 		}
-		w.change.After = &snapshots.Content{SHA256: sha256Hex(data), Size: int64(len(data)), Mode: 0o644}
+		w.change.After = &snapshots.Content{SHA256: checksum.SHA256Hex(data), Size: int64(len(data)), Mode: 0o644}
 		out = append(out, w)
 	}
 	// A stale root's manifest goes with the files it listed.
@@ -429,7 +431,7 @@ func (e *Engine) manifestWrites(st *State, p *Plan, id string, now time.Time) ([
 			continue
 		}
 		out = append(out, write{change: snapshots.FileChange{Target: root.Target, Root: root.Path, Path: path, Op: OpDelete, Manifest: true,
-			Before: &snapshots.Content{SHA256: sha256Hex(before), Size: int64(len(before)), Mode: uint32(e.modeOf(path))}}, before: before})
+			Before: &snapshots.Content{SHA256: checksum.SHA256Hex(before), Size: int64(len(before)), Mode: uint32(e.modeOf(path))}}, before: before})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].change.Path < out[j].change.Path })
 	return out, nil
@@ -451,7 +453,7 @@ func sameManaged(a, b []ManagedManifestFile) bool {
 // pruneEmptyDirs removes now-empty folders from dir up to (not including)
 // root, so deleting a skill does not leave its empty folder behind.
 func pruneEmptyDirs(sys System, dir, root string) {
-	for within(root, dir) && dir != root {
+	for desired.Within(root, dir) && dir != root {
 		if fi, err := sys.Lstat(dir); err != nil || !fi.IsDir() {
 			return // a link is not ours to remove, even when what it names is empty
 		}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/engine/lockfile"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
@@ -162,7 +163,7 @@ func (e *Engine) checkLockfile(add func(name, status, msg, suggestion string), s
 	}
 }
 
-func (e *Engine) checkRoot(add func(name, status, msg, suggestion string), r TargetRoot) {
+func (e *Engine) checkRoot(add func(name, status, msg, suggestion string), r desired.Root) {
 	name := "root:" + r.Target + ":" + filepath.ToSlash(r.Path)
 	fi, err := os.Stat(r.Path)
 	switch {

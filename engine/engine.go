@@ -5,10 +5,10 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
+	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/engine/lockfile"
 	"github.com/agentpack/agentpack/engine/manifest"
 	"github.com/agentpack/agentpack/engine/module"
@@ -109,7 +109,7 @@ type State struct {
 	// Targets are the selected target names, sorted.
 	Targets  []string
 	Modules  []*module.LoadedModule
-	Desired  *DesiredState
+	Desired  *desired.State
 	Warnings []string
 
 	mu   sync.Mutex // guards Warnings and lock while modules load in parallel
@@ -234,7 +234,7 @@ func (e *Engine) warnProjectPlace(st *State) {
 		return
 	}
 	for _, f := range st.Desired.Files {
-		if within(project, f.Path) {
+		if desired.Within(project, f.Path) {
 			st.Warn("%s is not inside a git repository: project files (like %s) go into it", project, f.Path)
 			return
 		}
@@ -242,89 +242,11 @@ func (e *Engine) warnProjectPlace(st *State) {
 }
 
 // compile renders every selected target and merges the results.
-func (e *Engine) compile(st *State) (*DesiredState, error) {
-	d := &DesiredState{Targets: st.Targets, byPath: map[string]*TargetFile{}}
-	project := e.Env.ProjectRoot()
-	rendered := map[string]bool{}
-	defer func() {
-		if st.Req.Target != "" && st.Req.Target != "all" {
-			return // --target narrows on purpose
-		}
-		for _, lm := range st.Modules {
-			if !rendered[lm.ID] {
-				st.Warn("module %s (type %s) is selected but no configured target deploys it", lm.ID, lm.Type)
-			}
-		}
-	}()
-	for _, name := range st.Targets {
-		t, err := e.Adapters.Lookup(name)
-		if err != nil {
-			return nil, err
-		}
-		cfg := st.Manifest.Targets[name]
-		if err := t.Validate(cfg); err != nil {
-			return nil, err
-		}
-		scope := cfg.Scope
-		if scope == "" {
-			scope = target.ScopeBoth
-			if sd, ok := t.(target.ScopeDefaulter); ok {
-				scope = sd.DefaultScope()
-			}
-		}
-		var mods []*module.LoadedModule
-		for _, lm := range st.Modules {
-			if len(lm.Targets) > 0 && !slices.Contains(lm.Targets, name) {
-				continue
-			}
-			if !t.Supports(lm.Type) {
-				if len(lm.Targets) > 0 {
-					st.Warn("module %s: target %s does not support type %s; skipped", lm.ID, name, lm.Type)
-				}
-				continue
-			}
-			mods = append(mods, lm)
-			rendered[lm.ID] = true
-		}
-		rc := &target.RenderContext{Target: name, Config: cfg, Scope: scope, Home: e.Env.Home, CodexHome: e.Env.CodexHome,
-			ProjectRoot: project, Machine: st.Req.Machine, FS: e.Sys, OnWarn: func(w string) { st.Warn("%s", w) }}
-		out, err := t.Render(rc, mods)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range out.Roots {
-			d.Roots = append(d.Roots, TargetRoot{Target: name, Path: filepath.Clean(r.Path), ScanExtras: r.ScanExtras})
-		}
-		sums := make([]string, len(out.Files))
-		workers.Parallel(len(out.Files), func(i int) { sums[i] = sha256Hex(out.Files[i].Data) })
-		for i, f := range out.Files {
-			f.Path = filepath.Clean(f.Path)
-			if f.Mode == 0 {
-				f.Mode = 0o644
-			}
-			tf := &TargetFile{Target: name, DesiredFile: f, SHA256: sums[i]}
-			if err := d.add(tf); err != nil {
-				return nil, err
-			}
-		}
-	}
-	for _, f := range d.Files {
-		f.Root = d.rootFor(f.Target, f.Path)
-		if f.Root == "" {
-			return nil, apperr.New(apperr.Unexpected, "target %s produced %s outside its roots", f.Target, f.Path)
-		}
-	}
-	sort.Slice(d.Files, func(i, j int) bool {
-		if d.Files[i].Target != d.Files[j].Target {
-			return d.Files[i].Target < d.Files[j].Target
-		}
-		return d.Files[i].Path < d.Files[j].Path
+func (e *Engine) compile(st *State) (*desired.State, error) {
+	return desired.Compile(desired.Input{
+		Adapters: e.Adapters, Targets: st.Targets, Configs: st.Manifest.Targets, Modules: st.Modules,
+		Narrowed: st.Req.Target != "" && st.Req.Target != "all", Warn: st.Warn,
+		Context: target.RenderContext{Home: e.Env.Home, CodexHome: e.Env.CodexHome, ProjectRoot: e.Env.ProjectRoot(),
+			Machine: st.Req.Machine, FS: e.Sys, OnWarn: func(w string) { st.Warn("%s", w) }},
 	})
-	sort.Slice(d.Roots, func(i, j int) bool {
-		if d.Roots[i].Target != d.Roots[j].Target {
-			return d.Roots[i].Target < d.Roots[j].Target
-		}
-		return d.Roots[i].Path < d.Roots[j].Path
-	})
-	return d, nil
 }

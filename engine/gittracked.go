@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
 
@@ -28,7 +29,7 @@ func newGitTracked(sys System, project string) *gitTracked {
 
 // has reports whether abs is in the project's git index.
 func (g *gitTracked) has(abs string) bool {
-	if g == nil || g.project == "" || !within(g.project, abs) || abs == g.project {
+	if g == nil || g.project == "" || !desired.Within(g.project, abs) || abs == g.project {
 		return false
 	}
 	g.once.Do(g.load)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/targets"
 )
 
@@ -182,7 +183,7 @@ func TestImportDryRunThenApply(t *testing.T) {
 	}
 	for _, path := range imported {
 		f := st.Desired.File(filepath.FromSlash(path))
-		if f == nil || f.SHA256 != engine.SHA256Hex([]byte(mustRead(t, path))) {
+		if f == nil || f.SHA256 != checksum.SHA256Hex([]byte(mustRead(t, path))) {
 			t.Errorf("%s: not desired with its current bytes (%+v)", path, f)
 		}
 	}

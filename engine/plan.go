@@ -10,7 +10,9 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/workers"
 )
 
@@ -67,7 +69,7 @@ type Plan struct {
 	Summary Summary  `json:"summary"`
 
 	// Manifests are the last-applied manifests per root (nil when absent).
-	Manifests map[TargetRoot]*TargetManifest `json:"-"`
+	Manifests map[desired.Root]*TargetManifest `json:"-"`
 	// Managed maps each last-applied absolute path to its manifest entry.
 	Managed map[string]ManagedManifestFile `json:"-"`
 	// Actual maps each path plan looked at and found to its sha256.
@@ -126,7 +128,7 @@ func readActual(sys System, guard *linkGuard, cache *StatCache, root, path, want
 	if err != nil {
 		return actual{err: ioError(err, path)}
 	}
-	sha := sha256Hex(data)
+	sha := checksum.SHA256Hex(data)
 	cache.record(path, fi, sha)
 	return actual{exists: true, data: data, sha: sha, mode: fi.Mode().Perm()}
 }
@@ -135,12 +137,12 @@ func readActual(sys System, guard *linkGuard, cache *StatCache, root, path, want
 // nil.
 func ComputePlan(st *State, sys System, cache *StatCache) (*Plan, error) {
 	d := st.Desired
-	p := &Plan{Profile: st.Profile, Targets: append([]string{}, d.Targets...), Changes: []Change{}, Manifests: map[TargetRoot]*TargetManifest{}, Actual: map[string]string{}}
+	p := &Plan{Profile: st.Profile, Targets: append([]string{}, d.Targets...), Changes: []Change{}, Manifests: map[desired.Root]*TargetManifest{}, Actual: map[string]string{}}
 	managed := map[string]ManagedManifestFile{} // abs path → last applied
 	p.Managed = managed
-	managedTarget := map[string]TargetRoot{}
+	managedTarget := map[string]desired.Root{}
 	tracked := newGitTracked(sys, st.Project)
-	for _, r := range append(append([]TargetRoot{}, d.Roots...), d.Stale...) {
+	for _, r := range append(append([]desired.Root{}, d.Roots...), d.Stale...) {
 		m := readTargetManifest(sys, tracked, r.Path, r.Target, func(w string) { st.Warn("%s", w) })
 		p.Manifests[r] = m
 		if m == nil {
@@ -203,7 +205,7 @@ func ComputePlan(st *State, sys System, cache *StatCache) (*Plan, error) {
 	}
 
 	var stale []string
-	staleRoot := map[TargetRoot]bool{}
+	staleRoot := map[desired.Root]bool{}
 	for _, r := range d.Stale {
 		staleRoot[r] = true
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/snapshots"
 )
 
@@ -164,7 +165,7 @@ func (e *Engine) saveKeptEdits(store *snapshots.Store, j *snapshots.Journal, kep
 	for _, k := range kept {
 		blobs = append(blobs, k.pre, k.cur)
 		rec.Files = append(rec.Files, snapshots.FileChange{Target: k.f.Target, Root: k.f.Root, Path: k.f.Path, Op: OpUpdate, Manifest: k.f.Manifest,
-			Before: k.f.Before, After: &snapshots.Content{SHA256: sha256Hex(k.cur), Size: int64(len(k.cur)), Mode: uint32(k.curMode)}})
+			Before: k.f.Before, After: &snapshots.Content{SHA256: checksum.SHA256Hex(k.cur), Size: int64(len(k.cur)), Mode: uint32(k.curMode)}})
 		if !slices.Contains(rec.Targets, k.f.Target) {
 			rec.Targets = append(rec.Targets, k.f.Target)
 		}

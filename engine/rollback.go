@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/snapshots"
 )
 
@@ -191,7 +192,7 @@ func (e *Engine) restore(store *snapshots.Store, restores []snapshots.Restore, t
 	for _, o := range ops {
 		fc := snapshots.FileChange{Target: o.r.Target, Root: o.r.Root, Path: o.r.Path, Manifest: o.r.Manifest}
 		if o.has {
-			fc.Before = &snapshots.Content{SHA256: sha256Hex(o.cur), Size: int64(len(o.cur)), Mode: uint32(e.modeOf(o.r.Path))}
+			fc.Before = &snapshots.Content{SHA256: checksum.SHA256Hex(o.cur), Size: int64(len(o.cur)), Mode: uint32(e.modeOf(o.r.Path))}
 		}
 		fc.After = o.r.Content
 		switch {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+
+	"github.com/agentpack/agentpack/engine/desired"
 )
 
 // rootsFile lists every root agentpack wrote a manifest into, with the repo
@@ -32,15 +34,15 @@ func (e *Engine) readRoots() []rootEntry {
 // staleRoots returns the roots this repo deployed to before that the
 // current config no longer produces, for the selected targets: user-level
 // roots from any project, project roots only from this project.
-func (e *Engine) staleRoots(st *State, d *DesiredState) []TargetRoot {
-	current := map[TargetRoot]bool{}
+func (e *Engine) staleRoots(st *State, d *desired.State) []desired.Root {
+	current := map[desired.Root]bool{}
 	for _, r := range d.Roots {
-		current[TargetRoot{Target: r.Target, Path: r.Path}] = true
+		current[desired.Root{Target: r.Target, Path: r.Path}] = true
 	}
 	project := e.Env.ProjectRoot()
-	var out []TargetRoot
+	var out []desired.Root
 	for _, r := range e.readRoots() {
-		key := TargetRoot{Target: r.Target, Path: r.Root}
+		key := desired.Root{Target: r.Target, Path: r.Root}
 		if r.Repo != st.Repo || current[key] {
 			continue
 		}
@@ -51,7 +53,7 @@ func (e *Engine) staleRoots(st *State, d *DesiredState) []TargetRoot {
 		if !slices.Contains(d.Targets, r.Target) && (configured || narrowed) {
 			continue
 		}
-		if r.Project != project && within(r.Project, r.Root) {
+		if r.Project != project && desired.Within(r.Project, r.Root) {
 			continue // another project's folder
 		}
 		out = append(out, key)
@@ -62,16 +64,16 @@ func (e *Engine) staleRoots(st *State, d *DesiredState) []TargetRoot {
 
 // recordRoots updates the list after an apply: roots holding a manifest now
 // are added, stale roots whose manifest was removed are dropped.
-func (e *Engine) recordRoots(st *State, live []TargetRoot, gone []TargetRoot) {
+func (e *Engine) recordRoots(st *State, live []desired.Root, gone []desired.Root) {
 	project := e.Env.ProjectRoot()
-	drop := map[TargetRoot]bool{}
+	drop := map[desired.Root]bool{}
 	for _, g := range gone {
 		drop[g] = true
 	}
 	var out []rootEntry
 	seen := map[rootEntry]bool{}
 	for _, r := range e.readRoots() {
-		if r.Repo == st.Repo && drop[TargetRoot{Target: r.Target, Path: r.Root}] {
+		if r.Repo == st.Repo && drop[desired.Root{Target: r.Target, Path: r.Root}] {
 			continue
 		}
 		if !seen[r] {

@@ -6,7 +6,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/workers"
 )
 
@@ -116,7 +118,7 @@ func (e *Engine) status(st *State, p *Plan, only []string) *StatusData {
 		}
 		for _, f := range m.ManagedFiles {
 			abs := filepath.Join(r.Path, filepath.FromSlash(f.Path))
-			if st.Desired.rootFor(r.Target, abs) != r.Path {
+			if st.Desired.RootFor(r.Target, abs) != r.Path {
 				continue
 			}
 			sha, looked := p.Actual[abs]
@@ -170,11 +172,11 @@ func (e *Engine) status(st *State, p *Plan, only []string) *StatusData {
 			if managed[path] || st.Desired.File(path) != nil || IsTargetManifestName(filepath.Base(path)) {
 				continue
 			}
-			if st.Desired.rootFor(r.Target, path) != r.Path {
+			if st.Desired.RootFor(r.Target, path) != r.Path {
 				continue
 			}
 			if data, err := e.Sys.ReadFile(path); err == nil {
-				add(r.Target, r.Path, path, DriftExtra, nil, prefixedHex(sha256Hex(data)))
+				add(r.Target, r.Path, path, DriftExtra, nil, prefixedHex(checksum.SHA256Hex(data)))
 			}
 		}
 	}
@@ -205,18 +207,18 @@ func (out *StatusData) finish(st *State, only []string) {
 		}
 		return a.Path < b.Path
 	})
-	byRoot := map[TargetRoot]*RootSummary{}
+	byRoot := map[desired.Root]*RootSummary{}
 	for _, r := range st.Desired.Roots {
-		byRoot[TargetRoot{Target: r.Target, Path: r.Path}] = &RootSummary{Target: r.Target, Root: r.Path, RootPosix: filepath.ToSlash(r.Path)}
+		byRoot[desired.Root{Target: r.Target, Path: r.Path}] = &RootSummary{Target: r.Target, Root: r.Path, RootPosix: filepath.ToSlash(r.Path)}
 	}
 	for _, d := range out.Drift {
 		out.Summary.add(d.Kind)
-		if rs := byRoot[TargetRoot{Target: d.Target, Path: d.Root}]; rs != nil {
+		if rs := byRoot[desired.Root{Target: d.Target, Path: d.Root}]; rs != nil {
 			rs.Summary.add(d.Kind)
 		}
 	}
 	for _, r := range st.Desired.Roots {
-		out.SummaryByRoot = append(out.SummaryByRoot, *byRoot[TargetRoot{Target: r.Target, Path: r.Path}])
+		out.SummaryByRoot = append(out.SummaryByRoot, *byRoot[desired.Root{Target: r.Target, Path: r.Path}])
 	}
 	s := out.Summary
 	req := st.Req

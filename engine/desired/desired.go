@@ -1,9 +1,10 @@
-package engine
+// Package desired is the desired state: every file the selected modules
+// render for the selected targets ([Compile]), with the managed roots they
+// belong to and the conflicts between modules.
+package desired
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -13,39 +14,39 @@ import (
 	"github.com/agentpack/agentpack/internal/apperr"
 )
 
-// TargetRoot is a managed folder of one target.
-type TargetRoot struct {
+// Root is a managed folder of one target.
+type Root struct {
 	Target     string
 	Path       string
 	ScanExtras bool
 }
 
-// TargetFile is one desired file with the root it belongs to.
-type TargetFile struct {
+// File is one desired file with the root it belongs to.
+type File struct {
 	Target string
 	Root   string
 	target.DesiredFile
 	SHA256 string
 }
 
-// DesiredState is every file the selected profile and targets want on disk.
-type DesiredState struct {
+// State is every file the selected profile and targets want on disk.
+type State struct {
 	Targets []string
-	Roots   []TargetRoot
+	Roots   []Root
 	// Stale are roots this repo deployed to that the config no longer
 	// produces; plan deletes what their manifests list.
-	Stale []TargetRoot
+	Stale []Root
 	// Files sorted by (Target, Path).
-	Files  []*TargetFile
-	byPath map[string]*TargetFile
+	Files  []*File
+	byPath map[string]*File
 }
 
 // File returns the desired file at an absolute path, or nil.
-func (d *DesiredState) File(path string) *TargetFile { return d.byPath[path] }
+func (d *State) File(path string) *File { return d.byPath[path] }
 
 // add merges f into the state: identical bytes merge module ids; different
 // bytes for one path are E_DESIRED_STATE_CONFLICT.
-func (d *DesiredState) add(f *TargetFile) error {
+func (d *State) add(f *File) error {
 	prev, ok := d.byPath[f.Path]
 	if !ok {
 		d.byPath[f.Path] = f
@@ -78,23 +79,23 @@ func mergeIDs(a, b []string) []string {
 	return out
 }
 
-// rootFor returns the deepest root of target containing path.
-func (d *DesiredState) rootFor(target, path string) string {
+// RootFor returns the deepest root of target containing path.
+func (d *State) RootFor(target, path string) string {
 	best := ""
 	for _, r := range d.Roots {
 		if r.Target != target {
 			continue
 		}
-		if within(r.Path, path) && len(r.Path) > len(best) {
+		if Within(r.Path, path) && len(r.Path) > len(best) {
 			best = r.Path
 		}
 	}
 	return best
 }
 
-// within reports whether path is root or inside it; both are clean
+// Within reports whether path is root or inside it; both are clean
 // absolute paths, so a prefix test is enough (and cheap at 10,000 files).
-func within(root, path string) bool {
+func Within(root, path string) bool {
 	if path == root {
 		return true
 	}
@@ -103,13 +104,3 @@ func within(root, path string) bool {
 	}
 	return strings.HasPrefix(path, root)
 }
-
-func sha256Hex(data []byte) string {
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])
-}
-
-// SHA256Hex returns the hex sha256 of data.
-func SHA256Hex(data []byte) string { return sha256Hex(data) }
-
-func toSlash(p string) string { return filepath.ToSlash(p) }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentpack/agentpack/engine/desired"
+	"github.com/agentpack/agentpack/engine/system"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/workers"
@@ -298,7 +299,7 @@ func (e *Engine) transactionWrites(st *State, p *Plan, id string, now time.Time)
 // performAll runs writes on sys: target files first (in parallel: they are
 // independent and the disk, not the CPU, is the limit), then the last
 // nManifests manifests that record them. Apply and dry run share it.
-func (e *Engine) performAll(sys System, writes []write, nManifests int) error {
+func (e *Engine) performAll(sys system.System, writes []write, nManifests int) error {
 	files, manifests := writes[:len(writes)-nManifests], writes[len(writes)-nManifests:]
 	guard := newLinkGuard(sys)
 	errs := make([]error, len(files))
@@ -318,12 +319,12 @@ func (e *Engine) performAll(sys System, writes []write, nManifests int) error {
 
 // DryRun runs p's transaction against a recording System and returns what
 // an apply would write, in order, without touching the disk or the store.
-func (e *Engine) DryRun(st *State, p *Plan) ([]SystemOp, error) {
+func (e *Engine) DryRun(st *State, p *Plan) ([]system.Op, error) {
 	writes, manifests, err := e.transactionWrites(st, p, "dry-run", time.Now())
 	if err != nil {
 		return nil, err
 	}
-	sys := NewDryRunSystem(e.Sys)
+	sys := system.NewDryRun(e.Sys)
 	if err := e.performAll(sys, writes, manifests); err != nil {
 		return nil, err
 	}
@@ -364,7 +365,7 @@ func (e *Engine) cacheWritten(ws []write) {
 
 // perform executes one write or removal of a transaction on sys, after
 // checking that no folder below its root is a link.
-func (e *Engine) perform(sys System, guard *linkGuard, w write) error {
+func (e *Engine) perform(sys system.System, guard *linkGuard, w write) error {
 	if err := guard.check(w.change.Root, w.change.Path); err != nil {
 		return err
 	}
@@ -452,7 +453,7 @@ func sameManaged(a, b []ManagedManifestFile) bool {
 
 // pruneEmptyDirs removes now-empty folders from dir up to (not including)
 // root, so deleting a skill does not leave its empty folder behind.
-func pruneEmptyDirs(sys System, dir, root string) {
+func pruneEmptyDirs(sys system.System, dir, root string) {
 	for desired.Within(root, dir) && dir != root {
 		if fi, err := sys.Lstat(dir); err != nil || !fi.IsDir() {
 			return // a link is not ours to remove, even when what it names is empty

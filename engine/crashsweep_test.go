@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/system"
 	"github.com/agentpack/agentpack/targets"
 )
 
@@ -51,7 +52,7 @@ func TestCrashChild(t *testing.T) {
 	}
 	e := engine.New(job.Env, targets.NewSet())
 	var writes atomic.Int64
-	if rs, ok := e.Sys.(*engine.RealSystem); ok {
+	if rs, ok := e.Sys.(*system.Real); ok {
 		rs.AfterWrite = func(string) {
 			if writes.Add(1) == int64(job.CrashWrite) {
 				os.Exit(137)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/engine/lockfile"
+	"github.com/agentpack/agentpack/engine/system"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
@@ -170,7 +171,7 @@ func (e *Engine) checkRoot(add func(name, status, msg, suggestion string), r des
 	case err == nil && !fi.IsDir():
 		add(name, CheckFail, r.Path+" is a file, not a folder", "move the file away or change the target's path option")
 		return
-	case errors.Is(err, fs.ErrNotExist), isNotDir(err):
+	case errors.Is(err, fs.ErrNotExist), system.IsNotDir(err):
 		parent := r.Path
 		for {
 			parent = filepath.Dir(parent)
@@ -279,7 +280,7 @@ func ignored(top, rel string) bool {
 	return gitignore.NewMatcher(ps).Match(strings.Split(filepath.ToSlash(rel), "/"), false)
 }
 
-func appendIgnore(sys System, path string) error {
+func appendIgnore(sys system.System, path string) error {
 	data, err := sys.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/agentpack/agentpack/engine/desired"
+	"github.com/agentpack/agentpack/engine/system"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
 
@@ -16,14 +17,14 @@ import (
 // agentpack owns here: a planted one could otherwise name files to delete.
 // The index is read once, and only when a manifest inside the project asks.
 type gitTracked struct {
-	sys     System
+	sys     system.System
 	project string
 
 	once  sync.Once
 	paths map[string]bool // project-relative, '/'
 }
 
-func newGitTracked(sys System, project string) *gitTracked {
+func newGitTracked(sys system.System, project string) *gitTracked {
 	return &gitTracked{sys: sys, project: project}
 }
 

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/agentpack/agentpack/engine/manifest"
+	"github.com/agentpack/agentpack/engine/system"
 	"github.com/agentpack/agentpack/internal/apperr"
 )
 
@@ -140,7 +141,7 @@ func (e *Engine) initRepo(dir string) (*InitData, error) {
 			return nil, apperr.New(apperr.InvalidArgument, "%s already exists", filepath.Join(dir, n)).
 				WithHint("init writes into an empty folder; move the file or pick another --repo")
 		} else if !errors.Is(err, fs.ErrNotExist) {
-			return nil, ioError(err, filepath.Join(dir, n))
+			return nil, system.IOError(err, filepath.Join(dir, n))
 		}
 	}
 	sys := e.Sys

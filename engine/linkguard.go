@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentpack/agentpack/engine/system"
 	"github.com/agentpack/agentpack/internal/apperr"
 )
 
@@ -17,11 +18,11 @@ import (
 // Plan, apply, rollback and recovery check every path they read to decide a
 // write, write or delete.
 type linkGuard struct {
-	sys  System
+	sys  system.System
 	dirs sync.Map // folders already seen to be real folders
 }
 
-func newLinkGuard(sys System) *linkGuard { return &linkGuard{sys: sys} }
+func newLinkGuard(sys system.System) *linkGuard { return &linkGuard{sys: sys} }
 
 // check walks from root down to path with Lstat. A missing component ends
 // the walk: nothing exists through it. It returns E_IO_INVALID_PATH naming

@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine/manifest"
 	"github.com/agentpack/agentpack/engine/module"
+	"github.com/agentpack/agentpack/engine/system"
 	"github.com/agentpack/agentpack/internal/apperr"
 )
 
@@ -26,7 +27,7 @@ func (e *Engine) WithEditLock(command string, fn func(recovered []string) error)
 	if e.locked {
 		return fn(nil) // nested in an operation that holds the lock
 	}
-	_, dryRun := e.Sys.(*DryRunSystem)
+	_, dryRun := e.Sys.(*system.DryRun)
 	return e.maybeLock(dryRun, command, fn)
 }
 

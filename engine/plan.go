@@ -11,6 +11,7 @@ import (
 	"sort"
 
 	"github.com/agentpack/agentpack/engine/desired"
+	"github.com/agentpack/agentpack/engine/system"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/workers"
@@ -106,16 +107,16 @@ type actual struct {
 // readActual reads path, refusing one reached through a link below root;
 // when the stat cache vouches that the file still has hash want, it skips
 // reading it.
-func readActual(sys System, guard *linkGuard, cache *StatCache, root, path, want string) actual {
+func readActual(sys system.System, guard *linkGuard, cache *StatCache, root, path, want string) actual {
 	if err := guard.check(root, path); err != nil {
 		return actual{err: err}
 	}
 	fi, err := sys.Lstat(path)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
+		if errors.Is(err, fs.ErrNotExist) || system.IsNotDir(err) {
 			return actual{}
 		}
-		return actual{err: ioError(err, path)}
+		return actual{err: system.IOError(err, path)}
 	}
 	if fi.IsDir() {
 		return actual{err: apperr.New(apperr.IOInvalidPath, "%s is a directory where agentpack manages a file", path).
@@ -126,7 +127,7 @@ func readActual(sys System, guard *linkGuard, cache *StatCache, root, path, want
 	}
 	data, err := sys.ReadFile(path)
 	if err != nil {
-		return actual{err: ioError(err, path)}
+		return actual{err: system.IOError(err, path)}
 	}
 	sha := checksum.SHA256Hex(data)
 	cache.record(path, fi, sha)
@@ -135,7 +136,7 @@ func readActual(sys System, guard *linkGuard, cache *StatCache, root, path, want
 
 // ComputePlan compares st's desired state with what sys shows. cache may be
 // nil.
-func ComputePlan(st *State, sys System, cache *StatCache) (*Plan, error) {
+func ComputePlan(st *State, sys system.System, cache *StatCache) (*Plan, error) {
 	d := st.Desired
 	p := &Plan{Profile: st.Profile, Targets: append([]string{}, d.Targets...), Changes: []Change{}, Manifests: map[desired.Root]*TargetManifest{}, Actual: map[string]string{}}
 	managed := map[string]ManagedManifestFile{} // abs path → last applied
@@ -186,7 +187,7 @@ func ComputePlan(st *State, sys System, cache *StatCache) (*Plan, error) {
 		before := a.sha
 		if a.data == nil { // the stat cache skipped the read; diffs need the bytes
 			if a.data, err = sys.ReadFile(f.Path); err != nil {
-				return nil, ioError(err, f.Path)
+				return nil, system.IOError(err, f.Path)
 			}
 		}
 		c.Op, c.BeforeSHA256, c.Before, c.Reason = OpUpdate, &before, a.data, ReasonDiffers

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/system"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/targets"
 )
@@ -107,7 +108,7 @@ func TestPlanKinds(t *testing.T) {
 func TestDryRunSystemWritesNothing(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a", "b.txt")
-	s := engine.NewDryRunSystem(&engine.RealSystem{})
+	s := system.NewDryRun(&system.Real{})
 	if err := s.WriteFile(path, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func TestDryRunSystemWritesNothing(t *testing.T) {
 	if _, err := s.ReadFile(path); err == nil {
 		t.Fatal("dry run should see its own removal")
 	}
-	if _, err := (&engine.RealSystem{}).Lstat(filepath.Join(dir, "a")); err == nil {
+	if _, err := (&system.Real{}).Lstat(filepath.Join(dir, "a")); err == nil {
 		t.Fatal("dry run created a directory")
 	}
 	if ops := s.Ops(); len(ops) != 2 || ops[0].Op != "write" || ops[1].Op != "remove" {
@@ -137,7 +138,7 @@ func TestRealSystemRefusesSymlink(t *testing.T) {
 	if err := symlink(target, link); err != nil {
 		t.Skip("symlinks unsupported:", err)
 	}
-	err := (&engine.RealSystem{}).WriteFile(link, []byte("x"), 0o644)
+	err := (&system.Real{}).WriteFile(link, []byte("x"), 0o644)
 	if apperr.CodeOf(err) != apperr.IOInvalidPath {
 		t.Fatalf("want E_IO_INVALID_PATH, got %v", err)
 	}
@@ -161,7 +162,7 @@ func TestDryRunMatchesApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := (&engine.RealSystem{}).Lstat(filepath.Join(env.Cwd, "AGENTS.md")); err == nil {
+	if _, err := (&system.Real{}).Lstat(filepath.Join(env.Cwd, "AGENTS.md")); err == nil {
 		t.Fatal("dry run wrote a file")
 	}
 	_, d, err := e.Deploy(req, true, engine.ApplyOptions{})

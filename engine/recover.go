@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentpack/agentpack/engine/system"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/snapshots"
@@ -200,7 +201,7 @@ func (e *Engine) removeTempFiles(guard *linkGuard, f snapshots.FileChange) {
 	}
 	entries, _ := e.Sys.ReadDir(dir)
 	for _, ent := range entries {
-		if strings.HasPrefix(ent.Name(), tempPrefix) && ent.Type().IsRegular() {
+		if strings.HasPrefix(ent.Name(), system.TempPrefix) && ent.Type().IsRegular() {
 			_ = e.Sys.Remove(filepath.Join(dir, ent.Name()))
 		}
 	}
@@ -208,7 +209,7 @@ func (e *Engine) removeTempFiles(guard *linkGuard, f snapshots.FileChange) {
 
 // removeEmptyCreatedDirs removes, deepest first, the folders an apply
 // created that are empty again. A link is never removed.
-func removeEmptyCreatedDirs(sys System, dirs []string) {
+func removeEmptyCreatedDirs(sys system.System, dirs []string) {
 	sorted := slices.Clone(dirs)
 	slices.SortFunc(sorted, func(a, b string) int { return len(b) - len(a) })
 	for _, d := range sorted {
@@ -227,7 +228,7 @@ func removeEmptyCreatedDirs(sys System, dirs []string) {
 
 // createdDirs lists the folders that writing paths will create: for each
 // path, its missing ancestors up to the first that exists.
-func createdDirs(sys System, paths []string) []string {
+func createdDirs(sys system.System, paths []string) []string {
 	exists := map[string]bool{}
 	var out []string
 	for _, p := range paths {

@@ -9,11 +9,12 @@ import (
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/system"
 )
 
 // failAgentsSys is the real filesystem, except that writing any AGENTS.md
 // fails: the apply dies part-way, after its other files were written.
-type failAgentsSys struct{ engine.System }
+type failAgentsSys struct{ system.System }
 
 func (s failAgentsSys) WriteFile(path string, data []byte, perm fs.FileMode) error {
 	if filepath.Base(path) == "AGENTS.md" {

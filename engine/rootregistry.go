@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/agentpack/agentpack/engine/desired"
+	"github.com/agentpack/agentpack/engine/system"
 )
 
 // rootsFile lists every root agentpack wrote a manifest into, with the repo
@@ -112,5 +113,5 @@ func (e *Engine) writeRoots(out []rootEntry) {
 	if err != nil {
 		return
 	}
-	_ = (&RealSystem{}).WriteFile(filepath.Join(e.Env.StateDir(), rootsFile), append(data, '\n'), 0o600)
+	_ = (&system.Real{}).WriteFile(filepath.Join(e.Env.StateDir(), rootsFile), append(data, '\n'), 0o600)
 }

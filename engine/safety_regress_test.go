@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/system"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/targets"
 )
@@ -271,7 +272,7 @@ func TestRecoveryCleansStateLeftovers(t *testing.T) {
 
 // failAfter is a System whose writes and removals fail after the first n.
 type failAfter struct {
-	engine.System
+	system.System
 	n int
 }
 

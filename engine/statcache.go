@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/agentpack/agentpack/engine/system"
 )
 
 // statCacheFile holds (size, mtime, inode) → sha256 of managed files, so
@@ -115,7 +117,7 @@ func (c *StatCache) save() {
 	if err := os.MkdirAll(filepath.Dir(c.path), 0o700); err != nil {
 		return
 	}
-	if (&RealSystem{}).WriteFile(c.path, data, 0o600) == nil {
+	if (&system.Real{}).WriteFile(c.path, data, 0o600) == nil {
 		c.dirty = false
 	}
 }

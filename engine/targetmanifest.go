@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/agentpack/agentpack/engine/module"
+	"github.com/agentpack/agentpack/engine/system"
 )
 
 // TargetManifestSchemaVersion is the version of .agentpack.manifest.*.json.
@@ -52,7 +52,7 @@ func IsTargetManifestName(name string) bool {
 // (nil, nil); an unreadable one, another schema_version, or one the
 // project's git repository tracks is a warning and treated as missing.
 // Entries that escape the root are dropped with a warning.
-func readTargetManifest(sys System, tracked *gitTracked, root, target string, warn func(string)) *TargetManifest {
+func readTargetManifest(sys system.System, tracked *gitTracked, root, target string, warn func(string)) *TargetManifest {
 	p := filepath.Join(root, TargetManifestName(target))
 	if tracked.has(p) {
 		warn(fmt.Sprintf("%s is tracked by the project's git repository, so it came with the project and is no record of what agentpack wrote on this machine; treating it as missing (untrack it with `git rm --cached` and run `agentpack doctor --fix` to ignore it)", p))
@@ -60,7 +60,7 @@ func readTargetManifest(sys System, tracked *gitTracked, root, target string, wa
 	}
 	data, err := sys.ReadFile(p)
 	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) && !isNotDir(err) {
+		if !errors.Is(err, fs.ErrNotExist) && !system.IsNotDir(err) {
 			warn(fmt.Sprintf("cannot read %s: %v; treating it as missing", p, err))
 		}
 		return nil
@@ -85,10 +85,6 @@ func readTargetManifest(sys System, tracked *gitTracked, root, target string, wa
 	m.ManagedFiles = kept
 	return &m
 }
-
-// isNotDir reports ENOTDIR: a parent of the path is a file, so the path
-// cannot exist.
-func isNotDir(err error) bool { return errors.Is(err, syscall.ENOTDIR) }
 
 // safeRelPath accepts a clean relative '/' path that stays inside its root.
 func safeRelPath(p string) bool {

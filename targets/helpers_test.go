@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/engine/module"
+	"github.com/agentpack/agentpack/engine/system"
 	"github.com/agentpack/agentpack/engine/target"
 )
 
@@ -106,7 +106,7 @@ func (e *testEnv) rc(name string, scope target.Scope, opts map[string]any) *targ
 		Home:        e.home,
 		CodexHome:   e.codexHome,
 		ProjectRoot: e.proj,
-		FS:          &engine.RealSystem{},
+		FS:          &system.Real{},
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/system"
 )
 
 // DryRunWrite is one file a --dry-run command would have written.
@@ -24,7 +25,7 @@ func (a *App) dryRunEngine() (*engine.Engine, func(data any, extra any) *result)
 		return eng, nil
 	}
 	base := eng.Sys
-	rec := engine.NewDryRunSystem(base)
+	rec := system.NewDryRun(base)
 	eng.Sys = rec
 	return eng, func(data any, _ any) *result {
 		var writes []DryRunWrite

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/system"
 	"github.com/agentpack/agentpack/schemas"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -47,7 +48,7 @@ func installCrashHook() {
 	}
 	var n atomic.Int64 // writes run in parallel
 	engineHook = func(e *engine.Engine) {
-		if rs, ok := e.Sys.(*engine.RealSystem); ok {
+		if rs, ok := e.Sys.(*system.Real); ok {
 			rs.AfterWrite = func(string) {
 				if n.Add(1) >= int64(k) {
 					os.Exit(137)

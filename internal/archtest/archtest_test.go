@@ -179,7 +179,7 @@ var pendingDiskCalls = []string{
 	"engine/manifest/parse.go",
 	"engine/module/load.go",
 	"engine/manifest/doc.go",
-	"engine/realsystem.go",
+	"engine/system/real.go",
 	"engine/rootregistry.go",
 	"engine/sources.go",
 	"engine/statcache.go",

@@ -1,4 +1,4 @@
-package engine
+package system
 
 import (
 	"io/fs"
@@ -6,24 +6,24 @@ import (
 	"sync"
 )
 
-// DryRunSystem reads through to Base and records writes without performing
+// DryRun reads through to Base and records writes without performing
 // them. Reads of a recorded path see the recorded bytes, so a dry run walks
 // exactly as an apply would.
-type DryRunSystem struct {
+type DryRun struct {
 	Base System
 
 	mu      sync.Mutex
-	ops     []SystemOp
+	ops     []Op
 	pending map[string]int // path → index into ops
 }
 
-// NewDryRunSystem returns a recording System over base.
-func NewDryRunSystem(base System) *DryRunSystem {
-	return &DryRunSystem{Base: base, pending: map[string]int{}}
+// NewDryRun returns a recording System over base.
+func NewDryRun(base System) *DryRun {
+	return &DryRun{Base: base, pending: map[string]int{}}
 }
 
 // ReadFile implements System.
-func (s *DryRunSystem) ReadFile(path string) ([]byte, error) {
+func (s *DryRun) ReadFile(path string) ([]byte, error) {
 	s.mu.Lock()
 	op, ok := s.lookup(path)
 	s.mu.Unlock()
@@ -37,7 +37,7 @@ func (s *DryRunSystem) ReadFile(path string) ([]byte, error) {
 }
 
 // Lstat implements System.
-func (s *DryRunSystem) Lstat(path string) (fs.FileInfo, error) {
+func (s *DryRun) Lstat(path string) (fs.FileInfo, error) {
 	s.mu.Lock()
 	op, ok := s.lookup(path)
 	s.mu.Unlock()
@@ -48,19 +48,19 @@ func (s *DryRunSystem) Lstat(path string) (fs.FileInfo, error) {
 }
 
 // ReadDir implements System.
-func (s *DryRunSystem) ReadDir(path string) ([]fs.DirEntry, error) { return s.Base.ReadDir(path) }
+func (s *DryRun) ReadDir(path string) ([]fs.DirEntry, error) { return s.Base.ReadDir(path) }
 
 // WriteFile implements System.
-func (s *DryRunSystem) WriteFile(path string, data []byte, perm fs.FileMode) error {
-	return s.record(SystemOp{Op: "write", Path: path, Data: append([]byte(nil), data...), Perm: perm})
+func (s *DryRun) WriteFile(path string, data []byte, perm fs.FileMode) error {
+	return s.record(Op{Op: "write", Path: path, Data: append([]byte(nil), data...), Perm: perm})
 }
 
 // Remove implements System.
-func (s *DryRunSystem) Remove(path string) error {
-	return s.record(SystemOp{Op: "remove", Path: path})
+func (s *DryRun) Remove(path string) error {
+	return s.record(Op{Op: "remove", Path: path})
 }
 
-func (s *DryRunSystem) record(op SystemOp) error {
+func (s *DryRun) record(op Op) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ops = append(s.ops, op)
@@ -68,23 +68,23 @@ func (s *DryRunSystem) record(op SystemOp) error {
 	return nil
 }
 
-func (s *DryRunSystem) lookup(path string) (SystemOp, bool) {
+func (s *DryRun) lookup(path string) (Op, bool) {
 	i, ok := s.pending[path]
 	if !ok {
-		return SystemOp{}, false
+		return Op{}, false
 	}
 	return s.ops[i], true
 }
 
 // Ops returns the recorded mutations in order.
-func (s *DryRunSystem) Ops() []SystemOp {
+func (s *DryRun) Ops() []Op {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]SystemOp(nil), s.ops...)
+	return append([]Op(nil), s.ops...)
 }
 
 // Paths returns the sorted set of paths the recorded ops touch.
-func (s *DryRunSystem) Paths() []string {
+func (s *DryRun) Paths() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]string, 0, len(s.pending))

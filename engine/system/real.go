@@ -1,23 +1,22 @@
-package engine
+package system
 
 import (
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/agentpack/agentpack/internal/apperr"
 )
 
-// tempPrefix starts the names of temp files that become target files.
-const tempPrefix = ".agentpack-tmp-"
+// TempPrefix starts the names of temp files that become target files.
+const TempPrefix = ".agentpack-tmp-"
 
-// RealSystem reads and writes the real filesystem. Every write is a temp file
+// Real reads and writes the real filesystem. Every write is a temp file
 // in the destination directory followed by a rename, so a reader never sees a
 // half-written file. Fsync is opt-in (AGENTPACK_FSYNC=1) because it costs
 // seconds on large deploys and the journal already makes applies recoverable.
-type RealSystem struct {
+type Real struct {
 	Fsync bool
 	// AfterWrite, when set, runs after each successful write or remove; tests
 	// use it to inject crashes.
@@ -25,33 +24,33 @@ type RealSystem struct {
 }
 
 // ReadFile implements System.
-func (s *RealSystem) ReadFile(path string) ([]byte, error) { return os.ReadFile(path) }
+func (s *Real) ReadFile(path string) ([]byte, error) { return os.ReadFile(path) }
 
 // Lstat implements System.
-func (s *RealSystem) Lstat(path string) (fs.FileInfo, error) { return os.Lstat(path) }
+func (s *Real) Lstat(path string) (fs.FileInfo, error) { return os.Lstat(path) }
 
 // ReadDir implements System.
-func (s *RealSystem) ReadDir(path string) ([]fs.DirEntry, error) { return os.ReadDir(path) }
+func (s *Real) ReadDir(path string) ([]fs.DirEntry, error) { return os.ReadDir(path) }
 
 // WriteFile implements System.
-func (s *RealSystem) WriteFile(path string, data []byte, perm fs.FileMode) error {
+func (s *Real) WriteFile(path string, data []byte, perm fs.FileMode) error {
 	if err := refuseSymlink(path); err != nil {
 		return err
 	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return ioError(err, path)
+		return IOError(err, path)
 	}
 	// A short temp name: base+suffix could pass the 255-byte name limit.
-	f, err := os.CreateTemp(dir, tempPrefix+"*")
+	f, err := os.CreateTemp(dir, TempPrefix+"*")
 	if err != nil {
-		return ioError(err, path)
+		return IOError(err, path)
 	}
 	tmp := f.Name()
 	cleanup := func(err error) error {
 		_ = f.Close()
 		_ = os.Remove(tmp)
-		return ioError(err, path)
+		return IOError(err, path)
 	}
 	if _, err := f.Write(data); err != nil {
 		return cleanup(err)
@@ -69,7 +68,7 @@ func (s *RealSystem) WriteFile(path string, data []byte, perm fs.FileMode) error
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		_ = os.Remove(tmp)
-		return ioError(err, path)
+		return IOError(err, path)
 	}
 	if s.Fsync {
 		syncDir(dir)
@@ -81,10 +80,10 @@ func (s *RealSystem) WriteFile(path string, data []byte, perm fs.FileMode) error
 }
 
 // Remove implements System.
-func (s *RealSystem) Remove(path string) error {
+func (s *Real) Remove(path string) error {
 	err := os.Remove(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return ioError(err, path)
+		return IOError(err, path)
 	}
 	if s.Fsync {
 		syncDir(filepath.Dir(path))
@@ -118,31 +117,4 @@ func refuseSymlink(path string) error {
 			WithHint("move the directory away, then deploy again").With("path", path)
 	}
 	return nil
-}
-
-// ioError maps an OS error to a stable E_IO_* code.
-func ioError(err error, path string) error {
-	var ae *apperr.Error
-	if errors.As(err, &ae) {
-		return err
-	}
-	code := apperr.IOFailed
-	hint := "check the path and try again"
-	switch {
-	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
-		code, hint = apperr.IOPermissionDenied, "make the directory writable or choose another target path"
-	case errors.Is(err, syscall.ENAMETOOLONG):
-		code, hint = apperr.IOPathTooLong, "shorten the module id or target path"
-	case errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.EINVAL):
-		code, hint = apperr.IOInvalidPath, "a parent of this path is a file, or the path is a directory"
-	}
-	// The OS's words ("no space left on device") go into the message: the
-	// envelope shows the message, not the wrapped error.
-	cause := err.Error()
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		cause = pe.Err.Error()
-	}
-	return apperr.Wrap(err, code, "cannot write %s: %s", path, cause).WithHint("%s", hint).
-		With("path", path).With("path_posix", filepath.ToSlash(path)).With("cause", cause)
 }

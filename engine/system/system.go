@@ -1,4 +1,7 @@
-package engine
+// Package system is the engine's one way to the disk: the [System]
+// interface, the [Real] filesystem and the recording [DryRun], plus the
+// stable E_IO_* errors of a failed read or write.
+package system
 
 import (
 	"io/fs"
@@ -6,7 +9,7 @@ import (
 
 // System is the only way the engine and the target adapters touch target
 // files. Plan, diff, status, deploy and dry-run all run the same walk; only the
-// System differs (chezmoi's idea): [RealSystem] writes, [DryRunSystem] records.
+// System differs (chezmoi's idea): [Real] writes, [DryRun] records.
 type System interface {
 	// ReadFile returns the bytes of path.
 	ReadFile(path string) ([]byte, error)
@@ -20,8 +23,8 @@ type System interface {
 	Remove(path string) error
 }
 
-// SystemOp is one recorded mutation.
-type SystemOp struct {
+// Op is one recorded mutation.
+type Op struct {
 	Op   string // write | remove
 	Path string
 	Data []byte

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentpack/agentpack/engine/desired"
+	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/engine/system"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/checksum"
@@ -35,20 +36,20 @@ type ApplyOptions struct {
 
 // DeployData is the data of `agentpack deploy`.
 type DeployData struct {
-	Profile    string   `json:"profile"`
-	Targets    []string `json:"targets"`
-	Changes    []Change `json:"changes"`
-	Summary    Summary  `json:"summary"`
-	Applied    bool     `json:"applied"`
-	SnapshotID string   `json:"snapshot_id,omitempty"`
-	Reason     string   `json:"reason,omitempty"`
+	Profile    string        `json:"profile"`
+	Targets    []string      `json:"targets"`
+	Changes    []plan.Change `json:"changes"`
+	Summary    plan.Summary  `json:"summary"`
+	Applied    bool          `json:"applied"`
+	SnapshotID string        `json:"snapshot_id,omitempty"`
+	Reason     string        `json:"reason,omitempty"`
 
 	ConfirmToken          string `json:"confirm_token,omitempty"`
 	ConfirmPlanHash       string `json:"confirm_plan_hash,omitempty"`
 	ConfirmTokenExpiresAt string `json:"confirm_token_expires_at,omitempty"`
 }
 
-func deployData(p *Plan) *DeployData {
+func deployData(p *plan.Plan) *DeployData {
 	return &DeployData{Profile: p.Profile, Targets: p.Targets, Changes: p.Changes, Summary: p.Summary}
 }
 
@@ -113,7 +114,7 @@ func (e *Engine) Deploy(req Request, apply bool, opt ApplyOptions) (*State, *Dep
 		opt.Command = "deploy --apply"
 	}
 	err := e.WithLock(opt.Command, func(recovered []string) error {
-		var p *Plan
+		var p *plan.Plan
 		var err error
 		st, p, err = e.Plan(req)
 		if st != nil {
@@ -145,13 +146,13 @@ func (e *Engine) Deploy(req Request, apply bool, opt ApplyOptions) (*State, *Dep
 	return st, out, err
 }
 
-func checkRefusals(p *Plan, opt ApplyOptions) error {
+func checkRefusals(p *plan.Plan, opt ApplyOptions) error {
 	var adopt, drift []string
 	for _, c := range p.Changes {
 		switch {
-		case c.UpdateKind == UpdateAdopt:
+		case c.UpdateKind == plan.UpdateAdopt:
 			adopt = append(adopt, c.Path)
-		case c.UpdateKind == UpdateDrifted, c.Op == OpDelete && c.Reason == ReasonEdited:
+		case c.UpdateKind == plan.UpdateDrifted, c.Op == plan.OpDelete && c.Reason == plan.ReasonEdited:
 			drift = append(drift, c.Path)
 		}
 	}
@@ -192,7 +193,7 @@ type write struct {
 
 // apply runs the transaction of SPEC §6 for p. It returns the snapshot id,
 // or applied=false when neither files nor manifests would change.
-func (e *Engine) apply(st *State, p *Plan, opt ApplyOptions) (string, bool, error) {
+func (e *Engine) apply(st *State, p *plan.Plan, opt ApplyOptions) (string, bool, error) {
 	store := e.Store()
 	now := time.Now()
 	id := store.NewID(now)
@@ -275,7 +276,7 @@ func (e *Engine) undoFailedApply(err error) error {
 
 // transactionWrites turns a plan into the ordered writes of its transaction:
 // target files, then the manifests recording them (the last nManifests).
-func (e *Engine) transactionWrites(st *State, p *Plan, id string, now time.Time) (writes []write, nManifests int, err error) {
+func (e *Engine) transactionWrites(st *State, p *plan.Plan, id string, now time.Time) (writes []write, nManifests int, err error) {
 	writes = make([]write, 0, len(p.Changes))
 	for _, c := range p.Changes {
 		w := write{change: snapshots.FileChange{Target: c.Target, Root: c.Root, Path: c.Path, Op: c.Op}}
@@ -283,7 +284,7 @@ func (e *Engine) transactionWrites(st *State, p *Plan, id string, now time.Time)
 			w.before = c.Before
 			w.change.Before = &snapshots.Content{SHA256: *c.BeforeSHA256, Size: int64(len(c.Before)), Mode: uint32(e.modeOf(c.Path))}
 		}
-		if c.Op != OpDelete {
+		if c.Op != plan.OpDelete {
 			w.data, w.mode = c.After, c.Mode
 			w.change.After = &snapshots.Content{SHA256: *c.AfterSHA256, Size: int64(len(c.After)), Mode: uint32(c.Mode.Perm())}
 		}
@@ -301,7 +302,7 @@ func (e *Engine) transactionWrites(st *State, p *Plan, id string, now time.Time)
 // nManifests manifests that record them. Apply and dry run share it.
 func (e *Engine) performAll(sys system.System, writes []write, nManifests int) error {
 	files, manifests := writes[:len(writes)-nManifests], writes[len(writes)-nManifests:]
-	guard := newLinkGuard(sys)
+	guard := plan.NewLinkGuard(sys)
 	errs := make([]error, len(files))
 	workers.Parallel(len(files), func(i int) { errs[i] = e.perform(sys, guard, files[i]) })
 	for _, err := range errs {
@@ -319,7 +320,7 @@ func (e *Engine) performAll(sys system.System, writes []write, nManifests int) e
 
 // DryRun runs p's transaction against a recording System and returns what
 // an apply would write, in order, without touching the disk or the store.
-func (e *Engine) DryRun(st *State, p *Plan) ([]system.Op, error) {
+func (e *Engine) DryRun(st *State, p *plan.Plan) ([]system.Op, error) {
 	writes, manifests, err := e.transactionWrites(st, p, "dry-run", time.Now())
 	if err != nil {
 		return nil, err
@@ -332,7 +333,7 @@ func (e *Engine) DryRun(st *State, p *Plan) ([]system.Op, error) {
 }
 
 // liveRoots are the desired roots that hold a manifest after an apply.
-func liveRoots(st *State, p *Plan) []desired.Root {
+func liveRoots(st *State, p *plan.Plan) []desired.Root {
 	has := map[desired.Root]bool{}
 	for _, f := range st.Desired.Files {
 		has[desired.Root{Target: f.Target, Path: f.Root}] = true
@@ -350,23 +351,23 @@ func liveRoots(st *State, p *Plan) []desired.Root {
 // cacheWritten records the stat identity of files just written, so the next
 // status need not re-hash them.
 func (e *Engine) cacheWritten(ws []write) {
-	cache := loadStatCache(e.Env.StateDir())
+	cache := plan.LoadStatCache(e.Env.StateDir())
 	for _, w := range ws {
 		if w.data == nil {
-			cache.forget(w.change.Path)
+			cache.Forget(w.change.Path)
 			continue
 		}
 		if fi, err := e.Sys.Lstat(w.change.Path); err == nil {
-			cache.record(w.change.Path, fi, w.change.After.SHA256)
+			cache.Record(w.change.Path, fi, w.change.After.SHA256)
 		}
 	}
-	cache.save()
+	cache.Save()
 }
 
 // perform executes one write or removal of a transaction on sys, after
 // checking that no folder below its root is a link.
-func (e *Engine) perform(sys system.System, guard *linkGuard, w write) error {
-	if err := guard.check(w.change.Root, w.change.Path); err != nil {
+func (e *Engine) perform(sys system.System, guard *plan.LinkGuard, w write) error {
+	if err := guard.Check(w.change.Root, w.change.Path); err != nil {
 		return err
 	}
 	if w.data != nil {
@@ -389,15 +390,15 @@ func (e *Engine) modeOf(path string) fs.FileMode {
 
 // manifestWrites returns the manifest files whose content must change after
 // applying p: each root lists the desired files under it.
-func (e *Engine) manifestWrites(st *State, p *Plan, id string, now time.Time) ([]write, error) {
-	perRoot := map[desired.Root][]ManagedManifestFile{}
+func (e *Engine) manifestWrites(st *State, p *plan.Plan, id string, now time.Time) ([]write, error) {
+	perRoot := map[desired.Root][]plan.ManagedFile{}
 	for _, f := range st.Desired.Files {
 		r := desired.Root{Target: f.Target, Path: f.Root}
 		rel, err := filepath.Rel(f.Root, f.Path)
 		if err != nil {
 			return nil, apperr.Wrap(err, apperr.Unexpected, "path %s outside root %s", f.Path, f.Root)
 		}
-		perRoot[r] = append(perRoot[r], ManagedManifestFile{Path: filepath.ToSlash(rel), SHA256: f.SHA256, ModuleIDs: f.ModuleIDs})
+		perRoot[r] = append(perRoot[r], plan.ManagedFile{Path: filepath.ToSlash(rel), SHA256: f.SHA256, ModuleIDs: f.ModuleIDs})
 	}
 	var out []write
 	for _, root := range st.Desired.Roots {
@@ -410,12 +411,12 @@ func (e *Engine) manifestWrites(st *State, p *Plan, id string, now time.Time) ([
 		if old != nil && sameManaged(old.ManagedFiles, files) {
 			continue
 		}
-		path := filepath.Join(root.Path, TargetManifestName(root.Target))
-		data := renderTargetManifest(root.Target, id, st.Profile, now, files)
-		w := write{change: snapshots.FileChange{Target: root.Target, Root: root.Path, Path: path, Op: OpCreate, Manifest: true}, data: data, mode: 0o644}
+		path := filepath.Join(root.Path, plan.TargetManifestName(root.Target))
+		data := plan.RenderTargetManifest(root.Target, id, st.Profile, now, files)
+		w := write{change: snapshots.FileChange{Target: root.Target, Root: root.Path, Path: path, Op: plan.OpCreate, Manifest: true}, data: data, mode: 0o644}
 		if before, err := e.Sys.ReadFile(path); err == nil {
 			w.before = before
-			w.change.Op = OpUpdate
+			w.change.Op = plan.OpUpdate
 			w.change.Before = &snapshots.Content{SHA256: checksum.SHA256Hex(before), Size: int64(len(before)), Mode: uint32(e.modeOf(path))}
 		}
 		w.change.After = &snapshots.Content{SHA256: checksum.SHA256Hex(data), Size: int64(len(data)), Mode: 0o644}
@@ -426,19 +427,19 @@ func (e *Engine) manifestWrites(st *State, p *Plan, id string, now time.Time) ([
 		if p.Manifests[root] == nil {
 			continue
 		}
-		path := filepath.Join(root.Path, TargetManifestName(root.Target))
+		path := filepath.Join(root.Path, plan.TargetManifestName(root.Target))
 		before, err := e.Sys.ReadFile(path)
 		if err != nil {
 			continue
 		}
-		out = append(out, write{change: snapshots.FileChange{Target: root.Target, Root: root.Path, Path: path, Op: OpDelete, Manifest: true,
+		out = append(out, write{change: snapshots.FileChange{Target: root.Target, Root: root.Path, Path: path, Op: plan.OpDelete, Manifest: true,
 			Before: &snapshots.Content{SHA256: checksum.SHA256Hex(before), Size: int64(len(before)), Mode: uint32(e.modeOf(path))}}, before: before})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].change.Path < out[j].change.Path })
 	return out, nil
 }
 
-func sameManaged(a, b []ManagedManifestFile) bool {
+func sameManaged(a, b []plan.ManagedFile) bool {
 	if len(a) != len(b) {
 		return false
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/engine/system"
 	"github.com/agentpack/agentpack/targets"
 )
@@ -131,10 +132,10 @@ func fileTree(t *testing.T, env engine.Env) map[string]string {
 				if err != nil {
 					return err
 				}
-				if engine.IsTargetManifestName(d.Name()) {
+				if plan.IsTargetManifestName(d.Name()) {
 					// generated_at and snapshot_id differ between runs; what
 					// the manifest owns must not.
-					var m engine.TargetManifest
+					var m plan.TargetManifest
 					if err := json.Unmarshal(data, &m); err != nil {
 						return err
 					}

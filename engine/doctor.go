@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/engine/lockfile"
+	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/engine/system"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
@@ -201,7 +202,7 @@ func (e *Engine) checkRoot(add func(name, status, msg, suggestion string), r des
 		return
 	}
 	var warns []string
-	m := readTargetManifest(e.Sys, newGitTracked(e.Sys, e.Env.ProjectRoot()), r.Path, r.Target, func(w string) { warns = append(warns, w) })
+	m := plan.ReadTargetManifest(e.Sys, plan.NewGitTracked(e.Sys, e.Env.ProjectRoot()), r.Path, r.Target, func(w string) { warns = append(warns, w) })
 	if len(warns) > 0 {
 		add(name, CheckWarn, strings.Join(warns, "; "), "redeploy with `agentpack deploy --apply` to rewrite the manifest")
 		return
@@ -234,7 +235,7 @@ func (e *Engine) checkIgnored(add func(name, status, msg, suggestion string), st
 			continue
 		}
 		done[top] = true
-		rel, _ := filepath.Rel(top, filepath.Join(r.Path, TargetManifestName(r.Target)))
+		rel, _ := filepath.Rel(top, filepath.Join(r.Path, plan.TargetManifestName(r.Target)))
 		if ignored(top, rel) {
 			add("gitignore:"+filepath.ToSlash(top), CheckPass, "agentpack manifests are git-ignored in "+top, "")
 			continue

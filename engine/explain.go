@@ -89,3 +89,11 @@ func (e *Engine) Explain(req Request, kind string) (*State, *ExplainData, error)
 	}
 	return st, out, nil
 }
+
+// nonNil makes a nil list JSON [] rather than null.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/targets"
@@ -191,7 +192,7 @@ func TestImportDryRunThenApply(t *testing.T) {
 		if c.Path == filepath.Join(env.Home, ".claude/commands/managed.md") {
 			continue // the fixture's fake manifest claims it; no module makes it
 		}
-		if c.Op != engine.OpCreate || slices.Contains(imported, filepath.ToSlash(c.Path)) {
+		if c.Op != plan.OpCreate || slices.Contains(imported, filepath.ToSlash(c.Path)) {
 			t.Errorf("plan touches an imported file or is not a create: %s %s (%s)", c.Op, c.Path, c.Reason)
 		}
 	}

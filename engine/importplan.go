@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine/manifest"
 	"github.com/agentpack/agentpack/engine/module"
+	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/frontmatter"
 )
@@ -247,16 +248,16 @@ func (ip *importPlanner) managedIn(dir string) []string {
 	var paths []string
 	ents, _ := ip.e.Sys.ReadDir(dir)
 	for _, ent := range ents {
-		if !IsTargetManifestName(ent.Name()) {
+		if !plan.IsTargetManifestName(ent.Name()) {
 			continue
 		}
 		data, err := ip.e.Sys.ReadFile(filepath.Join(dir, ent.Name()))
-		var tm TargetManifest
-		if err != nil || json.Unmarshal(data, &tm) != nil || tm.SchemaVersion != TargetManifestSchemaVersion {
+		var tm plan.TargetManifest
+		if err != nil || json.Unmarshal(data, &tm) != nil || tm.SchemaVersion != plan.TargetManifestSchemaVersion {
 			continue
 		}
 		for _, mf := range tm.ManagedFiles {
-			if safeRelPath(mf.Path) {
+			if plan.SafeRelPath(mf.Path) {
 				paths = append(paths, filepath.Join(dir, filepath.FromSlash(mf.Path)))
 			}
 		}

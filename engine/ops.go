@@ -3,26 +3,29 @@ package engine
 import (
 	"fmt"
 	"path/filepath"
+
+	"github.com/agentpack/agentpack/engine/plan"
+	"github.com/agentpack/agentpack/internal/textdiff"
 )
 
 // Plan loads the request's desired state and compares it with the disk.
-func (e *Engine) Plan(req Request) (*State, *Plan, error) {
+func (e *Engine) Plan(req Request) (*State, *plan.Plan, error) {
 	st, err := e.Load(req)
 	if err != nil {
 		return nil, nil, err
 	}
-	cache := loadStatCache(e.Env.StateDir())
-	p, err := ComputePlan(st, e.Sys, cache)
+	cache := plan.LoadStatCache(e.Env.StateDir())
+	p, err := plan.Compute(st.Desired, st.Profile, st.Project, e.Sys, cache, func(w string) { st.Warn("%s", w) })
 	if err != nil {
 		return st, nil, err
 	}
-	cache.save()
+	cache.Save()
 	return st, p, nil
 }
 
 // DiffChange is a plan change with its unified diff.
 type DiffChange struct {
-	Change
+	plan.Change
 	Unified string `json:"unified,omitempty"`
 }
 
@@ -31,7 +34,7 @@ type DiffData struct {
 	Profile string       `json:"profile"`
 	Targets []string     `json:"targets"`
 	Changes []DiffChange `json:"changes"`
-	Summary Summary      `json:"summary"`
+	Summary plan.Summary `json:"summary"`
 }
 
 // Diff returns the plan with a unified diff per change. Binary files and
@@ -44,17 +47,17 @@ func (e *Engine) Diff(req Request) (*State, *DiffData, error) {
 	return st, diffData(st, p), nil
 }
 
-func diffData(st *State, p *Plan) *DiffData {
+func diffData(st *State, p *plan.Plan) *DiffData {
 	d := &DiffData{Profile: p.Profile, Targets: p.Targets, Changes: make([]DiffChange, len(p.Changes)), Summary: p.Summary}
 	for i, c := range p.Changes {
 		d.Changes[i] = DiffChange{Change: c}
 		from, to := filepath.ToSlash(c.Path), filepath.ToSlash(c.Path) // like diff -u of two files
-		if c.Op == OpCreate {
+		if c.Op == plan.OpCreate {
 			from = "/dev/null"
-		} else if c.Op == OpDelete {
+		} else if c.Op == plan.OpDelete {
 			to = "/dev/null"
 		}
-		u, ok := UnifiedDiff(from, to, c.Before, c.After)
+		u, ok := textdiff.Unified(from, to, c.Before, c.After)
 		if !ok {
 			st.Warn("diff of %s omitted (binary or over 100 KiB)", c.Path)
 			continue
@@ -74,14 +77,14 @@ type PreviewData struct {
 
 // PreviewPlan is preview's plan block.
 type PreviewPlan struct {
-	Changes []Change `json:"changes"`
-	Summary Summary  `json:"summary"`
+	Changes []plan.Change `json:"changes"`
+	Summary plan.Summary  `json:"summary"`
 }
 
 // PreviewDiff is preview's diff block.
 type PreviewDiff struct {
-	Changes []Change      `json:"changes"`
-	Summary Summary       `json:"summary"`
+	Changes []plan.Change `json:"changes"`
+	Summary plan.Summary  `json:"summary"`
 	Files   []PreviewFile `json:"files"`
 }
 

@@ -7,12 +7,13 @@ import (
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/engine/system"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/targets"
 )
 
-func changeFor(p *engine.Plan, path string) *engine.Change {
+func changeFor(p *plan.Plan, path string) *plan.Change {
 	for i := range p.Changes {
 		if p.Changes[i].Path == path {
 			return &p.Changes[i]
@@ -37,10 +38,10 @@ func TestPlanKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := changeFor(p, agents); c == nil || c.UpdateKind != engine.UpdateAdopt || c.Reason != engine.ReasonUnmanaged {
+	if c := changeFor(p, agents); c == nil || c.UpdateKind != plan.UpdateAdopt || c.Reason != plan.ReasonUnmanaged {
 		t.Fatalf("want adopt_update for %s, got %+v", agents, c)
 	}
-	if c := changeFor(p, skill); c == nil || c.Op != engine.OpCreate || c.Reason != engine.ReasonMissing {
+	if c := changeFor(p, skill); c == nil || c.Op != plan.OpCreate || c.Reason != plan.ReasonMissing {
 		t.Fatalf("want create for skill, got %+v", c)
 	}
 	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); apperr.CodeOf(err) != apperr.AdoptConfirmRequired {
@@ -62,14 +63,14 @@ func TestPlanKinds(t *testing.T) {
 	// Desired changes, disk as last applied → managed_update.
 	mustWrite(t, filepath.Join(repo, "modules/base/AGENTS.md"), "# base v2\n")
 	_, p, _ = e.Plan(req)
-	if c := changeFor(p, agents); c == nil || c.UpdateKind != engine.UpdateManaged {
+	if c := changeFor(p, agents); c == nil || c.UpdateKind != plan.UpdateManaged {
 		t.Fatalf("want managed_update, got %+v", c)
 	}
 
 	// Hand edit → drifted_update, refused without --force.
 	mustWrite(t, agents, "hand edit\n")
 	_, p, _ = e.Plan(req)
-	if c := changeFor(p, agents); c == nil || c.UpdateKind != engine.UpdateDrifted || c.Reason != engine.ReasonDiffers {
+	if c := changeFor(p, agents); c == nil || c.UpdateKind != plan.UpdateDrifted || c.Reason != plan.ReasonDiffers {
 		t.Fatalf("want drifted_update, got %+v", c)
 	}
 	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); apperr.CodeOf(err) != apperr.DriftConflict {
@@ -89,13 +90,13 @@ func TestPlanKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := changeFor(p, skill); c == nil || c.Op != engine.OpDelete || c.Reason != engine.ReasonNoLonger {
+	if c := changeFor(p, skill); c == nil || c.Op != plan.OpDelete || c.Reason != plan.ReasonNoLonger {
 		t.Fatalf("want delete no longer managed, got %+v", c)
 	}
 	// Edited and no longer desired → delete "edited since last deploy", needs --force.
 	mustWrite(t, skill, "edited\n")
 	_, p, _ = e.Plan(req)
-	if c := changeFor(p, skill); c == nil || c.Reason != engine.ReasonEdited {
+	if c := changeFor(p, skill); c == nil || c.Reason != plan.ReasonEdited {
 		t.Fatalf("want delete edited since last deploy, got %+v", c)
 	}
 	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); apperr.CodeOf(err) != apperr.DriftConflict {

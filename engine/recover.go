@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/engine/system"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/checksum"
@@ -76,9 +77,9 @@ func (e *Engine) recover() ([]string, error) {
 			warnings = append(warnings, fmt.Sprintf("kept %s: it was edited after the interrupted apply; its previous bytes are saved in snapshot %s (`agentpack rollback --last` brings them back)", k.f.Path, id))
 		}
 	}
-	guard := newLinkGuard(e.Sys)
+	guard := plan.NewLinkGuard(e.Sys)
 	for _, s := range steps {
-		if err := guard.check(s.f.Root, s.f.Path); err != nil {
+		if err := guard.Check(s.f.Root, s.f.Path); err != nil {
 			return nil, err
 		}
 		if s.remove {
@@ -105,26 +106,26 @@ func (e *Engine) recover() ([]string, error) {
 // best-effort mode (doctor --fix), a path whose saved bytes are damaged is
 // left as it is with a warning instead of stopping everything.
 func (e *Engine) recoverySteps(store *snapshots.Store, j *snapshots.Journal) (steps []recoveryStep, kept []keptEdit, warnings []string, err error) {
-	guard := newLinkGuard(e.Sys)
+	guard := plan.NewLinkGuard(e.Sys)
 	for i := len(j.Files) - 1; i >= 0; i-- {
 		f := j.Files[i]
-		a := readActual(e.Sys, guard, nil, f.Root, f.Path, "")
-		if a.err != nil {
-			return nil, nil, nil, a.err
+		a, err := plan.ReadActual(e.Sys, guard, nil, f.Root, f.Path, "")
+		if err != nil {
+			return nil, nil, nil, err
 		}
-		wrote := f.After != nil && a.exists && a.sha == f.After.SHA256
+		wrote := f.After != nil && a.Exists && a.SHA256 == f.After.SHA256
 		if f.Before == nil {
 			switch {
 			case wrote:
 				steps = append(steps, recoveryStep{f: f, remove: true})
-			case a.exists:
+			case a.Exists:
 				// Not ours to delete: someone created it after the crash.
 				warnings = append(warnings, fmt.Sprintf("kept %s: it did not exist before the interrupted apply and now holds bytes that apply did not write", f.Path))
 			}
 			continue
 		}
-		untouched := a.exists && a.sha == f.Before.SHA256
-		if untouched && a.mode == fs.FileMode(f.Before.Mode).Perm() {
+		untouched := a.Exists && a.SHA256 == f.Before.SHA256
+		if untouched && a.Mode == fs.FileMode(f.Before.Mode).Perm() {
 			continue
 		}
 		pre, err := store.ReadBlob(j.ID, f.Before.SHA256)
@@ -135,11 +136,11 @@ func (e *Engine) recoverySteps(store *snapshots.Store, j *snapshots.Journal) (st
 			warnings = append(warnings, fmt.Sprintf("left %s as it is: its saved bytes are damaged (%v)", f.Path, err))
 			continue
 		}
-		if !a.exists || untouched || wrote {
+		if !a.Exists || untouched || wrote {
 			steps = append(steps, recoveryStep{f: f, data: pre})
 			continue
 		}
-		kept = append(kept, keptEdit{f: f, pre: pre, cur: a.data, curMode: a.mode})
+		kept = append(kept, keptEdit{f: f, pre: pre, cur: a.Data, curMode: a.Mode})
 	}
 	return steps, kept, warnings, nil
 }
@@ -165,7 +166,7 @@ func (e *Engine) saveKeptEdits(store *snapshots.Store, j *snapshots.Journal, kep
 	var blobs [][]byte
 	for _, k := range kept {
 		blobs = append(blobs, k.pre, k.cur)
-		rec.Files = append(rec.Files, snapshots.FileChange{Target: k.f.Target, Root: k.f.Root, Path: k.f.Path, Op: OpUpdate, Manifest: k.f.Manifest,
+		rec.Files = append(rec.Files, snapshots.FileChange{Target: k.f.Target, Root: k.f.Root, Path: k.f.Path, Op: plan.OpUpdate, Manifest: k.f.Manifest,
 			Before: k.f.Before, After: &snapshots.Content{SHA256: checksum.SHA256Hex(k.cur), Size: int64(len(k.cur)), Mode: uint32(k.curMode)}})
 		if !slices.Contains(rec.Targets, k.f.Target) {
 			rec.Targets = append(rec.Targets, k.f.Target)
@@ -194,9 +195,9 @@ func (e *Engine) finishRecovery(store *snapshots.Store, j *snapshots.Journal) er
 
 // removeTempFiles deletes the temp files a crashed write left next to f,
 // unless the folder is reached through a link.
-func (e *Engine) removeTempFiles(guard *linkGuard, f snapshots.FileChange) {
+func (e *Engine) removeTempFiles(guard *plan.LinkGuard, f snapshots.FileChange) {
 	dir := filepath.Dir(f.Path)
-	if dir != f.Root && guard.check(f.Root, dir) != nil {
+	if dir != f.Root && guard.Check(f.Root, dir) != nil {
 		return
 	}
 	entries, _ := e.Sys.ReadDir(dir)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/snapshots"
@@ -132,17 +133,17 @@ func (e *Engine) restore(store *snapshots.Store, restores []snapshots.Restore, t
 		noop bool
 	}
 	var ops []op
-	guard := newLinkGuard(e.Sys)
+	guard := plan.NewLinkGuard(e.Sys)
 	for _, r := range restores {
 		o := op{r: r}
 		// A link at the path or above it (below its root) is refused, not
 		// replaced: a link stays a link, and nothing is read through it.
-		a := readActual(e.Sys, guard, nil, r.Root, r.Path, "")
-		if a.err != nil {
-			return nil, a.err
+		a, err := plan.ReadActual(e.Sys, guard, nil, r.Root, r.Path, "")
+		if err != nil {
+			return nil, err
 		}
-		if a.exists {
-			o.cur, o.has = a.data, true
+		if a.Exists {
+			o.cur, o.has = a.Data, true
 		}
 		if r.Content != nil {
 			data, err := store.ReadBlob(r.BlobID, r.Content.SHA256)
@@ -197,11 +198,11 @@ func (e *Engine) restore(store *snapshots.Store, restores []snapshots.Restore, t
 		fc.After = o.r.Content
 		switch {
 		case o.r.Content == nil:
-			fc.Op = OpDelete
+			fc.Op = plan.OpDelete
 		case o.has:
-			fc.Op = OpUpdate
+			fc.Op = plan.OpUpdate
 		default:
-			fc.Op = OpCreate
+			fc.Op = plan.OpCreate
 		}
 		rec.Files = append(rec.Files, fc)
 	}
@@ -222,7 +223,7 @@ func (e *Engine) restore(store *snapshots.Store, restores []snapshots.Restore, t
 		if o.noop {
 			continue
 		}
-		err := guard.check(o.r.Root, o.r.Path)
+		err := guard.Check(o.r.Root, o.r.Path)
 		switch {
 		case err != nil:
 		case o.r.Content == nil:

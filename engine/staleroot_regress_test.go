@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/targets"
 )
 
@@ -28,7 +29,7 @@ func TestDisabledOutputIsCleanedUp(t *testing.T) {
 	}
 	deletes := 0
 	for _, c := range p.Changes {
-		if c.Op == engine.OpDelete {
+		if c.Op == plan.OpDelete {
 			deletes++
 		}
 	}
@@ -76,7 +77,7 @@ func TestStaleRootsStayInTheirProject(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range p.Changes {
-		if c.Op == engine.OpDelete {
+		if c.Op == plan.OpDelete {
 			t.Fatalf("a plan in another project deletes %s", c.Path)
 		}
 	}
@@ -113,7 +114,7 @@ modules:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Changes) != 1 || p.Changes[0].Op != engine.OpDelete || !strings.HasSuffix(p.Changes[0].Path, "CLAUDE.md") {
+	if len(p.Changes) != 1 || p.Changes[0].Op != plan.OpDelete || !strings.HasSuffix(p.Changes[0].Path, "CLAUDE.md") {
 		t.Fatalf("want CLAUDE.md deleted, got %+v", p.Changes)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentpack/agentpack/engine/desired"
+	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/workers"
@@ -97,7 +98,7 @@ func (e *Engine) Status(req Request, only []string) (*State, *StatusData, error)
 }
 
 // status computes drift from an already made plan.
-func (e *Engine) status(st *State, p *Plan, only []string) *StatusData {
+func (e *Engine) status(st *State, p *plan.Plan, only []string) *StatusData {
 	out := &StatusData{Profile: st.Profile, Targets: st.Targets, Drift: []DriftItem{}, SummaryByRoot: []RootSummary{},
 		NextActions: []string{}, NextActionsDetailed: []NextAction{}}
 	seen := map[string]bool{}
@@ -110,7 +111,7 @@ func (e *Engine) status(st *State, p *Plan, only []string) *StatusData {
 			PathPosix: filepath.ToSlash(path), Expected: expected, Actual: actual, Kind: kind})
 	}
 	// Last applied vs actual.
-	guard := newLinkGuard(e.Sys)
+	guard := plan.NewLinkGuard(e.Sys)
 	for _, r := range st.Desired.Roots {
 		m := p.Manifests[r]
 		if m == nil {
@@ -123,8 +124,8 @@ func (e *Engine) status(st *State, p *Plan, only []string) *StatusData {
 			}
 			sha, looked := p.Actual[abs]
 			if !looked { // neither desired nor deletable: read it here
-				if a := readActual(e.Sys, guard, nil, r.Path, abs, ""); a.err == nil && a.exists {
-					sha = a.sha
+				if a, err := plan.ReadActual(e.Sys, guard, nil, r.Path, abs, ""); err == nil && a.Exists {
+					sha = a.SHA256
 				}
 			}
 			want := prefixedHex(f.SHA256)
@@ -169,7 +170,7 @@ func (e *Engine) status(st *State, p *Plan, only []string) *StatusData {
 			}
 		}
 		for _, path := range e.walkFiles(r.Path) {
-			if managed[path] || st.Desired.File(path) != nil || IsTargetManifestName(filepath.Base(path)) {
+			if managed[path] || st.Desired.File(path) != nil || plan.IsTargetManifestName(filepath.Base(path)) {
 				continue
 			}
 			if st.Desired.RootFor(r.Target, path) != r.Path {

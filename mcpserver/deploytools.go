@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/envelope"
 )
@@ -21,10 +22,10 @@ func (c *call) scope() confirmScope {
 	return s
 }
 
-// planHash is [engine.Plan.Hash] of a deploy's data, which carries the same
+// planHash is [plan.Plan.Hash] of a deploy's data, which carries the same
 // profile, targets and changes.
 func planHash(d *engine.DeployData) string {
-	return (&engine.Plan{Profile: d.Profile, Targets: d.Targets, Changes: d.Changes}).Hash()
+	return (&plan.Plan{Profile: d.Profile, Targets: d.Targets, Changes: d.Changes}).Hash()
 }
 
 // runDeploy is `deploy` without --apply, plus a confirm token bound to the

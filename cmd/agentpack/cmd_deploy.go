@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/plan"
 )
 
 // DeployCmd is `agentpack deploy`.
@@ -81,12 +82,12 @@ func (c *DeployCmd) givenFlags() []string {
 
 // applyArgs is `deploy --apply` plus the flags the plan will need, so the
 // suggested command does not fail on a refusal.
-func applyArgs(changes []engine.Change, c *DeployCmd) []string {
+func applyArgs(changes []plan.Change, c *DeployCmd) []string {
 	args := []string{"deploy", "--apply"}
 	adopt, force := c.Adopt, c.Force
 	for _, ch := range changes {
-		adopt = adopt || ch.UpdateKind == engine.UpdateAdopt
-		force = force || ch.UpdateKind == engine.UpdateDrifted || ch.Op == engine.OpDelete && ch.Reason == engine.ReasonEdited
+		adopt = adopt || ch.UpdateKind == plan.UpdateAdopt
+		force = force || ch.UpdateKind == plan.UpdateDrifted || ch.Op == plan.OpDelete && ch.Reason == plan.ReasonEdited
 	}
 	if adopt {
 		args = append(args, "--adopt")

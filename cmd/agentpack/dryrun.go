@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/engine/system"
+	"github.com/agentpack/agentpack/internal/textdiff"
 )
 
 // DryRunWrite is one file a --dry-run command would have written.
@@ -36,7 +37,7 @@ func (a *App) dryRunEngine() (*engine.Engine, func(data any, extra any) *result)
 			if before == nil {
 				from = "/dev/null"
 			}
-			if u, ok := engine.UnifiedDiff(from, op.Path, before, op.Data); ok {
+			if u, ok := textdiff.Unified(from, op.Path, before, op.Data); ok {
 				w.Unified = u
 			}
 			writes = append(writes, w)

@@ -3,12 +3,12 @@ package main
 import (
 	"slices"
 
-	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/plan"
 )
 
 // printChanges prints a compact change list grouped by target. Flags
 // already given (--adopt, --force) drop the "needs" notes they answer.
-func printChanges(p *Printer, profile string, targets []string, changes []engine.Change, sum engine.Summary, given ...string) {
+func printChanges(p *Printer, profile string, targets []string, changes []plan.Change, sum plan.Summary, given ...string) {
 	if len(changes) == 0 {
 		p.Printf("No changes (profile %s, targets: %s).\n", profile, joinOrNone(targets))
 		return
@@ -20,16 +20,16 @@ func printChanges(p *Printer, profile string, targets []string, changes []engine
 			p.Printf("\n%s\n", p.bold(c.Target))
 			last = c.Target
 		}
-		mark := map[string]string{engine.OpCreate: p.green("+ create"), engine.OpUpdate: p.yellow("~ update"), engine.OpDelete: p.red("- delete")}[c.Op]
+		mark := map[string]string{plan.OpCreate: p.green("+ create"), plan.OpUpdate: p.yellow("~ update"), plan.OpDelete: p.red("- delete")}[c.Op]
 		note := ""
 		switch {
-		case c.UpdateKind == engine.UpdateAdopt && !slices.Contains(given, "--adopt"):
+		case c.UpdateKind == plan.UpdateAdopt && !slices.Contains(given, "--adopt"):
 			note = p.yellow("  (unmanaged file; needs --adopt)")
-		case c.UpdateKind == engine.UpdateAdopt:
+		case c.UpdateKind == plan.UpdateAdopt:
 			note = p.yellow("  (unmanaged file; adopting)")
-		case (c.UpdateKind == engine.UpdateDrifted || c.Op == engine.OpDelete && c.Reason == engine.ReasonEdited) && !slices.Contains(given, "--force"):
+		case (c.UpdateKind == plan.UpdateDrifted || c.Op == plan.OpDelete && c.Reason == plan.ReasonEdited) && !slices.Contains(given, "--force"):
 			note = p.red("  (edited since last deploy; needs --force)")
-		case c.UpdateKind == engine.UpdateDrifted || c.Op == engine.OpDelete && c.Reason == engine.ReasonEdited:
+		case c.UpdateKind == plan.UpdateDrifted || c.Op == plan.OpDelete && c.Reason == plan.ReasonEdited:
 			note = p.red("  (edited since last deploy; overwriting)")
 		}
 		p.Printf("  %s  %s%s\n", mark, p.Path(c.Path), note)

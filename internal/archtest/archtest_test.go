@@ -182,7 +182,7 @@ var pendingDiskCalls = []string{
 	"engine/system/real.go",
 	"engine/rootregistry.go",
 	"engine/sources.go",
-	"engine/statcache.go",
+	"engine/plan/statcache.go",
 	"mcpserver/modulefile.go",
 	"mcpserver/resources.go",
 	"snapshots/atomicfile.go",

@@ -1,4 +1,4 @@
-package engine
+package plan
 
 import (
 	"bytes"
@@ -11,12 +11,12 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
 
-// gitTracked answers whether a path is tracked by the project's git
+// GitTracked answers whether a path is tracked by the project's git
 // repository. A target manifest the project tracks came with the clone, not
 // from an agentpack run on this machine, so it is no record of what
 // agentpack owns here: a planted one could otherwise name files to delete.
 // The index is read once, and only when a manifest inside the project asks.
-type gitTracked struct {
+type GitTracked struct {
 	sys     system.System
 	project string
 
@@ -24,12 +24,14 @@ type gitTracked struct {
 	paths map[string]bool // project-relative, '/'
 }
 
-func newGitTracked(sys system.System, project string) *gitTracked {
-	return &gitTracked{sys: sys, project: project}
+// NewGitTracked returns a [GitTracked] for the project folder (none when
+// project is "").
+func NewGitTracked(sys system.System, project string) *GitTracked {
+	return &GitTracked{sys: sys, project: project}
 }
 
-// has reports whether abs is in the project's git index.
-func (g *gitTracked) has(abs string) bool {
+// Has reports whether abs is in the project's git index.
+func (g *GitTracked) Has(abs string) bool {
 	if g == nil || g.project == "" || !desired.Within(g.project, abs) || abs == g.project {
 		return false
 	}
@@ -38,7 +40,7 @@ func (g *gitTracked) has(abs string) bool {
 	return err == nil && g.paths[filepath.ToSlash(rel)]
 }
 
-func (g *gitTracked) load() {
+func (g *GitTracked) load() {
 	g.paths = map[string]bool{}
 	data, err := g.sys.ReadFile(filepath.Join(g.gitDir(), "index"))
 	if err != nil {
@@ -55,7 +57,7 @@ func (g *gitTracked) load() {
 
 // gitDir is <project>/.git, or the folder a ".git" file points to
 // (worktrees and submodules).
-func (g *gitTracked) gitDir() string {
+func (g *GitTracked) gitDir() string {
 	dotgit := filepath.Join(g.project, ".git")
 	data, err := g.sys.ReadFile(dotgit)
 	if err != nil {

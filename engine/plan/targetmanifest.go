@@ -1,4 +1,4 @@
-package engine
+package plan
 
 import (
 	"encoding/json"
@@ -27,12 +27,12 @@ type TargetManifest struct {
 	SnapshotID    string `json:"snapshot_id,omitempty"`
 	// Profile is the profile deployed (an additive field), so status can say
 	// when it compares against another one.
-	Profile      string                `json:"profile,omitempty"`
-	ManagedFiles []ManagedManifestFile `json:"managed_files"`
+	Profile      string        `json:"profile,omitempty"`
+	ManagedFiles []ManagedFile `json:"managed_files"`
 }
 
-// ManagedManifestFile is one managed file, root-relative with '/'.
-type ManagedManifestFile struct {
+// ManagedFile is one managed file, root-relative with '/'.
+type ManagedFile struct {
 	Path      string   `json:"path"`
 	SHA256    string   `json:"sha256"`
 	ModuleIDs []string `json:"module_ids,omitempty"`
@@ -48,13 +48,13 @@ func IsTargetManifestName(name string) bool {
 	return strings.HasPrefix(name, ".agentpack.manifest.") && strings.HasSuffix(name, ".json")
 }
 
-// readTargetManifest loads root's manifest for target. A missing manifest is
+// ReadTargetManifest loads root's manifest for target. A missing manifest is
 // (nil, nil); an unreadable one, another schema_version, or one the
 // project's git repository tracks is a warning and treated as missing.
 // Entries that escape the root are dropped with a warning.
-func readTargetManifest(sys system.System, tracked *gitTracked, root, target string, warn func(string)) *TargetManifest {
+func ReadTargetManifest(sys system.System, tracked *GitTracked, root, target string, warn func(string)) *TargetManifest {
 	p := filepath.Join(root, TargetManifestName(target))
-	if tracked.has(p) {
+	if tracked.Has(p) {
 		warn(fmt.Sprintf("%s is tracked by the project's git repository, so it came with the project and is no record of what agentpack wrote on this machine; treating it as missing (untrack it with `git rm --cached` and run `agentpack doctor --fix` to ignore it)", p))
 		return nil
 	}
@@ -76,7 +76,7 @@ func readTargetManifest(sys system.System, tracked *gitTracked, root, target str
 	}
 	kept := m.ManagedFiles[:0]
 	for _, f := range m.ManagedFiles {
-		if !safeRelPath(f.Path) {
+		if !SafeRelPath(f.Path) {
 			warn(fmt.Sprintf("%s lists %q, which leaves its root; entry ignored", p, f.Path))
 			continue
 		}
@@ -86,8 +86,9 @@ func readTargetManifest(sys system.System, tracked *gitTracked, root, target str
 	return &m
 }
 
-// safeRelPath accepts a clean relative '/' path that stays inside its root.
-func safeRelPath(p string) bool {
+// SafeRelPath accepts a clean relative '/' path that stays inside its root,
+// as every entry of a [TargetManifest] must be.
+func SafeRelPath(p string) bool {
 	if p == "" || strings.HasPrefix(p, "/") || strings.Contains(p, `\`) || filepath.IsAbs(p) {
 		return false
 	}
@@ -95,11 +96,11 @@ func safeRelPath(p string) bool {
 	return c == p && c != "." && c != ".." && !strings.HasPrefix(c, "../")
 }
 
-// renderTargetManifest builds manifest bytes for a root.
-func renderTargetManifest(target, snapshotID, profile string, now time.Time, files []ManagedManifestFile) []byte {
+// RenderTargetManifest builds manifest bytes for a root.
+func RenderTargetManifest(target, snapshotID, profile string, now time.Time, files []ManagedFile) []byte {
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	if files == nil {
-		files = []ManagedManifestFile{}
+		files = []ManagedFile{}
 	}
 	m := TargetManifest{
 		SchemaVersion: TargetManifestSchemaVersion,

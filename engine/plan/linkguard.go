@@ -1,4 +1,4 @@
-package engine
+package plan
 
 import (
 	"io/fs"
@@ -10,24 +10,25 @@ import (
 	"github.com/agentpack/agentpack/internal/apperr"
 )
 
-// linkGuard refuses paths that reach through a symlink below their managed
+// LinkGuard refuses paths that reach through a symlink below their managed
 // root. A root may itself be a link (users keep ~/.claude in dotfiles), but
 // nothing below it is followed: a planted `.claude/skills/d -> ~` would
 // otherwise let a cloned project's manifest delete files in $HOME, and a
 // skill folder linked into dotfiles would be rewritten through the link.
 // Plan, apply, rollback and recovery check every path they read to decide a
 // write, write or delete.
-type linkGuard struct {
+type LinkGuard struct {
 	sys  system.System
 	dirs sync.Map // folders already seen to be real folders
 }
 
-func newLinkGuard(sys system.System) *linkGuard { return &linkGuard{sys: sys} }
+// NewLinkGuard returns a [LinkGuard] that looks with sys.
+func NewLinkGuard(sys system.System) *LinkGuard { return &LinkGuard{sys: sys} }
 
-// check walks from root down to path with Lstat. A missing component ends
+// Check walks from root down to path with Lstat. A missing component ends
 // the walk: nothing exists through it. It returns E_IO_INVALID_PATH naming
 // the first link, or when path is not strictly inside root.
-func (g *linkGuard) check(root, path string) error {
+func (g *LinkGuard) Check(root, path string) error {
 	rel, err := filepath.Rel(root, path)
 	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || !filepath.IsAbs(root) {
 		return apperr.New(apperr.IOInvalidPath, "%s is not inside the managed folder %s", path, root).

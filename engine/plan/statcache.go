@@ -1,4 +1,4 @@
-package engine
+package plan
 
 import (
 	"bufio"
@@ -40,7 +40,9 @@ type statEntry struct {
 // it is not cached until it is older.
 const racyWindow = 100 * time.Millisecond
 
-func loadStatCache(stateDir string) *StatCache {
+// LoadStatCache reads the cache kept in stateDir; a missing or damaged
+// one is empty.
+func LoadStatCache(stateDir string) *StatCache {
 	c := &StatCache{path: filepath.Join(stateDir, statCacheFile), entries: map[string]statEntry{}}
 	if f, err := os.Open(c.path); err == nil {
 		defer f.Close()
@@ -67,9 +69,9 @@ func (c *StatCache) lookup(path string, fi fs.FileInfo) (string, bool) {
 	return e.SHA256, ok && e == want && want.Ino != 0
 }
 
-// record remembers path's hash, unless its mtime is too coarse or too recent
+// Record remembers path's hash, unless its mtime is too coarse or too recent
 // to tell a later same-size edit apart (git's "racy clean" problem).
-func (c *StatCache) record(path string, fi fs.FileInfo, sha string) {
+func (c *StatCache) Record(path string, fi fs.FileInfo, sha string) {
 	if c == nil {
 		return
 	}
@@ -89,8 +91,8 @@ func (c *StatCache) record(path string, fi fs.FileInfo, sha string) {
 	}
 }
 
-// forget drops path (it was written or removed).
-func (c *StatCache) forget(path string) {
+// Forget drops path (it was written or removed).
+func (c *StatCache) Forget(path string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.entries[path]; ok {
@@ -99,8 +101,8 @@ func (c *StatCache) forget(path string) {
 	}
 }
 
-// save writes the cache when it changed; failures only cost speed.
-func (c *StatCache) save() {
+// Save writes the cache when it changed; failures only cost speed.
+func (c *StatCache) Save() {
 	if c == nil {
 		return
 	}

@@ -1,4 +1,5 @@
-package engine
+// Package textdiff renders unified diffs of text files.
+package textdiff
 
 import (
 	"fmt"
@@ -8,12 +9,12 @@ import (
 	"github.com/sergi/go-diff/diffmatchpatch"
 )
 
-// MaxDiffBytes is the largest unified diff agentpack prints (SPEC §7.1).
-const MaxDiffBytes = 100 * 1024
+// MaxBytes is the largest unified diff agentpack prints (SPEC §7.1).
+const MaxBytes = 100 * 1024
 
-// UnifiedDiff returns a unified diff of a and b with 3 lines of context, or
-// ok=false for binary input or a diff over MaxDiffBytes.
-func UnifiedDiff(fromName, toName string, a, b []byte) (diff string, ok bool) {
+// Unified returns a unified diff of a and b with 3 lines of context, or
+// ok=false for binary input or a diff over MaxBytes.
+func Unified(fromName, toName string, a, b []byte) (diff string, ok bool) {
 	if !isText(a) || !isText(b) {
 		return "", false
 	}
@@ -99,7 +100,7 @@ func UnifiedDiff(fromName, toName string, a, b []byte) (diff string, ok bool) {
 		}
 		fmt.Fprintf(&out, "@@ -%s +%s @@\n%s", hunkRange(aStart, na), hunkRange(bStart, nb), body.String())
 		i = end
-		if out.Len() > MaxDiffBytes {
+		if out.Len() > MaxBytes {
 			return "", false
 		}
 	}

@@ -1,0 +1,192 @@
+package plan
+
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"sort"
+
+	"github.com/agentpack/agentpack/engine/desired"
+	"github.com/agentpack/agentpack/engine/system"
+	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/checksum"
+	"github.com/agentpack/agentpack/internal/workers"
+)
+
+// Actual is what is on disk at a path. Data is nil when the file does not
+// exist, or when the stat cache proved it unchanged (then SHA256 is set and
+// equals the hash the caller wanted).
+type Actual struct {
+	Exists bool
+	Data   []byte
+	SHA256 string
+	Mode   fs.FileMode
+}
+
+// ReadActual reads path, refusing one reached through a link below root;
+// when the stat cache vouches that the file still has hash want, it skips
+// reading it. A missing file is no error. cache may be nil.
+func ReadActual(sys system.System, guard *LinkGuard, cache *StatCache, root, path, want string) (Actual, error) {
+	if err := guard.Check(root, path); err != nil {
+		return Actual{}, err
+	}
+	fi, err := sys.Lstat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || system.IsNotDir(err) {
+			return Actual{}, nil
+		}
+		return Actual{}, system.IOError(err, path)
+	}
+	if fi.IsDir() {
+		return Actual{}, apperr.New(apperr.IOInvalidPath, "%s is a directory where agentpack manages a file", path).
+			WithHint("move the directory away").With("path", path)
+	}
+	if sha, ok := cache.lookup(path, fi); ok && want != "" && sha == want {
+		return Actual{Exists: true, SHA256: sha, Mode: fi.Mode().Perm()}, nil
+	}
+	data, err := sys.ReadFile(path)
+	if err != nil {
+		return Actual{}, system.IOError(err, path)
+	}
+	sha := checksum.SHA256Hex(data)
+	cache.Record(path, fi, sha)
+	return Actual{Exists: true, Data: data, SHA256: sha, Mode: fi.Mode().Perm()}, nil
+}
+
+// Compute compares the desired state d of profile with what sys shows and
+// with what the target manifests say was last applied (three-way). project
+// is the folder whose git index marks manifests that came with a clone;
+// warn receives warnings. cache may be nil.
+func Compute(d *desired.State, profile, project string, sys system.System, cache *StatCache, warn func(string)) (*Plan, error) {
+	p := &Plan{Profile: profile, Targets: append([]string{}, d.Targets...), Changes: []Change{}, Manifests: map[desired.Root]*TargetManifest{}, Actual: map[string]string{}}
+	managed := map[string]ManagedFile{} // abs path → last applied
+	p.Managed = managed
+	managedTarget := map[string]desired.Root{}
+	tracked := NewGitTracked(sys, project)
+	for _, r := range append(append([]desired.Root{}, d.Roots...), d.Stale...) {
+		m := ReadTargetManifest(sys, tracked, r.Path, r.Target, warn)
+		p.Manifests[r] = m
+		if m == nil {
+			continue
+		}
+		for _, f := range m.ManagedFiles {
+			abs := filepath.Join(r.Path, filepath.FromSlash(f.Path))
+			// The deepest root wins when roots nest (a project root holding .agents/skills).
+			if prev, ok := managedTarget[abs]; ok && len(prev.Path) > len(r.Path) {
+				continue
+			}
+			managed[abs] = f
+			managedTarget[abs] = r
+		}
+	}
+
+	var err error
+	actuals := make([]Actual, len(d.Files))
+	errs := make([]error, len(d.Files))
+	guard := NewLinkGuard(sys)
+	workers.Parallel(len(d.Files), func(i int) {
+		f := d.Files[i]
+		actuals[i], errs[i] = ReadActual(sys, guard, cache, f.Root, f.Path, f.SHA256)
+	})
+	for i, f := range d.Files {
+		a := actuals[i]
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		after := f.SHA256
+		c := Change{Target: f.Target, Path: f.Path, PathPosix: filepath.ToSlash(f.Path), AfterSHA256: &after,
+			ModuleIDs: f.ModuleIDs, Root: f.Root, After: f.Data, Mode: f.Mode}
+		if !a.Exists {
+			c.Op, c.Reason = OpCreate, ReasonMissing
+			p.Changes = append(p.Changes, c)
+			continue
+		}
+		p.Actual[f.Path] = a.SHA256
+		if a.SHA256 == f.SHA256 && (a.Mode&0o111 == f.Mode&0o111) {
+			continue
+		}
+		before := a.SHA256
+		if a.Data == nil { // the stat cache skipped the read; diffs need the bytes
+			if a.Data, err = sys.ReadFile(f.Path); err != nil {
+				return nil, system.IOError(err, f.Path)
+			}
+		}
+		c.Op, c.BeforeSHA256, c.Before, c.Reason = OpUpdate, &before, a.Data, ReasonDiffers
+		last, isManaged := managed[f.Path]
+		switch {
+		case !isManaged:
+			c.UpdateKind, c.Reason = UpdateAdopt, ReasonUnmanaged
+		case last.SHA256 == before:
+			c.UpdateKind = UpdateManaged
+		default:
+			// SPEC §6: the update kind says "edited by hand"; the reason stays
+			// one of the update reasons.
+			c.UpdateKind = UpdateDrifted
+		}
+		p.Changes = append(p.Changes, c)
+	}
+
+	var stale []string
+	staleRoot := map[desired.Root]bool{}
+	for _, r := range d.Stale {
+		staleRoot[r] = true
+	}
+	for abs := range managed {
+		r := managedTarget[abs]
+		if d.File(abs) == nil && (slices.Contains(d.Targets, r.Target) || staleRoot[r]) {
+			stale = append(stale, abs)
+		}
+	}
+	sort.Strings(stale)
+	staleActual := make([]Actual, len(stale))
+	staleErrs := make([]error, len(stale))
+	workers.Parallel(len(stale), func(i int) {
+		staleActual[i], staleErrs[i] = ReadActual(sys, guard, nil, managedTarget[stale[i]].Path, stale[i], "")
+	})
+	for i, abs := range stale {
+		a := staleActual[i]
+		if apperr.CodeOf(staleErrs[i]) == apperr.IOInvalidPath {
+			// A manifest entry reached through a link is never deleted, and
+			// never skipped silently either.
+			return nil, staleErrs[i]
+		}
+		if staleErrs[i] != nil || !a.Exists {
+			continue
+		}
+		p.Actual[abs] = a.SHA256
+		last, r := managed[abs], managedTarget[abs]
+		before := a.SHA256
+		ids := last.ModuleIDs
+		if ids == nil {
+			ids = []string{} // JSON [] rather than null
+		}
+		c := Change{Target: r.Target, Op: OpDelete, Path: abs, PathPosix: filepath.ToSlash(abs), BeforeSHA256: &before,
+			Reason: ReasonNoLonger, ModuleIDs: ids, Root: r.Path, Before: a.Data}
+		if last.SHA256 != before {
+			c.Reason = ReasonEdited
+		}
+		p.Changes = append(p.Changes, c)
+	}
+	sortChanges(p.Changes)
+	for _, c := range p.Changes {
+		switch c.Op {
+		case OpCreate:
+			p.Summary.Create++
+		case OpUpdate:
+			p.Summary.Update++
+		case OpDelete:
+			p.Summary.Delete++
+		}
+	}
+	return p, nil
+}
+
+func sortChanges(cs []Change) {
+	sort.SliceStable(cs, func(i, j int) bool {
+		if cs[i].Target != cs[j].Target {
+			return cs[i].Target < cs[j].Target
+		}
+		return cs[i].Path < cs[j].Path
+	})
+}

@@ -1,0 +1,92 @@
+// Package plan decides: it compares the desired state with what is on disk
+// and with what the target manifests say was last applied (three-way), and
+// returns a [Plan], pure data that apply carries out. It also owns what plan
+// reads to decide: the target manifests, the stat cache, the git index of
+// the project and the link guard.
+package plan
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io/fs"
+
+	"github.com/agentpack/agentpack/engine/desired"
+)
+
+// Change ops, update kinds and reasons (SPEC §6).
+const (
+	OpCreate = "create"
+	OpUpdate = "update"
+	OpDelete = "delete"
+
+	UpdateManaged = "managed_update"
+	UpdateAdopt   = "adopt_update"
+	UpdateDrifted = "drifted_update"
+
+	ReasonMissing   = "file missing"
+	ReasonDiffers   = "content differs"
+	ReasonUnmanaged = "would overwrite unmanaged existing file"
+	ReasonNoLonger  = "no longer managed"
+	ReasonEdited    = "edited since last deploy"
+)
+
+// Change is one file operation of a plan.
+type Change struct {
+	Target       string   `json:"target"`
+	Op           string   `json:"op"`
+	Path         string   `json:"path"`
+	PathPosix    string   `json:"path_posix"`
+	BeforeSHA256 *string  `json:"before_sha256"`
+	AfterSHA256  *string  `json:"after_sha256"`
+	UpdateKind   string   `json:"update_kind,omitempty"`
+	Reason       string   `json:"reason"`
+	ModuleIDs    []string `json:"module_ids"`
+
+	// Root is the managed root holding Path.
+	Root string `json:"-"`
+	// Before is the current bytes (nil when the file does not exist).
+	Before []byte `json:"-"`
+	// After is the desired bytes for create/update.
+	After []byte      `json:"-"`
+	Mode  fs.FileMode `json:"-"`
+}
+
+// Summary counts changes by op.
+type Summary struct {
+	Create int `json:"create"`
+	Update int `json:"update"`
+	Delete int `json:"delete"`
+}
+
+// Plan is the pure-data result of comparing desired state with the disk.
+type Plan struct {
+	Profile string   `json:"profile"`
+	Targets []string `json:"targets"`
+	Changes []Change `json:"changes"`
+	Summary Summary  `json:"summary"`
+
+	// Manifests are the last-applied manifests per root (nil when absent).
+	Manifests map[desired.Root]*TargetManifest `json:"-"`
+	// Managed maps each last-applied absolute path to its manifest entry.
+	Managed map[string]ManagedFile `json:"-"`
+	// Actual maps each path plan looked at and found to its sha256.
+	Actual map[string]string `json:"-"`
+}
+
+// Hash identifies the plan's content; a confirm token binds to it.
+func (p *Plan) Hash() string {
+	h := sha256.New()
+	modes := make([]fs.FileMode, len(p.Changes)) // not in the JSON, but part of what is confirmed
+	for i, c := range p.Changes {
+		modes[i] = c.Mode
+	}
+	b, _ := json.Marshal(struct {
+		Profile string
+		Targets []string
+		Changes []Change
+		Modes   []fs.FileMode
+	}{p.Profile, p.Targets, p.Changes, modes})
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil))
+}

@@ -1,17 +1,12 @@
 package engine
 
 import (
-	"bytes"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/agentpack/agentpack/engine/plan"
+	"github.com/agentpack/agentpack/engine/apply"
 	"github.com/agentpack/agentpack/internal/apperr"
-	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/snapshots"
 )
 
@@ -80,7 +75,8 @@ func (e *Engine) Rollback(opt RollbackOptions) (*RollbackData, []string, error) 
 	var warnings []string
 	err := e.WithLock("rollback", func(recovered []string) error {
 		warnings = recovered
-		store := e.Store()
+		w := e.writer()
+		store := w.Store
 		records, ws, err := store.List()
 		if err != nil {
 			return err
@@ -109,146 +105,29 @@ func (e *Engine) Rollback(opt RollbackOptions) (*RollbackData, []string, error) 
 		if err != nil {
 			return err
 		}
-		out, err = e.restore(store, restores, to, targets, opt.DryRun, createdSince(records, to))
-		if err == nil && !opt.DryRun {
+		done, err := w.Restore(restores, to, targets, opt.DryRun, createdSince(records, to))
+		if err != nil {
+			return err
+		}
+		out = rollbackData(done, to, opt.DryRun)
+		if !opt.DryRun {
 			e.registerRestoredRoots(records, restores)
 		}
-		return err
+		return nil
 	})
 	return out, warnings, err
 }
 
-// restore writes restores as one recorded transaction. Every saved byte is
-// read and verified before the first write, so a damaged snapshot changes
-// nothing.
-func (e *Engine) restore(store *snapshots.Store, restores []snapshots.Restore, to string, targets []string, dryRun bool, undoneDirs []string) (*RollbackData, error) {
-	type op struct {
-		r    snapshots.Restore
-		data []byte
-		cur  []byte
-		has  bool
-		// noop: the path already holds the wanted bytes. It is still recorded
-		// (Before == After), so this rollback record is authoritative for
-		// every path it covers when a later `rollback --to` reads it.
-		noop bool
-	}
-	var ops []op
-	guard := plan.NewLinkGuard(e.Sys)
-	for _, r := range restores {
-		o := op{r: r}
-		// A link at the path or above it (below its root) is refused, not
-		// replaced: a link stays a link, and nothing is read through it.
-		a, err := plan.ReadActual(e.Sys, guard, nil, r.Root, r.Path, "")
-		if err != nil {
-			return nil, err
-		}
-		if a.Exists {
-			o.cur, o.has = a.Data, true
-		}
-		if r.Content != nil {
-			data, err := store.ReadBlob(r.BlobID, r.Content.SHA256)
-			if err != nil {
-				return nil, err
-			}
-			o.data = data
-			o.noop = o.has && bytes.Equal(o.cur, data) && e.modeOf(r.Path) == fs.FileMode(r.Content.Mode).Perm()
-		} else if !o.has {
-			continue
-		}
-		ops = append(ops, o)
-	}
-	if dryRun {
-		out := &RollbackData{DryRun: true, Files: []RollbackFile{}}
-		if to != "" {
-			out.RolledBackTo = &to
-		}
-		for _, o := range ops {
-			if !o.noop {
-				out.count(o.r)
-			}
-		}
-		return out, nil
-	}
-	now := time.Now()
-	id := store.NewID(now)
-	rec := &snapshots.Record{ID: id, Kind: snapshots.KindRollback, CreatedAt: now.UTC(), Command: "rollback", Targets: targetsOf(restores, targets)}
+// rollbackData reports a restore that rolled back to snapshot to ("": none).
+func rollbackData(done *apply.Restored, to string, dryRun bool) *RollbackData {
+	out := &RollbackData{EventSnapshotID: done.ID, DryRun: dryRun, Files: []RollbackFile{}}
 	if to != "" {
-		rec.RolledBackTo = &to
+		out.RolledBackTo = &to
 	}
-	out := &RollbackData{RolledBackTo: rec.RolledBackTo, EventSnapshotID: id, Files: []RollbackFile{}}
-	var blobs [][]byte
-	for _, o := range ops {
-		if o.has {
-			blobs = append(blobs, o.cur)
-		}
-		if o.data != nil && !o.noop {
-			blobs = append(blobs, o.data)
-		}
+	for _, r := range done.Changed {
+		out.count(r)
 	}
-	if _, err := store.SavePack(id, blobs); err != nil {
-		_ = store.DeleteBlobs(id)
-		return nil, err
-	}
-	e.checkpoint("pack saved")
-	for _, o := range ops {
-		fc := snapshots.FileChange{Target: o.r.Target, Root: o.r.Root, Path: o.r.Path, Manifest: o.r.Manifest}
-		if o.has {
-			fc.Before = &snapshots.Content{SHA256: checksum.SHA256Hex(o.cur), Size: int64(len(o.cur)), Mode: uint32(e.modeOf(o.r.Path))}
-		}
-		fc.After = o.r.Content
-		switch {
-		case o.r.Content == nil:
-			fc.Op = plan.OpDelete
-		case o.has:
-			fc.Op = plan.OpUpdate
-		default:
-			fc.Op = plan.OpCreate
-		}
-		rec.Files = append(rec.Files, fc)
-	}
-	var paths []string
-	for _, o := range ops {
-		if o.r.Content != nil && !o.noop {
-			paths = append(paths, o.r.Path)
-		}
-	}
-	rec.CreatedDirs = createdDirs(e.Sys, paths)
-	j := &snapshots.Journal{ID: id, Command: "rollback", PID: os.Getpid(), StartedAt: now.UTC(), Files: rec.Files, CreatedDirs: rec.CreatedDirs}
-	if err := store.WriteJournal(j); err != nil {
-		_ = store.DeleteBlobs(id)
-		return nil, err
-	}
-	e.checkpoint("journal written")
-	for _, o := range ops {
-		if o.noop {
-			continue
-		}
-		err := guard.Check(o.r.Root, o.r.Path)
-		switch {
-		case err != nil:
-		case o.r.Content == nil:
-			err = e.Sys.Remove(o.r.Path)
-			pruneEmptyDirs(e.Sys, filepath.Dir(o.r.Path), o.r.Root)
-		default:
-			err = e.Sys.WriteFile(o.r.Path, o.data, fs.FileMode(o.r.Content.Mode))
-		}
-		out.count(o.r)
-		if err != nil {
-			return nil, e.undoFailedApply(err)
-		}
-	}
-	// Folders the undone applies created go too, once nothing is left in them.
-	removeEmptyCreatedDirs(e.Sys, undoneDirs)
-	e.checkpoint("files written")
-	if err := store.Save(rec); err != nil {
-		return nil, e.undoFailedApply(err)
-	}
-	e.checkpoint("record saved")
-	if err := store.RemoveJournal(); err != nil {
-		return nil, err
-	}
-	e.checkpoint("journal removed")
-	return out, nil
+	return out
 }
 
 // createdSince gathers the folders created by the records newer than to
@@ -259,22 +138,6 @@ func createdSince(records []*snapshots.Record, to string) []string {
 		if r.ID > to {
 			out = append(out, r.CreatedDirs...)
 		}
-	}
-	return out
-}
-
-func targetsOf(restores []snapshots.Restore, filter []string) []string {
-	if len(filter) > 0 {
-		return filter
-	}
-	var out []string
-	for _, r := range restores {
-		if !slices.Contains(out, r.Target) {
-			out = append(out, r.Target)
-		}
-	}
-	if out == nil {
-		out = []string{}
 	}
 	return out
 }

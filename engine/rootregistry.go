@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/agentpack/agentpack/engine/desired"
+	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/engine/system"
 )
 
@@ -114,4 +115,20 @@ func (e *Engine) writeRoots(out []rootEntry) {
 		return
 	}
 	_ = (&system.Real{}).WriteFile(filepath.Join(e.Env.StateDir(), rootsFile), append(data, '\n'), 0o600)
+}
+
+// liveRoots are the desired roots that hold a manifest after an apply.
+func liveRoots(st *State, p *plan.Plan) []desired.Root {
+	has := map[desired.Root]bool{}
+	for _, f := range st.Desired.Files {
+		has[desired.Root{Target: f.Target, Path: f.Root}] = true
+	}
+	var out []desired.Root
+	for _, r := range st.Desired.Roots {
+		key := desired.Root{Target: r.Target, Path: r.Path}
+		if has[key] || p.Manifests[r] != nil {
+			out = append(out, key)
+		}
+	}
+	return out
 }

@@ -169,7 +169,7 @@ func TestImportsPointOneWay(t *testing.T) {
 // leaves it when its calls go, and no file joins it.
 var pendingDiskCalls = []string{
 	"engine/addcheck.go",
-	"engine/apply.go",
+	"engine/statelock.go",
 	"engine/doctor.go",
 	"engine/env.go",
 	"engine/initrepo.go",

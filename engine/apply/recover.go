@@ -1,4 +1,4 @@
-package engine
+package apply
 
 import (
 	"fmt"
@@ -30,8 +30,8 @@ type keptEdit struct {
 	curMode  fs.FileMode
 }
 
-// recover rolls back an interrupted apply found in the journal. The caller
-// holds the lock. It returns warnings describing what it did.
+// Recover rolls back an interrupted apply found in the journal. The caller
+// holds the state lock. It returns warnings describing what it did.
 //
 // Every decision is made, and every saved byte read and verified, before the
 // first write: a damaged snapshot changes nothing. A path is put back only
@@ -39,11 +39,11 @@ type keptEdit struct {
 // missing; a path edited since the crash is kept, and its pre-apply bytes go
 // into a recovery snapshot that `rollback --last` can bring back. Running it
 // again after a second crash finds the same answers, so it is idempotent.
-func (e *Engine) recover() ([]string, error) {
-	store := e.Store()
+func (wr *Writer) Recover() ([]string, error) {
+	store := wr.Store
 	j, err := store.ReadJournal()
 	if err != nil {
-		if !e.recoverBestEffort || apperr.CodeOf(err) != apperr.IOFailed {
+		if !wr.BestEffort || apperr.CodeOf(err) != apperr.IOFailed {
 			return nil, err
 		}
 		to, serr := store.SetAsideJournal(time.Now())
@@ -61,15 +61,15 @@ func (e *Engine) recover() ([]string, error) {
 	}
 	if _, err := store.Load(j.ID); err == nil {
 		// The record was saved: the apply finished; only the journal is left.
-		return warnings, e.finishRecovery(store, j)
+		return warnings, wr.finishRecovery(store, j)
 	}
-	steps, kept, ws, err := e.recoverySteps(store, j)
+	steps, kept, ws, err := wr.recoverySteps(store, j)
 	warnings = append(warnings, ws...)
 	if err != nil {
 		return nil, err
 	}
 	if len(kept) > 0 {
-		id, err := e.saveKeptEdits(store, j, kept)
+		id, err := wr.saveKeptEdits(store, j, kept)
 		if err != nil {
 			return nil, err
 		}
@@ -77,39 +77,39 @@ func (e *Engine) recover() ([]string, error) {
 			warnings = append(warnings, fmt.Sprintf("kept %s: it was edited after the interrupted apply; its previous bytes are saved in snapshot %s (`agentpack rollback --last` brings them back)", k.f.Path, id))
 		}
 	}
-	guard := plan.NewLinkGuard(e.Sys)
+	guard := plan.NewLinkGuard(wr.Sys)
 	for _, s := range steps {
 		if err := guard.Check(s.f.Root, s.f.Path); err != nil {
 			return nil, err
 		}
 		if s.remove {
-			if err := e.Sys.Remove(s.f.Path); err != nil {
+			if err := wr.Sys.Remove(s.f.Path); err != nil {
 				return nil, err
 			}
-			pruneEmptyDirs(e.Sys, filepath.Dir(s.f.Path), s.f.Root)
+			pruneEmptyDirs(wr.Sys, filepath.Dir(s.f.Path), s.f.Root)
 			continue
 		}
-		if err := e.Sys.WriteFile(s.f.Path, s.data, fs.FileMode(s.f.Before.Mode)); err != nil {
+		if err := wr.Sys.WriteFile(s.f.Path, s.data, fs.FileMode(s.f.Before.Mode)); err != nil {
 			return nil, err
 		}
 	}
 	for _, f := range j.Files {
-		e.removeTempFiles(guard, f)
+		wr.removeTempFiles(guard, f)
 	}
-	removeEmptyCreatedDirs(e.Sys, j.CreatedDirs)
+	removeEmptyCreatedDirs(wr.Sys, j.CreatedDirs)
 	warnings = append([]string{fmt.Sprintf("recovered from an interrupted %q (pid %d, started %s): put back %d file(s) as they were before it",
 		j.Command, j.PID, j.StartedAt.Format(time.RFC3339), len(steps))}, warnings...)
-	return warnings, e.finishRecovery(store, j)
+	return warnings, wr.finishRecovery(store, j)
 }
 
 // recoverySteps decides each path's fate and reads the bytes it needs. In
 // best-effort mode (doctor --fix), a path whose saved bytes are damaged is
 // left as it is with a warning instead of stopping everything.
-func (e *Engine) recoverySteps(store *snapshots.Store, j *snapshots.Journal) (steps []recoveryStep, kept []keptEdit, warnings []string, err error) {
-	guard := plan.NewLinkGuard(e.Sys)
+func (wr *Writer) recoverySteps(store *snapshots.Store, j *snapshots.Journal) (steps []recoveryStep, kept []keptEdit, warnings []string, err error) {
+	guard := plan.NewLinkGuard(wr.Sys)
 	for i := len(j.Files) - 1; i >= 0; i-- {
 		f := j.Files[i]
-		a, err := plan.ReadActual(e.Sys, guard, nil, f.Root, f.Path, "")
+		a, err := plan.ReadActual(wr.Sys, guard, nil, f.Root, f.Path, "")
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -130,7 +130,7 @@ func (e *Engine) recoverySteps(store *snapshots.Store, j *snapshots.Journal) (st
 		}
 		pre, err := store.ReadBlob(j.ID, f.Before.SHA256)
 		if err != nil {
-			if !e.recoverBestEffort {
+			if !wr.BestEffort {
 				return nil, nil, nil, apperr.As(err).WithHint("nothing was changed; run `agentpack doctor --fix` to put back every file whose saved bytes are intact and leave the others as they are")
 			}
 			warnings = append(warnings, fmt.Sprintf("left %s as it is: its saved bytes are damaged (%v)", f.Path, err))
@@ -148,7 +148,7 @@ func (e *Engine) recoverySteps(store *snapshots.Store, j *snapshots.Journal) (st
 // saveKeptEdits records the kept paths as a snapshot whose Before is the
 // pre-apply bytes and whose After is the edit on disk. A second recovery of
 // the same journal finds its record and does not make another.
-func (e *Engine) saveKeptEdits(store *snapshots.Store, j *snapshots.Journal, kept []keptEdit) (string, error) {
+func (wr *Writer) saveKeptEdits(store *snapshots.Store, j *snapshots.Journal, kept []keptEdit) (string, error) {
 	command := "recover " + j.ID
 	records, _, err := store.List()
 	if err != nil {
@@ -180,7 +180,7 @@ func (e *Engine) saveKeptEdits(store *snapshots.Store, j *snapshots.Journal, kep
 
 // finishRecovery drops the interrupted apply's saved bytes, the journal and
 // whatever else crashed writes left in the state folder.
-func (e *Engine) finishRecovery(store *snapshots.Store, j *snapshots.Journal) error {
+func (wr *Writer) finishRecovery(store *snapshots.Store, j *snapshots.Journal) error {
 	if _, err := store.Load(j.ID); err != nil {
 		if err := store.DeleteBlobs(j.ID); err != nil {
 			return err
@@ -195,59 +195,15 @@ func (e *Engine) finishRecovery(store *snapshots.Store, j *snapshots.Journal) er
 
 // removeTempFiles deletes the temp files a crashed write left next to f,
 // unless the folder is reached through a link.
-func (e *Engine) removeTempFiles(guard *plan.LinkGuard, f snapshots.FileChange) {
+func (wr *Writer) removeTempFiles(guard *plan.LinkGuard, f snapshots.FileChange) {
 	dir := filepath.Dir(f.Path)
 	if dir != f.Root && guard.Check(f.Root, dir) != nil {
 		return
 	}
-	entries, _ := e.Sys.ReadDir(dir)
+	entries, _ := wr.Sys.ReadDir(dir)
 	for _, ent := range entries {
 		if strings.HasPrefix(ent.Name(), system.TempPrefix) && ent.Type().IsRegular() {
-			_ = e.Sys.Remove(filepath.Join(dir, ent.Name()))
+			_ = wr.Sys.Remove(filepath.Join(dir, ent.Name()))
 		}
 	}
-}
-
-// removeEmptyCreatedDirs removes, deepest first, the folders an apply
-// created that are empty again. A link is never removed.
-func removeEmptyCreatedDirs(sys system.System, dirs []string) {
-	sorted := slices.Clone(dirs)
-	slices.SortFunc(sorted, func(a, b string) int { return len(b) - len(a) })
-	for _, d := range sorted {
-		if !filepath.IsAbs(d) || filepath.Clean(d) != d {
-			continue
-		}
-		fi, err := sys.Lstat(d)
-		if err != nil || !fi.IsDir() {
-			continue
-		}
-		if entries, err := sys.ReadDir(d); err == nil && len(entries) == 0 {
-			_ = sys.Remove(d)
-		}
-	}
-}
-
-// createdDirs lists the folders that writing paths will create: for each
-// path, its missing ancestors up to the first that exists.
-func createdDirs(sys system.System, paths []string) []string {
-	exists := map[string]bool{}
-	var out []string
-	for _, p := range paths {
-		for d := filepath.Dir(p); ; d = filepath.Dir(d) {
-			seen, known := exists[d]
-			if !known {
-				_, err := sys.Lstat(d)
-				seen = err == nil
-				exists[d] = seen
-				if !seen {
-					out = append(out, d)
-				}
-			}
-			if seen || known || filepath.Dir(d) == d {
-				break
-			}
-		}
-	}
-	slices.Sort(out)
-	return out
 }

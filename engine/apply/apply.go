@@ -1,0 +1,182 @@
+package apply
+
+import (
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/agentpack/agentpack/engine/desired"
+	"github.com/agentpack/agentpack/engine/plan"
+	"github.com/agentpack/agentpack/engine/system"
+	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/workers"
+	"github.com/agentpack/agentpack/snapshots"
+)
+
+// Deployment is what [Writer.Apply] carries out: a plan of a desired state,
+// and what the snapshot record and the target manifests say about it.
+type Deployment struct {
+	Desired *desired.State
+	Plan    *plan.Plan
+	// Command names the holder in the journal and the snapshot record.
+	Command string
+	// Repo and Project are the desired-state repo and the project folder.
+	Repo    string
+	Project string
+	Profile string
+	Targets []string
+	Machine string
+}
+
+// Apply runs the transaction of SPEC §6 for d: it saves the bytes of every
+// path it touches, writes the journal, writes the files and the target
+// manifests that record them, saves the snapshot record and drops the
+// journal. A failed write rolls everything back. It returns the snapshot
+// id, or applied=false when neither files nor manifests would change.
+func (wr *Writer) Apply(d Deployment) (string, bool, error) {
+	store := wr.Store
+	now := time.Now()
+	id := store.NewID(now)
+	writes, manifests, err := wr.transactionWrites(d, id, now)
+	if err != nil || len(writes) == 0 {
+		return "", false, err
+	}
+
+	// Save the bytes every touched path had and gets, in one pack (one write,
+	// however many files), then the journal, then write. Before bytes undo
+	// this apply; After bytes let `rollback --to` return to exactly what this
+	// apply wrote, even after a later hand edit.
+	var blobs [][]byte
+	for _, w := range writes {
+		if w.change.Before != nil {
+			blobs = append(blobs, w.before)
+		}
+		if w.data != nil {
+			blobs = append(blobs, w.data)
+		}
+	}
+	if _, err := store.SavePack(id, blobs); err != nil {
+		_ = store.DeleteBlobs(id)
+		return "", false, apperr.Wrap(err, apperr.IOFailed, "cannot save snapshot bytes").WithHint("check free space under %s", wr.Store.Dir())
+	}
+	wr.checkpoint("pack saved")
+	j := &snapshots.Journal{ID: id, Command: d.Command, PID: os.Getpid(), StartedAt: now.UTC()}
+	paths := make([]string, 0, len(writes))
+	for _, w := range writes {
+		j.Files = append(j.Files, w.change)
+		if w.data != nil {
+			paths = append(paths, w.change.Path)
+		}
+	}
+	j.CreatedDirs = createdDirs(wr.Sys, paths)
+	if err := store.WriteJournal(j); err != nil {
+		_ = store.DeleteBlobs(id)
+		return "", false, err
+	}
+	wr.checkpoint("journal written")
+	if err := wr.performAll(wr.Sys, writes, manifests); err != nil {
+		return "", false, wr.undoFailed(err)
+	}
+	wr.checkpoint("files written")
+	rec := &snapshots.Record{ID: id, Kind: snapshots.KindDeploy, CreatedAt: now.UTC(), Command: d.Command,
+		Repo: d.Repo, Project: d.Project,
+		Profile: d.Profile, Targets: d.Targets, Machine: d.Machine, Files: j.Files, CreatedDirs: j.CreatedDirs}
+	if err := store.Save(rec); err != nil {
+		return "", false, wr.undoFailed(err)
+	}
+	wr.checkpoint("record saved")
+	if err := store.RemoveJournal(); err != nil {
+		return "", false, err
+	}
+	wr.checkpoint("journal removed")
+	wr.cacheWritten(writes)
+	return id, true, nil
+}
+
+// undoFailed rolls back a transaction whose write failed with err. When
+// that fails too, the error says so: files are half-applied and the journal
+// stays for the next command to retry.
+func (wr *Writer) undoFailed(err error) error {
+	_, rerr := wr.Recover()
+	if rerr == nil {
+		return err
+	}
+	ae := apperr.As(err)
+	journal := filepath.Join(wr.Store.Dir(), "journal.json")
+	out := apperr.Wrap(err, ae.Code, "%s; rolling the partial apply back failed too (%s): files are half-applied and the journal %s is pending",
+		ae.Message, apperr.As(rerr).Message, journal).
+		WithHint("fix the cause, then run any agentpack command (or `agentpack doctor --fix`): it rolls the partial apply back first")
+	for k, v := range ae.Details {
+		out = out.With(k, v)
+	}
+	return out.With("journal", journal).With("journal_posix", filepath.ToSlash(journal)).
+		With("rollback_error", apperr.As(rerr).Message).With("reason_code", "apply_half_done")
+}
+
+// performAll runs writes on sys: target files first (in parallel: they are
+// independent and the disk, not the CPU, is the limit), then the last
+// nManifests manifests that record them. Apply and dry run share it.
+func (wr *Writer) performAll(sys system.System, writes []write, nManifests int) error {
+	files, manifests := writes[:len(writes)-nManifests], writes[len(writes)-nManifests:]
+	guard := plan.NewLinkGuard(sys)
+	errs := make([]error, len(files))
+	workers.Parallel(len(files), func(i int) { errs[i] = wr.perform(sys, guard, files[i]) })
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	for _, w := range manifests {
+		if err := wr.perform(sys, guard, w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DryRun runs d's transaction against a recording System and returns what
+// [Writer.Apply] would write, in order, without touching the disk or the
+// store.
+func (wr *Writer) DryRun(d Deployment) ([]system.Op, error) {
+	writes, manifests, err := wr.transactionWrites(d, "dry-run", time.Now())
+	if err != nil {
+		return nil, err
+	}
+	sys := system.NewDryRun(wr.Sys)
+	if err := wr.performAll(sys, writes, manifests); err != nil {
+		return nil, err
+	}
+	return sys.Ops(), nil
+}
+
+// cacheWritten records the stat identity of files just written, so the next
+// status need not re-hash them.
+func (wr *Writer) cacheWritten(ws []write) {
+	cache := plan.LoadStatCache(wr.Store.Dir())
+	for _, w := range ws {
+		if w.data == nil {
+			cache.Forget(w.change.Path)
+			continue
+		}
+		if fi, err := wr.Sys.Lstat(w.change.Path); err == nil {
+			cache.Record(w.change.Path, fi, w.change.After.SHA256)
+		}
+	}
+	cache.Save()
+}
+
+// perform executes one write or removal of a transaction on sys, after
+// checking that no folder below its root is a link.
+func (wr *Writer) perform(sys system.System, guard *plan.LinkGuard, w write) error {
+	if err := guard.Check(w.change.Root, w.change.Path); err != nil {
+		return err
+	}
+	if w.data != nil {
+		return sys.WriteFile(w.change.Path, w.data, w.mode)
+	}
+	if err := sys.Remove(w.change.Path); err != nil {
+		return err
+	}
+	pruneEmptyDirs(sys, filepath.Dir(w.change.Path), w.change.Root)
+	return nil
+}

@@ -1,0 +1,111 @@
+package apply
+
+import (
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/agentpack/agentpack/engine/desired"
+	"github.com/agentpack/agentpack/engine/plan"
+	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/checksum"
+	"github.com/agentpack/agentpack/snapshots"
+)
+
+// write is one file operation of a transaction.
+type write struct {
+	change snapshots.FileChange
+	data   []byte // nil for a removal
+	mode   fs.FileMode
+	before []byte // the bytes it replaces (nil when the path is new)
+}
+
+// transactionWrites turns a plan into the ordered writes of its transaction:
+// target files, then the manifests recording them (the last nManifests).
+func (wr *Writer) transactionWrites(d Deployment, id string, now time.Time) (writes []write, nManifests int, err error) {
+	writes = make([]write, 0, len(d.Plan.Changes))
+	for _, c := range d.Plan.Changes {
+		w := write{change: snapshots.FileChange{Target: c.Target, Root: c.Root, Path: c.Path, Op: c.Op}}
+		if c.BeforeSHA256 != nil {
+			w.before = c.Before
+			w.change.Before = &snapshots.Content{SHA256: *c.BeforeSHA256, Size: int64(len(c.Before)), Mode: uint32(wr.modeOf(c.Path))}
+		}
+		if c.Op != plan.OpDelete {
+			w.data, w.mode = c.After, c.Mode
+			w.change.After = &snapshots.Content{SHA256: *c.AfterSHA256, Size: int64(len(c.After)), Mode: uint32(c.Mode.Perm())}
+		}
+		writes = append(writes, w)
+	}
+	manifests, err := wr.manifestWrites(d, id, now)
+	if err != nil {
+		return nil, 0, err
+	}
+	return append(writes, manifests...), len(manifests), nil
+}
+
+// manifestWrites returns the manifest files whose content must change after
+// applying d's plan: each root lists the desired files under it.
+func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time) ([]write, error) {
+	p := d.Plan
+	perRoot := map[desired.Root][]plan.ManagedFile{}
+	for _, f := range d.Desired.Files {
+		r := desired.Root{Target: f.Target, Path: f.Root}
+		rel, err := filepath.Rel(f.Root, f.Path)
+		if err != nil {
+			return nil, apperr.Wrap(err, apperr.Unexpected, "path %s outside root %s", f.Path, f.Root)
+		}
+		perRoot[r] = append(perRoot[r], plan.ManagedFile{Path: filepath.ToSlash(rel), SHA256: f.SHA256, ModuleIDs: f.ModuleIDs})
+	}
+	var out []write
+	for _, root := range d.Desired.Roots {
+		key := desired.Root{Target: root.Target, Path: root.Path}
+		files := perRoot[key]
+		old := p.Manifests[root]
+		if len(files) == 0 && old == nil {
+			continue
+		}
+		if old != nil && sameManaged(old.ManagedFiles, files) {
+			continue
+		}
+		path := filepath.Join(root.Path, plan.TargetManifestName(root.Target))
+		data := plan.RenderTargetManifest(root.Target, id, d.Profile, now, files)
+		w := write{change: snapshots.FileChange{Target: root.Target, Root: root.Path, Path: path, Op: plan.OpCreate, Manifest: true}, data: data, mode: 0o644}
+		if before, err := wr.Sys.ReadFile(path); err == nil {
+			w.before = before
+			w.change.Op = plan.OpUpdate
+			w.change.Before = &snapshots.Content{SHA256: checksum.SHA256Hex(before), Size: int64(len(before)), Mode: uint32(wr.modeOf(path))}
+		}
+		w.change.After = &snapshots.Content{SHA256: checksum.SHA256Hex(data), Size: int64(len(data)), Mode: 0o644}
+		out = append(out, w)
+	}
+	// A stale root's manifest goes with the files it listed.
+	for _, root := range d.Desired.Stale {
+		if p.Manifests[root] == nil {
+			continue
+		}
+		path := filepath.Join(root.Path, plan.TargetManifestName(root.Target))
+		before, err := wr.Sys.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		out = append(out, write{change: snapshots.FileChange{Target: root.Target, Root: root.Path, Path: path, Op: plan.OpDelete, Manifest: true,
+			Before: &snapshots.Content{SHA256: checksum.SHA256Hex(before), Size: int64(len(before)), Mode: uint32(wr.modeOf(path))}}, before: before})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].change.Path < out[j].change.Path })
+	return out, nil
+}
+
+func sameManaged(a, b []plan.ManagedFile) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	sort.Slice(b, func(i, j int) bool { return b[i].Path < b[j].Path })
+	for i := range a {
+		if a[i].Path != b[i].Path || a[i].SHA256 != b[i].SHA256 || !slices.Equal(a[i].ModuleIDs, b[i].ModuleIDs) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,140 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/agentpack/agentpack/engine/apply"
+	"github.com/agentpack/agentpack/engine/plan"
+	"github.com/agentpack/agentpack/engine/system"
+	"github.com/agentpack/agentpack/internal/apperr"
+)
+
+// ApplyOptions are the flags of `deploy --apply`.
+type ApplyOptions struct {
+	Adopt bool
+	Force bool
+	// Command names the holder in the lock file and the snapshot record.
+	Command string
+	// ExpectPlanHash, when set, refuses the apply unless the plan made under
+	// the lock still has this [plan.Plan.Hash] (E_CONFIRM_TOKEN_MISMATCH): what
+	// was confirmed is exactly what is applied.
+	ExpectPlanHash string
+}
+
+// DeployData is the data of `agentpack deploy`.
+type DeployData struct {
+	Profile    string        `json:"profile"`
+	Targets    []string      `json:"targets"`
+	Changes    []plan.Change `json:"changes"`
+	Summary    plan.Summary  `json:"summary"`
+	Applied    bool          `json:"applied"`
+	SnapshotID string        `json:"snapshot_id,omitempty"`
+	Reason     string        `json:"reason,omitempty"`
+
+	ConfirmToken          string `json:"confirm_token,omitempty"`
+	ConfirmPlanHash       string `json:"confirm_plan_hash,omitempty"`
+	ConfirmTokenExpiresAt string `json:"confirm_token_expires_at,omitempty"`
+}
+
+func deployData(p *plan.Plan) *DeployData {
+	return &DeployData{Profile: p.Profile, Targets: p.Targets, Changes: p.Changes, Summary: p.Summary}
+}
+
+// Deploy plans and, when apply is set, applies the plan as one transaction.
+func (e *Engine) Deploy(req Request, doApply bool, opt ApplyOptions) (*State, *DeployData, error) {
+	if !doApply {
+		st, p, err := e.Plan(req)
+		if err != nil {
+			return st, nil, err
+		}
+		return st, deployData(p), nil
+	}
+	var st *State
+	var out *DeployData
+	if opt.Command == "" {
+		opt.Command = "deploy --apply"
+	}
+	err := e.WithLock(opt.Command, func(recovered []string) error {
+		var p *plan.Plan
+		var err error
+		st, p, err = e.Plan(req)
+		if st != nil {
+			st.Warnings = append(recovered, st.Warnings...)
+		}
+		if err != nil {
+			return err
+		}
+		out = deployData(p)
+		if h := p.Hash(); opt.ExpectPlanHash != "" && h != opt.ExpectPlanHash {
+			return apperr.New(apperr.ConfirmTokenMismatch, "the plan changed since it was confirmed").
+				WithHint("call deploy again, review the new plan, and confirm that one").
+				With("confirm_plan_hash", opt.ExpectPlanHash).With("current_plan_hash", h).
+				With("next_actions", []string{"call_deploy"})
+		}
+		if err := checkRefusals(p, opt); err != nil {
+			return err
+		}
+		id, applied, err := e.writer().Apply(e.deployment(st, p, opt.Command))
+		if err != nil {
+			return err
+		}
+		if applied {
+			e.recordRoots(st, liveRoots(st, p), st.Desired.Stale)
+		}
+		out.Applied, out.SnapshotID = applied, id
+		if !applied {
+			out.Reason = "no_changes"
+		}
+		return nil
+	})
+	return st, out, err
+}
+
+func checkRefusals(p *plan.Plan, opt ApplyOptions) error {
+	var adopt, drift []string
+	for _, c := range p.Changes {
+		switch {
+		case c.UpdateKind == plan.UpdateAdopt:
+			adopt = append(adopt, c.Path)
+		case c.UpdateKind == plan.UpdateDrifted, c.Op == plan.OpDelete && c.Reason == plan.ReasonEdited:
+			drift = append(drift, c.Path)
+		}
+	}
+	if len(adopt) > 0 && !opt.Adopt {
+		hint := "re-run with --adopt to take them over (their current bytes are saved in the snapshot; `rollback --last` brings them back)"
+		if len(drift) > 0 && !opt.Force {
+			// Say both at once rather than refusing twice in a row.
+			hint = fmt.Sprintf("re-run with --adopt --force: --adopt takes them over, --force also overwrites %d managed file(s) edited by hand (all their bytes are saved in the snapshot)", len(drift))
+		}
+		return apperr.New(apperr.AdoptConfirmRequired, "%d file(s) exist but are not managed by agentpack; refusing to overwrite them", len(adopt)).
+			WithHint("%s", hint).
+			With("paths", adopt).With("sample_paths", sample(adopt)).With("flag", "--adopt").With("drifted_paths", drift).
+			With("reason_code", "adopt_confirm_required").With("next_actions", []string{"retry_with_adopt"})
+	}
+	if len(drift) > 0 && !opt.Force {
+		return apperr.New(apperr.DriftConflict, "%d managed file(s) were edited since the last deploy; refusing to overwrite them", len(drift)).
+			WithHint("review with `agentpack diff`, then re-run with --force (the edited bytes are saved in the snapshot)").
+			With("paths", drift).With("sample_paths", sample(drift)).With("flag", "--force").
+			With("reason_code", "drift_conflict").With("next_actions", []string{"review_diff", "retry_with_force"})
+	}
+	return nil
+}
+
+func sample(paths []string) []string {
+	if len(paths) > 5 {
+		return paths[:5]
+	}
+	return paths
+}
+
+// DryRun runs p's transaction against a recording System and returns what
+// an apply would write, in order, without touching the disk or the store.
+func (e *Engine) DryRun(st *State, p *plan.Plan) ([]system.Op, error) {
+	return e.writer().DryRun(e.deployment(st, p, ""))
+}
+
+// deployment is what applying p, a plan of st, carries out.
+func (e *Engine) deployment(st *State, p *plan.Plan, command string) apply.Deployment {
+	return apply.Deployment{Desired: st.Desired, Plan: p, Command: command, Repo: st.Repo, Project: e.Env.ProjectRoot(),
+		Profile: st.Profile, Targets: st.Targets, Machine: st.Req.Machine}
+}

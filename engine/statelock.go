@@ -1,0 +1,67 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/agentpack/agentpack/engine/apply"
+	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/snapshots"
+)
+
+// LockTimeout is how long a mutating command waits for another agentpack.
+var LockTimeout = 10 * time.Second
+
+// Store returns the snapshot store.
+func (e *Engine) Store() *snapshots.Store { return snapshots.NewStore(e.Env.StateDir()) }
+
+// WithLock runs fn holding the cross-process state lock, after rolling back
+// any interrupted apply. The warnings of a recovery are returned.
+func (e *Engine) WithLock(command string, fn func(recovered []string) error) error {
+	release, err := snapshots.Lock(context.Background(), e.Env.StateDir(), command, 0)
+	if apperr.CodeOf(err) == apperr.Locked {
+		if e.OnLockWait != nil {
+			e.OnLockWait(apperr.As(err).Message)
+		}
+		release, err = snapshots.Lock(context.Background(), e.Env.StateDir(), command, LockTimeout)
+	}
+	if err != nil {
+		return err
+	}
+	e.locked = true
+	defer func() {
+		e.locked = false
+		release()
+	}()
+	recovered, err := e.writer().Recover()
+	if err != nil {
+		return err
+	}
+	return fn(recovered)
+}
+
+// recoverFirst rolls back an interrupted apply before a command that does
+// not otherwise take the lock reads anything (SPEC §6: the next command,
+// whatever it is, recovers first). It returns the recovery's warnings.
+func (e *Engine) recoverFirst() ([]string, error) {
+	if e.locked || e.inspectOnly {
+		return nil, nil
+	}
+	if _, err := os.Stat(filepath.Join(e.Env.StateDir(), "journal.json")); err != nil {
+		return nil, nil
+	}
+	var warnings []string
+	err := e.WithLock("recover", func(recovered []string) error {
+		warnings = recovered
+		return nil
+	})
+	return warnings, err
+}
+
+// writer is the [apply.Writer] of this engine: its System, its state
+// folder, and the recovery mode and checkpoints of the command running.
+func (e *Engine) writer() *apply.Writer {
+	return &apply.Writer{Sys: e.Sys, Store: e.Store(), BestEffort: e.recoverBestEffort, Checkpoint: e.checkpoint}
+}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/targets"
 )
 
@@ -58,9 +59,9 @@ func TestReconcileTable(t *testing.T) {
 			if tc.actual != none {
 				mustWrite(t, extra, tc.actual)
 			}
-			files := []map[string]any{{"path": "s/SKILL.md", "sha256": engine.SHA256Hex([]byte(skill)), "module_ids": []string{"skill:s"}}}
+			files := []map[string]any{{"path": "s/SKILL.md", "sha256": checksum.SHA256Hex([]byte(skill)), "module_ids": []string{"skill:s"}}}
 			if tc.last != none {
-				files = append(files, map[string]any{"path": "s/extra.txt", "sha256": engine.SHA256Hex([]byte(tc.last)), "module_ids": []string{"skill:s"}})
+				files = append(files, map[string]any{"path": "s/extra.txt", "sha256": checksum.SHA256Hex([]byte(tc.last)), "module_ids": []string{"skill:s"}})
 			}
 			m, _ := json.Marshal(map[string]any{"schema_version": 1, "generated_at": "2026-01-01T00:00:00Z", "tool": "codex", "managed_files": files})
 			mustWrite(t, filepath.Join(root, ".agentpack.manifest.codex.json"), string(m))

@@ -8,9 +8,8 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/go-git/go-billy/v5"
-
 	"github.com/agentpack/agentpack/internal/fsys"
+	"github.com/go-git/go-billy/v5"
 )
 
 // billyFS is a read-only billy.Filesystem over an [fsys.System], rooted at

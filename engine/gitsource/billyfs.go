@@ -8,8 +8,9 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/go-git/go-billy/v5"
+
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // billyFS is a read-only billy.Filesystem over an [fsys.System], rooted at

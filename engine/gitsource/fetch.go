@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentpack/agentpack/internal/apperr"
-	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -21,6 +19,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // wantRef is where a fetch stores the ref or commit it was asked for.

@@ -5,8 +5,8 @@ import (
 
 	"github.com/agentpack/agentpack/engine/apply"
 	"github.com/agentpack/agentpack/engine/plan"
-	"github.com/agentpack/agentpack/engine/system"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // ApplyOptions are the flags of `deploy --apply`.
@@ -129,7 +129,7 @@ func sample(paths []string) []string {
 
 // DryRun runs p's transaction against a recording System and returns what
 // an apply would write, in order, without touching the disk or the store.
-func (e *Engine) DryRun(st *State, p *plan.Plan) ([]system.Op, error) {
+func (e *Engine) DryRun(st *State, p *plan.Plan) ([]fsys.Op, error) {
 	return e.writer().DryRun(e.deployment(st, p, ""))
 }
 

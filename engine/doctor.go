@@ -8,12 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/engine/lockfile"
 	"github.com/agentpack/agentpack/engine/plan"
-	"github.com/agentpack/agentpack/engine/system"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
 
@@ -172,7 +173,7 @@ func (e *Engine) checkRoot(add func(name, status, msg, suggestion string), r des
 	case err == nil && !fi.IsDir():
 		add(name, CheckFail, r.Path+" is a file, not a folder", "move the file away or change the target's path option")
 		return
-	case errors.Is(err, fs.ErrNotExist), system.IsNotDir(err):
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 		parent := r.Path
 		for {
 			parent = filepath.Dir(parent)
@@ -281,8 +282,8 @@ func ignored(top, rel string) bool {
 	return gitignore.NewMatcher(ps).Match(strings.Split(filepath.ToSlash(rel), "/"), false)
 }
 
-func appendIgnore(sys system.System, path string) error {
-	data, err := sys.ReadFile(path)
+func appendIgnore(sys fsys.System, path string) error {
+	data, err := sys.ReadFile(fsys.AbsPath(path))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -290,5 +291,5 @@ func appendIgnore(sys system.System, path string) error {
 		data = append(data, '\n')
 	}
 	data = append(data, []byte("# agentpack target manifests\n"+ManifestIgnoreLine+"\n")...)
-	return sys.WriteFile(path, data, 0o644)
+	return sys.WriteFile(fsys.AbsPath(path), data, 0o644)
 }

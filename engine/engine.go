@@ -12,9 +12,9 @@ import (
 	"github.com/agentpack/agentpack/engine/lockfile"
 	"github.com/agentpack/agentpack/engine/manifest"
 	"github.com/agentpack/agentpack/engine/module"
-	"github.com/agentpack/agentpack/engine/system"
 	"github.com/agentpack/agentpack/engine/target"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/internal/workers"
 )
 
@@ -24,7 +24,7 @@ type Engine struct {
 	// Adapters are the targets this engine can render for.
 	Adapters *target.Set
 	// Sys is the real filesystem the engine reads; apply wraps it.
-	Sys system.System
+	Sys fsys.System
 	// ResolveSource maps a non-local module source to a folder or file on
 	// disk (git checkouts, package cache). Nil: only local sources work.
 	ResolveSource func(st *State, mod *module.Module) (string, error)
@@ -59,7 +59,7 @@ func (e *Engine) checkpoint(phase string) {
 
 // New returns an Engine over the real filesystem with the given adapters.
 func New(env Env, adapters *target.Set) *Engine {
-	e := &Engine{Env: env, Adapters: adapters, Sys: &system.Real{Fsync: env.Fsync}}
+	e := &Engine{Env: env, Adapters: adapters, Sys: fsys.NewRealSystem(fsys.RealSystemOptions{Fsync: env.Fsync})}
 	e.ResolveSource = e.resolveLocked
 	return e
 }

@@ -12,8 +12,8 @@ import (
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/engine/manifest"
-	"github.com/agentpack/agentpack/engine/system"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/targets"
 )
 
@@ -99,7 +99,7 @@ func TestEditsTakeTheStateLock(t *testing.T) {
 	for name, edit := range edits {
 		t.Run(name+" dry run", func(t *testing.T) {
 			e := engine.New(env, targets.NewSet())
-			e.Sys = system.NewDryRun(e.Sys)
+			e.Sys = fsys.NewDryRunSystem(e.Sys)
 			if err := edit(e); err != nil {
 				t.Fatal(err)
 			}

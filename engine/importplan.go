@@ -17,6 +17,7 @@ import (
 	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/frontmatter"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // importFound is one asset found on disk.
@@ -118,12 +119,12 @@ func (ip *importPlanner) find(sp importSpot) []*importFound {
 	sys := ip.e.Sys
 	if sp.file != "" {
 		p := filepath.Join(sp.dir, sp.file)
-		if fi, err := sys.Lstat(p); err != nil || fi.IsDir() {
+		if fi, err := sys.Lstat(fsys.AbsPath(p)); err != nil || fi.IsDir() {
 			return nil
 		}
 		return []*importFound{ip.load(sp, p, sp.file)}
 	}
-	ents, err := sys.ReadDir(sp.dir)
+	ents, err := sys.ReadDir(fsys.AbsPath(sp.dir))
 	if err != nil {
 		return nil
 	}
@@ -136,7 +137,7 @@ func (ip *importPlanner) find(sp importSpot) []*importFound {
 		p := filepath.Join(sp.dir, name)
 		isDir := ent.IsDir()
 		if ent.Type()&fs.ModeSymlink != 0 {
-			_, derr := sys.ReadDir(p)
+			_, derr := sys.ReadDir(fsys.AbsPath(p))
 			isDir = derr == nil
 		}
 		switch {
@@ -164,7 +165,7 @@ func (ip *importPlanner) load(sp importSpot, p, base string) *importFound {
 	}
 	switch sp.typ {
 	case module.TypeInstructions:
-		data, err := ip.e.Sys.ReadFile(p)
+		data, err := ip.e.Sys.ReadFile(fsys.AbsPath(p))
 		if err != nil {
 			return invalid(err)
 		}
@@ -174,7 +175,7 @@ func (ip *importPlanner) load(sp importSpot, p, base string) *importFound {
 		f.files = []module.File{{Path: "AGENTS.md", Data: data, Mode: 0o644}}
 	default:
 		src := p
-		if fi, err := ip.e.Sys.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 && sp.typ == module.TypeSkill {
+		if fi, err := ip.e.Sys.Lstat(fsys.AbsPath(p)); err == nil && fi.Mode()&fs.ModeSymlink != 0 && sp.typ == module.TypeSkill {
 			real, err := filepath.EvalSymlinks(p)
 			if err != nil {
 				return invalid(err)
@@ -246,12 +247,12 @@ func (ip *importPlanner) managedIn(dir string) []string {
 		return paths
 	}
 	var paths []string
-	ents, _ := ip.e.Sys.ReadDir(dir)
+	ents, _ := ip.e.Sys.ReadDir(fsys.AbsPath(dir))
 	for _, ent := range ents {
 		if !plan.IsTargetManifestName(ent.Name()) {
 			continue
 		}
-		data, err := ip.e.Sys.ReadFile(filepath.Join(dir, ent.Name()))
+		data, err := ip.e.Sys.ReadFile(fsys.AbsPath(dir).JoinName(ent.Name()))
 		var tm plan.TargetManifest
 		if err != nil || json.Unmarshal(data, &tm) != nil || tm.SchemaVersion != plan.TargetManifestSchemaVersion {
 			continue
@@ -460,7 +461,7 @@ func (ip *importPlanner) destConflicts() []ImportConflict {
 		if it.Op != ImportCreate {
 			continue
 		}
-		if _, err := ip.e.Sys.Lstat(it.DestPath); err == nil {
+		if _, err := ip.e.Sys.Lstat(fsys.AbsPath(it.DestPath)); err == nil {
 			it.DestExists = true
 			exists = append(exists, it.DestPath)
 		}

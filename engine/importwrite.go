@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine/manifest"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -18,7 +19,7 @@ func (ip *importPlanner) write() (err error) {
 	defer func() {
 		if err != nil {
 			for i := len(written) - 1; i >= 0; i-- {
-				_ = sys.Remove(written[i])
+				_ = sys.Remove(fsys.AbsPath(written[i]))
 			}
 		}
 	}()
@@ -32,7 +33,7 @@ func (ip *importPlanner) write() (err error) {
 			if mode == 0 {
 				mode = 0o644
 			}
-			if err := sys.WriteFile(p, f.Data, mode); err != nil {
+			if err := sys.WriteFile(fsys.AbsPath(p), f.Data, mode); err != nil {
 				return err
 			}
 			written = append(written, p)

@@ -8,8 +8,8 @@ import (
 	"sort"
 
 	"github.com/agentpack/agentpack/engine/manifest"
-	"github.com/agentpack/agentpack/engine/system"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // initFiles is the example repo `agentpack init` writes: one working module
@@ -141,13 +141,13 @@ func (e *Engine) initRepo(dir string) (*InitData, error) {
 			return nil, apperr.New(apperr.InvalidArgument, "%s already exists", filepath.Join(dir, n)).
 				WithHint("init writes into an empty folder; move the file or pick another --repo")
 		} else if !errors.Is(err, fs.ErrNotExist) {
-			return nil, system.IOError(err, filepath.Join(dir, n))
+			return nil, fsys.IOError(err, "stat", fsys.AbsPath(filepath.Join(dir, n)))
 		}
 	}
 	sys := e.Sys
 	out := &InitData{Repo: dir, RepoPosix: filepath.ToSlash(dir), Created: []string{}}
 	for _, n := range names {
-		if err := sys.WriteFile(filepath.Join(dir, filepath.FromSlash(n)), []byte(initFiles[n]), 0o644); err != nil {
+		if err := sys.WriteFile(fsys.AbsPath(filepath.Join(dir, filepath.FromSlash(n))), []byte(initFiles[n]), 0o644); err != nil {
 			return nil, err
 		}
 		out.Created = append(out.Created, n)

@@ -5,8 +5,8 @@ import (
 
 	"github.com/agentpack/agentpack/engine/manifest"
 	"github.com/agentpack/agentpack/engine/module"
-	"github.com/agentpack/agentpack/engine/system"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // AddData is the data of `agentpack add`.
@@ -27,7 +27,7 @@ func (e *Engine) WithEditLock(command string, fn func(recovered []string) error)
 	if e.locked {
 		return fn(nil) // nested in an operation that holds the lock
 	}
-	_, dryRun := e.Sys.(*system.DryRun)
+	_, dryRun := e.Sys.(*fsys.DryRunSystem)
 	return e.maybeLock(dryRun, command, fn)
 }
 

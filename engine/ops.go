@@ -14,7 +14,7 @@ func (e *Engine) Plan(req Request) (*State, *plan.Plan, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	cache := plan.LoadStatCache(e.Env.StateDir())
+	cache := plan.LoadStatCache(e.Sys, e.Env.StateDir())
 	p, err := plan.Compute(st.Desired, st.Profile, st.Project, e.Sys, cache, func(w string) { st.Warn("%s", w) })
 	if err != nil {
 		return st, nil, err

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -8,8 +9,8 @@ import (
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/engine/plan"
-	"github.com/agentpack/agentpack/engine/system"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/targets"
 )
 
@@ -108,8 +109,8 @@ func TestPlanKinds(t *testing.T) {
 // mutation and touches no file.
 func TestDryRunSystemWritesNothing(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, "a", "b.txt")
-	s := system.NewDryRun(&system.Real{})
+	path := fsys.AbsPath(filepath.Join(dir, "a", "b.txt"))
+	s := fsys.NewDryRunSystem(fsys.NewRealSystem(fsys.RealSystemOptions{}))
 	if err := s.WriteFile(path, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -122,10 +123,10 @@ func TestDryRunSystemWritesNothing(t *testing.T) {
 	if _, err := s.ReadFile(path); err == nil {
 		t.Fatal("dry run should see its own removal")
 	}
-	if _, err := (&system.Real{}).Lstat(filepath.Join(dir, "a")); err == nil {
+	if _, err := os.Lstat(filepath.Join(dir, "a")); err == nil {
 		t.Fatal("dry run created a directory")
 	}
-	if ops := s.Ops(); len(ops) != 2 || ops[0].Op != "write" || ops[1].Op != "remove" {
+	if ops := s.Ops(); len(ops) != 2 || ops[0].Kind != fsys.OpWrite || ops[1].Kind != fsys.OpRemove {
 		t.Fatalf("ops not recorded: %+v", ops)
 	}
 }
@@ -139,7 +140,7 @@ func TestRealSystemRefusesSymlink(t *testing.T) {
 	if err := symlink(target, link); err != nil {
 		t.Skip("symlinks unsupported:", err)
 	}
-	err := (&system.Real{}).WriteFile(link, []byte("x"), 0o644)
+	err := fsys.NewRealSystem(fsys.RealSystemOptions{}).WriteFile(fsys.AbsPath(link), []byte("x"), 0o644)
 	if apperr.CodeOf(err) != apperr.IOInvalidPath {
 		t.Fatalf("want E_IO_INVALID_PATH, got %v", err)
 	}
@@ -163,7 +164,7 @@ func TestDryRunMatchesApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := (&system.Real{}).Lstat(filepath.Join(env.Cwd, "AGENTS.md")); err == nil {
+	if _, err := os.Lstat(filepath.Join(env.Cwd, "AGENTS.md")); err == nil {
 		t.Fatal("dry run wrote a file")
 	}
 	_, d, err := e.Deploy(req, true, engine.ApplyOptions{})
@@ -180,7 +181,7 @@ func TestDryRunMatchesApply(t *testing.T) {
 	}
 	var got []string
 	for _, op := range ops {
-		got = append(got, op.Path)
+		got = append(got, op.Path.String())
 	}
 	sort.Strings(got)
 	sort.Strings(want)

@@ -9,16 +9,16 @@ import (
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
-	"github.com/agentpack/agentpack/engine/system"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // failAgentsSys is the real filesystem, except that writing any AGENTS.md
 // fails: the apply dies part-way, after its other files were written.
-type failAgentsSys struct{ system.System }
+type failAgentsSys struct{ fsys.System }
 
-func (s failAgentsSys) WriteFile(path string, data []byte, perm fs.FileMode) error {
-	if filepath.Base(path) == "AGENTS.md" {
-		return errors.New("injected failure writing " + path)
+func (s failAgentsSys) WriteFile(path fsys.AbsPath, data []byte, perm fs.FileMode) error {
+	if path.Base() == "AGENTS.md" {
+		return errors.New("injected failure writing " + path.String())
 	}
 	return s.System.WriteFile(path, data, perm)
 }

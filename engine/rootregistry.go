@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/engine/plan"
-	"github.com/agentpack/agentpack/engine/system"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // rootsFile lists every root agentpack wrote a manifest into, with the repo
@@ -114,7 +114,7 @@ func (e *Engine) writeRoots(out []rootEntry) {
 	if err != nil {
 		return
 	}
-	_ = (&system.Real{}).WriteFile(filepath.Join(e.Env.StateDir(), rootsFile), append(data, '\n'), 0o600)
+	_ = e.Sys.WriteFile(fsys.AbsPath(filepath.Join(e.Env.StateDir(), rootsFile)), append(data, '\n'), 0o600)
 }
 
 // liveRoots are the desired roots that hold a manifest after an apply.

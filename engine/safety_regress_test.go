@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
-	"github.com/agentpack/agentpack/engine/system"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/targets"
 )
 
@@ -272,18 +272,18 @@ func TestRecoveryCleansStateLeftovers(t *testing.T) {
 
 // failAfter is a System whose writes and removals fail after the first n.
 type failAfter struct {
-	system.System
+	fsys.System
 	n int
 }
 
-func (f *failAfter) WriteFile(p string, d []byte, m os.FileMode) error {
+func (f *failAfter) WriteFile(p fsys.AbsPath, d []byte, m os.FileMode) error {
 	if f.n--; f.n < 0 {
 		return apperr.New(apperr.IOFailed, "cannot write %s: disk on fire", p)
 	}
 	return f.System.WriteFile(p, d, m)
 }
 
-func (f *failAfter) Remove(p string) error {
+func (f *failAfter) Remove(p fsys.AbsPath) error {
 	if f.n--; f.n < 0 {
 		return apperr.New(apperr.IOFailed, "cannot remove %s: disk on fire", p)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/checksum"
+	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/internal/workers"
 )
 
@@ -176,7 +177,7 @@ func (e *Engine) status(st *State, p *plan.Plan, only []string) *StatusData {
 			if st.Desired.RootFor(r.Target, path) != r.Path {
 				continue
 			}
-			if data, err := e.Sys.ReadFile(path); err == nil {
+			if data, err := e.Sys.ReadFile(fsys.AbsPath(path)); err == nil {
 				add(r.Target, r.Path, path, DriftExtra, nil, prefixedHex(checksum.SHA256Hex(data)))
 			}
 		}
@@ -247,7 +248,7 @@ func (e *Engine) walkFiles(dir string) []string {
 	var walk func(d string) []string
 	walk = func(d string) []string {
 		var out []string
-		entries, err := e.Sys.ReadDir(d)
+		entries, err := e.Sys.ReadDir(fsys.AbsPath(d))
 		if err != nil {
 			return nil
 		}
@@ -262,7 +263,7 @@ func (e *Engine) walkFiles(dir string) []string {
 		}
 		return out
 	}
-	entries, err := e.Sys.ReadDir(dir)
+	entries, err := e.Sys.ReadDir(fsys.AbsPath(dir))
 	if err != nil {
 		return nil
 	}

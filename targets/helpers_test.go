@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/agentpack/agentpack/engine/module"
-	"github.com/agentpack/agentpack/engine/system"
 	"github.com/agentpack/agentpack/engine/target"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -106,7 +106,7 @@ func (e *testEnv) rc(name string, scope target.Scope, opts map[string]any) *targ
 		Home:        e.home,
 		CodexHome:   e.codexHome,
 		ProjectRoot: e.proj,
-		FS:          &system.Real{},
+		FS:          fsys.NewRealSystem(fsys.RealSystemOptions{}),
 	}
 }
 

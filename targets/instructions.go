@@ -6,9 +6,11 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // Marker lines that wrap each module's text in an aggregated instructions
@@ -56,13 +58,16 @@ func (r *renderer) readExisting(p string) ([]byte, error) {
 	if r.rc.FS == nil {
 		return nil, nil
 	}
-	data, err := r.rc.FS.ReadFile(p)
+	data, err := r.rc.FS.ReadFile(fsys.AbsPath(p))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
+		// An OS error gets this file's own message and hint; any other
+		// agentpack error (a refused link, a read-only system) stays as it is.
 		var ae *apperr.Error
-		if errors.As(err, &ae) {
+		var errno syscall.Errno
+		if errors.As(err, &ae) && !errors.As(err, &errno) {
 			return nil, err
 		}
 		code := apperr.IOFailed

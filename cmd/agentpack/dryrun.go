@@ -2,10 +2,9 @@ package main
 
 import (
 	"encoding/json"
-	"path/filepath"
 
 	"github.com/agentpack/agentpack/engine"
-	"github.com/agentpack/agentpack/engine/system"
+	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/internal/textdiff"
 )
 
@@ -26,18 +25,23 @@ func (a *App) dryRunEngine() (*engine.Engine, func(data any, extra any) *result)
 		return eng, nil
 	}
 	base := eng.Sys
-	rec := system.NewDryRun(base)
+	rec := fsys.NewDryRunSystem(base)
 	eng.Sys = rec
 	return eng, func(data any, _ any) *result {
 		var writes []DryRunWrite
 		for _, op := range rec.Ops() {
-			w := DryRunWrite{Path: op.Path, PathPosix: filepath.ToSlash(op.Path)}
+			// Folders come and go with the files in them: only files are
+			// reported.
+			if op.Kind != fsys.OpWrite && op.Kind != fsys.OpRemove {
+				continue
+			}
+			w := DryRunWrite{Path: op.Path.String(), PathPosix: op.Path.ToSlash()}
 			before, _ := base.ReadFile(op.Path)
-			from := op.Path
+			from := op.Path.String()
 			if before == nil {
 				from = "/dev/null"
 			}
-			if u, ok := textdiff.Unified(from, op.Path, before, op.Data); ok {
+			if u, ok := textdiff.Unified(from, op.Path.String(), before, op.Data); ok {
 				w.Unified = u
 			}
 			writes = append(writes, w)

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/agentpack/agentpack/engine"
-	"github.com/agentpack/agentpack/engine/system"
+	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/schemas"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -48,12 +48,16 @@ func installCrashHook() {
 	}
 	var n atomic.Int64 // writes run in parallel
 	engineHook = func(e *engine.Engine) {
-		if rs, ok := e.Sys.(*system.Real); ok {
-			rs.AfterWrite = func(string) {
+		if rs, ok := e.Sys.(*fsys.RealSystem); ok {
+			state := fsys.AbsPath(e.Env.AgentpackHome)
+			rs.SetAfterWrite(func(p fsys.AbsPath) {
+				if state.Contains(p) {
+					return // agentpack's own state (stat cache, roots), not a target write
+				}
 				if n.Add(1) >= int64(k) {
 					os.Exit(137)
 				}
-			}
+			})
 		}
 	}
 }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/engine/plan"
-	"github.com/agentpack/agentpack/engine/system"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/internal/workers"
 	"github.com/agentpack/agentpack/snapshots"
 )
@@ -116,7 +116,7 @@ func (wr *Writer) undoFailed(err error) error {
 // performAll runs writes on sys: target files first (in parallel: they are
 // independent and the disk, not the CPU, is the limit), then the last
 // nManifests manifests that record them. Apply and dry run share it.
-func (wr *Writer) performAll(sys system.System, writes []write, nManifests int) error {
+func (wr *Writer) performAll(sys fsys.System, writes []write, nManifests int) error {
 	files, manifests := writes[:len(writes)-nManifests], writes[len(writes)-nManifests:]
 	guard := plan.NewLinkGuard(sys)
 	errs := make([]error, len(files))
@@ -137,12 +137,12 @@ func (wr *Writer) performAll(sys system.System, writes []write, nManifests int) 
 // DryRun runs d's transaction against a recording System and returns what
 // [Writer.Apply] would write, in order, without touching the disk or the
 // store.
-func (wr *Writer) DryRun(d Deployment) ([]system.Op, error) {
+func (wr *Writer) DryRun(d Deployment) ([]fsys.Op, error) {
 	writes, manifests, err := wr.transactionWrites(d, "dry-run", time.Now())
 	if err != nil {
 		return nil, err
 	}
-	sys := system.NewDryRun(wr.Sys)
+	sys := fsys.NewDryRunSystem(wr.Sys)
 	if err := wr.performAll(sys, writes, manifests); err != nil {
 		return nil, err
 	}
@@ -152,13 +152,13 @@ func (wr *Writer) DryRun(d Deployment) ([]system.Op, error) {
 // cacheWritten records the stat identity of files just written, so the next
 // status need not re-hash them.
 func (wr *Writer) cacheWritten(ws []write) {
-	cache := plan.LoadStatCache(wr.Store.Dir())
+	cache := plan.LoadStatCache(wr.Sys, wr.Store.Dir())
 	for _, w := range ws {
 		if w.data == nil {
 			cache.Forget(w.change.Path)
 			continue
 		}
-		if fi, err := wr.Sys.Lstat(w.change.Path); err == nil {
+		if fi, err := wr.Sys.Lstat(fsys.AbsPath(w.change.Path)); err == nil {
 			cache.Record(w.change.Path, fi, w.change.After.SHA256)
 		}
 	}
@@ -167,14 +167,14 @@ func (wr *Writer) cacheWritten(ws []write) {
 
 // perform executes one write or removal of a transaction on sys, after
 // checking that no folder below its root is a link.
-func (wr *Writer) perform(sys system.System, guard *plan.LinkGuard, w write) error {
+func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w write) error {
 	if err := guard.Check(w.change.Root, w.change.Path); err != nil {
 		return err
 	}
 	if w.data != nil {
-		return sys.WriteFile(w.change.Path, w.data, w.mode)
+		return sys.WriteFile(fsys.AbsPath(w.change.Path), w.data, w.mode)
 	}
-	if err := sys.Remove(w.change.Path); err != nil {
+	if err := sys.Remove(fsys.AbsPath(w.change.Path)); err != nil {
 		return err
 	}
 	pruneEmptyDirs(sys, filepath.Dir(w.change.Path), w.change.Root)

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/agentpack/agentpack/engine/plan"
-	"github.com/agentpack/agentpack/engine/system"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/checksum"
+	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/snapshots"
 )
 
@@ -83,13 +83,13 @@ func (wr *Writer) Recover() ([]string, error) {
 			return nil, err
 		}
 		if s.remove {
-			if err := wr.Sys.Remove(s.f.Path); err != nil {
+			if err := wr.Sys.Remove(fsys.AbsPath(s.f.Path)); err != nil {
 				return nil, err
 			}
 			pruneEmptyDirs(wr.Sys, filepath.Dir(s.f.Path), s.f.Root)
 			continue
 		}
-		if err := wr.Sys.WriteFile(s.f.Path, s.data, fs.FileMode(s.f.Before.Mode)); err != nil {
+		if err := wr.Sys.WriteFile(fsys.AbsPath(s.f.Path), s.data, fs.FileMode(s.f.Before.Mode)); err != nil {
 			return nil, err
 		}
 	}
@@ -200,10 +200,10 @@ func (wr *Writer) removeTempFiles(guard *plan.LinkGuard, f snapshots.FileChange)
 	if dir != f.Root && guard.Check(f.Root, dir) != nil {
 		return
 	}
-	entries, _ := wr.Sys.ReadDir(dir)
+	entries, _ := wr.Sys.ReadDir(fsys.AbsPath(dir))
 	for _, ent := range entries {
-		if strings.HasPrefix(ent.Name(), system.TempPrefix) && ent.Type().IsRegular() {
-			_ = wr.Sys.Remove(filepath.Join(dir, ent.Name()))
+		if strings.HasPrefix(ent.Name(), fsys.TempPrefix) && ent.Type().IsRegular() {
+			_ = wr.Sys.Remove(fsys.AbsPath(dir).JoinName(ent.Name()))
 		}
 	}
 }

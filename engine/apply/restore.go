@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/internal/checksum"
+	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/snapshots"
 )
 
@@ -131,10 +132,10 @@ func (wr *Writer) Restore(restores []snapshots.Restore, to string, targets []str
 		switch {
 		case err != nil:
 		case o.r.Content == nil:
-			err = wr.Sys.Remove(o.r.Path)
+			err = wr.Sys.Remove(fsys.AbsPath(o.r.Path))
 			pruneEmptyDirs(wr.Sys, filepath.Dir(o.r.Path), o.r.Root)
 		default:
-			err = wr.Sys.WriteFile(o.r.Path, o.data, fs.FileMode(o.r.Content.Mode))
+			err = wr.Sys.WriteFile(fsys.AbsPath(o.r.Path), o.data, fs.FileMode(o.r.Content.Mode))
 		}
 		out.Changed = append(out.Changed, o.r)
 		if err != nil {

@@ -11,7 +11,7 @@ import (
 	"slices"
 
 	"github.com/agentpack/agentpack/engine/desired"
-	"github.com/agentpack/agentpack/engine/system"
+	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/snapshots"
 )
 
@@ -19,7 +19,7 @@ import (
 // caller holds the state lock.
 type Writer struct {
 	// Sys is the filesystem written.
-	Sys system.System
+	Sys fsys.System
 	// Store keeps the snapshots and the journal.
 	Store *snapshots.Store
 	// BestEffort lets recovery finish where it would otherwise stop (`doctor
@@ -40,7 +40,7 @@ func (wr *Writer) checkpoint(phase string) {
 
 // modeOf is the permission bits of path, 0o644 when it cannot be read.
 func (wr *Writer) modeOf(path string) fs.FileMode {
-	fi, err := wr.Sys.Lstat(path)
+	fi, err := wr.Sys.Lstat(fsys.AbsPath(path))
 	if err != nil {
 		return 0o644
 	}
@@ -49,16 +49,16 @@ func (wr *Writer) modeOf(path string) fs.FileMode {
 
 // pruneEmptyDirs removes now-empty folders from dir up to (not including)
 // root, so deleting a skill does not leave its empty folder behind.
-func pruneEmptyDirs(sys system.System, dir, root string) {
+func pruneEmptyDirs(sys fsys.System, dir, root string) {
 	for desired.Within(root, dir) && dir != root {
-		if fi, err := sys.Lstat(dir); err != nil || !fi.IsDir() {
+		if fi, err := sys.Lstat(fsys.AbsPath(dir)); err != nil || !fi.IsDir() {
 			return // a link is not ours to remove, even when what it names is empty
 		}
-		entries, err := sys.ReadDir(dir)
+		entries, err := sys.ReadDir(fsys.AbsPath(dir))
 		if err != nil || len(entries) > 0 {
 			return
 		}
-		if sys.Remove(dir) != nil {
+		if sys.Remove(fsys.AbsPath(dir)) != nil {
 			return
 		}
 		dir = filepath.Dir(dir)
@@ -67,14 +67,14 @@ func pruneEmptyDirs(sys system.System, dir, root string) {
 
 // createdDirs lists the folders that writing paths will create: for each
 // path, its missing ancestors up to the first that exists.
-func createdDirs(sys system.System, paths []string) []string {
+func createdDirs(sys fsys.System, paths []string) []string {
 	exists := map[string]bool{}
 	var out []string
 	for _, p := range paths {
 		for d := filepath.Dir(p); ; d = filepath.Dir(d) {
 			seen, known := exists[d]
 			if !known {
-				_, err := sys.Lstat(d)
+				_, err := sys.Lstat(fsys.AbsPath(d))
 				seen = err == nil
 				exists[d] = seen
 				if !seen {
@@ -92,19 +92,19 @@ func createdDirs(sys system.System, paths []string) []string {
 
 // removeEmptyCreatedDirs removes, deepest first, the folders an apply
 // created that are empty again. A link is never removed.
-func removeEmptyCreatedDirs(sys system.System, dirs []string) {
+func removeEmptyCreatedDirs(sys fsys.System, dirs []string) {
 	sorted := slices.Clone(dirs)
 	slices.SortFunc(sorted, func(a, b string) int { return len(b) - len(a) })
 	for _, d := range sorted {
 		if !filepath.IsAbs(d) || filepath.Clean(d) != d {
 			continue
 		}
-		fi, err := sys.Lstat(d)
+		fi, err := sys.Lstat(fsys.AbsPath(d))
 		if err != nil || !fi.IsDir() {
 			continue
 		}
-		if entries, err := sys.ReadDir(d); err == nil && len(entries) == 0 {
-			_ = sys.Remove(d)
+		if entries, err := sys.ReadDir(fsys.AbsPath(d)); err == nil && len(entries) == 0 {
+			_ = sys.Remove(fsys.AbsPath(d))
 		}
 	}
 }

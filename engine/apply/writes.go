@@ -11,6 +11,7 @@ import (
 	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/checksum"
+	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/snapshots"
 )
 
@@ -72,7 +73,7 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time) ([]writ
 		path := filepath.Join(root.Path, plan.TargetManifestName(root.Target))
 		data := plan.RenderTargetManifest(root.Target, id, d.Profile, now, files)
 		w := write{change: snapshots.FileChange{Target: root.Target, Root: root.Path, Path: path, Op: plan.OpCreate, Manifest: true}, data: data, mode: 0o644}
-		if before, err := wr.Sys.ReadFile(path); err == nil {
+		if before, err := wr.Sys.ReadFile(fsys.AbsPath(path)); err == nil {
 			w.before = before
 			w.change.Op = plan.OpUpdate
 			w.change.Before = &snapshots.Content{SHA256: checksum.SHA256Hex(before), Size: int64(len(before)), Mode: uint32(wr.modeOf(path))}
@@ -86,7 +87,7 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time) ([]writ
 			continue
 		}
 		path := filepath.Join(root.Path, plan.TargetManifestName(root.Target))
-		before, err := wr.Sys.ReadFile(path)
+		before, err := wr.Sys.ReadFile(fsys.AbsPath(path))
 		if err != nil {
 			continue
 		}

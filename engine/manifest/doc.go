@@ -7,13 +7,14 @@ import (
 	"strings"
 
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/internal/yamlerr"
 	"go.yaml.in/yaml/v3"
 )
 
 // Writer is the part of the engine's System that saving a [Doc] needs.
 type Writer interface {
-	WriteFile(path string, data []byte, perm fs.FileMode) error
+	WriteFile(path fsys.AbsPath, data []byte, perm fs.FileMode) error
 }
 
 // Doc is agentpack.yaml as text plus its YAML node tree. Edits are
@@ -98,7 +99,7 @@ func (md *Doc) SaveBytes(w Writer, data []byte) error {
 	if _, err := Parse(data, md.known); err != nil {
 		return err
 	}
-	return w.WriteFile(md.path, data, 0o644)
+	return w.WriteFile(fsys.AbsPath(md.path), data, 0o644)
 }
 
 // value returns the node under key in the root mapping, or nil.

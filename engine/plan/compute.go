@@ -6,11 +6,12 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"syscall"
 
 	"github.com/agentpack/agentpack/engine/desired"
-	"github.com/agentpack/agentpack/engine/system"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/checksum"
+	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/internal/workers"
 )
 
@@ -27,16 +28,16 @@ type Actual struct {
 // ReadActual reads path, refusing one reached through a link below root;
 // when the stat cache vouches that the file still has hash want, it skips
 // reading it. A missing file is no error. cache may be nil.
-func ReadActual(sys system.System, guard *LinkGuard, cache *StatCache, root, path, want string) (Actual, error) {
+func ReadActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path, want string) (Actual, error) {
 	if err := guard.Check(root, path); err != nil {
 		return Actual{}, err
 	}
-	fi, err := sys.Lstat(path)
+	fi, err := sys.Lstat(fsys.AbsPath(path))
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || system.IsNotDir(err) {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return Actual{}, nil
 		}
-		return Actual{}, system.IOError(err, path)
+		return Actual{}, err
 	}
 	if fi.IsDir() {
 		return Actual{}, apperr.New(apperr.IOInvalidPath, "%s is a directory where agentpack manages a file", path).
@@ -45,9 +46,9 @@ func ReadActual(sys system.System, guard *LinkGuard, cache *StatCache, root, pat
 	if sha, ok := cache.lookup(path, fi); ok && want != "" && sha == want {
 		return Actual{Exists: true, SHA256: sha, Mode: fi.Mode().Perm()}, nil
 	}
-	data, err := sys.ReadFile(path)
+	data, err := sys.ReadFile(fsys.AbsPath(path))
 	if err != nil {
-		return Actual{}, system.IOError(err, path)
+		return Actual{}, err
 	}
 	sha := checksum.SHA256Hex(data)
 	cache.Record(path, fi, sha)
@@ -58,7 +59,7 @@ func ReadActual(sys system.System, guard *LinkGuard, cache *StatCache, root, pat
 // with what the target manifests say was last applied (three-way). project
 // is the folder whose git index marks manifests that came with a clone;
 // warn receives warnings. cache may be nil.
-func Compute(d *desired.State, profile, project string, sys system.System, cache *StatCache, warn func(string)) (*Plan, error) {
+func Compute(d *desired.State, profile, project string, sys fsys.System, cache *StatCache, warn func(string)) (*Plan, error) {
 	p := &Plan{Profile: profile, Targets: append([]string{}, d.Targets...), Changes: []Change{}, Manifests: map[desired.Root]*TargetManifest{}, Actual: map[string]string{}}
 	managed := map[string]ManagedFile{} // abs path → last applied
 	p.Managed = managed
@@ -108,8 +109,8 @@ func Compute(d *desired.State, profile, project string, sys system.System, cache
 		}
 		before := a.SHA256
 		if a.Data == nil { // the stat cache skipped the read; diffs need the bytes
-			if a.Data, err = sys.ReadFile(f.Path); err != nil {
-				return nil, system.IOError(err, f.Path)
+			if a.Data, err = sys.ReadFile(fsys.AbsPath(f.Path)); err != nil {
+				return nil, err
 			}
 		}
 		c.Op, c.BeforeSHA256, c.Before, c.Reason = OpUpdate, &before, a.Data, ReasonDiffers

@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/agentpack/agentpack/engine/desired"
-	"github.com/agentpack/agentpack/engine/system"
+	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
 
@@ -17,7 +17,7 @@ import (
 // agentpack owns here: a planted one could otherwise name files to delete.
 // The index is read once, and only when a manifest inside the project asks.
 type GitTracked struct {
-	sys     system.System
+	sys     fsys.System
 	project string
 
 	once  sync.Once
@@ -26,7 +26,7 @@ type GitTracked struct {
 
 // NewGitTracked returns a [GitTracked] for the project folder (none when
 // project is "").
-func NewGitTracked(sys system.System, project string) *GitTracked {
+func NewGitTracked(sys fsys.System, project string) *GitTracked {
 	return &GitTracked{sys: sys, project: project}
 }
 
@@ -42,7 +42,7 @@ func (g *GitTracked) Has(abs string) bool {
 
 func (g *GitTracked) load() {
 	g.paths = map[string]bool{}
-	data, err := g.sys.ReadFile(filepath.Join(g.gitDir(), "index"))
+	data, err := g.sys.ReadFile(fsys.AbsPath(filepath.Join(g.gitDir(), "index")))
 	if err != nil {
 		return
 	}
@@ -59,7 +59,7 @@ func (g *GitTracked) load() {
 // (worktrees and submodules).
 func (g *GitTracked) gitDir() string {
 	dotgit := filepath.Join(g.project, ".git")
-	data, err := g.sys.ReadFile(dotgit)
+	data, err := g.sys.ReadFile(fsys.AbsPath(dotgit))
 	if err != nil {
 		return dotgit
 	}

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agentpack/agentpack/engine/system"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // LinkGuard refuses paths that reach through a symlink below their managed
@@ -18,12 +18,12 @@ import (
 // Plan, apply, rollback and recovery check every path they read to decide a
 // write, write or delete.
 type LinkGuard struct {
-	sys  system.System
+	sys  fsys.System
 	dirs sync.Map // folders already seen to be real folders
 }
 
 // NewLinkGuard returns a [LinkGuard] that looks with sys.
-func NewLinkGuard(sys system.System) *LinkGuard { return &LinkGuard{sys: sys} }
+func NewLinkGuard(sys fsys.System) *LinkGuard { return &LinkGuard{sys: sys} }
 
 // Check walks from root down to path with Lstat. A missing component ends
 // the walk: nothing exists through it. It returns E_IO_INVALID_PATH naming
@@ -45,7 +45,7 @@ func (g *LinkGuard) Check(root, path string) error {
 				continue
 			}
 		}
-		fi, err := g.sys.Lstat(cur)
+		fi, err := g.sys.Lstat(fsys.AbsPath(cur))
 		if err != nil {
 			return nil
 		}

@@ -1,16 +1,14 @@
 package plan
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/gob"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
-	"github.com/agentpack/agentpack/engine/system"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // statCacheFile holds (size, mtime, inode) → sha256 of managed files, so
@@ -21,7 +19,8 @@ const statCacheFile = "statcache.v2.gob"
 
 // StatCache remembers the hash of files by their stat identity.
 type StatCache struct {
-	path    string
+	sys     fsys.System
+	path    fsys.AbsPath
 	mu      sync.Mutex
 	entries map[string]statEntry
 	dirty   bool
@@ -40,13 +39,12 @@ type statEntry struct {
 // it is not cached until it is older.
 const racyWindow = 100 * time.Millisecond
 
-// LoadStatCache reads the cache kept in stateDir; a missing or damaged
-// one is empty.
-func LoadStatCache(stateDir string) *StatCache {
-	c := &StatCache{path: filepath.Join(stateDir, statCacheFile), entries: map[string]statEntry{}}
-	if f, err := os.Open(c.path); err == nil {
-		defer f.Close()
-		if gob.NewDecoder(bufio.NewReader(f)).Decode(&c.entries) != nil || c.entries == nil {
+// LoadStatCache reads, with sys, the cache kept in stateDir; a missing or
+// damaged one is empty. [StatCache.Save] writes it back with sys.
+func LoadStatCache(sys fsys.System, stateDir string) *StatCache {
+	c := &StatCache{sys: sys, path: fsys.AbsPath(filepath.Join(stateDir, statCacheFile)), entries: map[string]statEntry{}}
+	if data, err := sys.ReadFile(c.path); err == nil {
+		if gob.NewDecoder(bytes.NewReader(data)).Decode(&c.entries) != nil || c.entries == nil {
 			c.entries = map[string]statEntry{} // a damaged cache only costs speed
 		}
 	}
@@ -116,10 +114,10 @@ func (c *StatCache) Save() {
 		return
 	}
 	data := buf.Bytes()
-	if err := os.MkdirAll(filepath.Dir(c.path), 0o700); err != nil {
+	if err := c.sys.MkdirAll(c.path.Dir(), 0o700); err != nil {
 		return
 	}
-	if (&system.Real{}).WriteFile(c.path, data, 0o600) == nil {
+	if c.sys.WriteFile(c.path, data, 0o600) == nil {
 		c.dirty = false
 	}
 }

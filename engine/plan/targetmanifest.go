@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agentpack/agentpack/engine/module"
-	"github.com/agentpack/agentpack/engine/system"
+	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // TargetManifestSchemaVersion is the version of .agentpack.manifest.*.json.
@@ -52,16 +54,16 @@ func IsTargetManifestName(name string) bool {
 // (nil, nil); an unreadable one, another schema_version, or one the
 // project's git repository tracks is a warning and treated as missing.
 // Entries that escape the root are dropped with a warning.
-func ReadTargetManifest(sys system.System, tracked *GitTracked, root, target string, warn func(string)) *TargetManifest {
+func ReadTargetManifest(sys fsys.System, tracked *GitTracked, root, target string, warn func(string)) *TargetManifest {
 	p := filepath.Join(root, TargetManifestName(target))
 	if tracked.Has(p) {
 		warn(fmt.Sprintf("%s is tracked by the project's git repository, so it came with the project and is no record of what agentpack wrote on this machine; treating it as missing (untrack it with `git rm --cached` and run `agentpack doctor --fix` to ignore it)", p))
 		return nil
 	}
-	data, err := sys.ReadFile(p)
+	data, err := sys.ReadFile(fsys.AbsPath(p))
 	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) && !system.IsNotDir(err) {
-			warn(fmt.Sprintf("cannot read %s: %v; treating it as missing", p, err))
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			warn(fmt.Sprintf("%s; treating it as missing", apperr.As(err).Message))
 		}
 		return nil
 	}

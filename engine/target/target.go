@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // Adapter maps modules to files for one AI tool (a target). Adapters
@@ -36,10 +37,11 @@ type RenderContext struct {
 	CodexHome   string // $CODEX_HOME, "" when unset
 	ProjectRoot string
 	Machine     string
-	// FS reads existing files (for key-level merges and adopted files).
+	// FS reads existing files (for key-level merges and adopted files): the
+	// read-only part of the engine's [fsys.System].
 	FS interface {
-		ReadFile(path string) ([]byte, error)
-		Lstat(path string) (fs.FileInfo, error)
+		ReadFile(path fsys.AbsPath) ([]byte, error)
+		Lstat(path fsys.AbsPath) (fs.FileInfo, error)
 	}
 	// OnWarn receives the adapter's warnings, prefixed with the target name.
 	OnWarn func(string)

@@ -35,7 +35,7 @@ func IOError(err error, op string, path AbsPath) error {
 	}
 	cause := rootCause(err)
 	return apperr.Wrap(err, code, "cannot %s %s: %s", op, path, cause).WithHint("%s", hint).
-		With("path", path.String()).With("cause", cause)
+		With("path", path.String()).With("path_posix", path.ToSlash()).With("cause", cause)
 }
 
 // rootCause returns the innermost error's text: "no space left on device"

@@ -28,7 +28,7 @@ func TestIOError(t *testing.T) {
 	} {
 		err := IOError(tt.err, "write", path)
 		ae := apperr.As(err)
-		if ae.Code != tt.code || ae.Message != tt.msg || ae.Details["path"] != "/x/y" {
+		if ae.Code != tt.code || ae.Message != tt.msg || ae.Details["path"] != "/x/y" || ae.Details["path_posix"] != "/x/y" {
 			t.Errorf("IOError(%v) = %s %q %v; want %s %q", tt.err, ae.Code, ae.Message, ae.Details, tt.code, tt.msg)
 		}
 		if !errors.Is(err, tt.err) {

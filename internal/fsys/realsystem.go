@@ -33,6 +33,11 @@ type RealSystem struct {
 // NewRealSystem returns a RealSystem configured by opts.
 func NewRealSystem(opts RealSystemOptions) *RealSystem { return &RealSystem{opts: opts} }
 
+// SetAfterWrite replaces the [RealSystemOptions.AfterWrite] hook. Crash
+// tests install it on the System an engine already holds; call it before
+// the System is used.
+func (s *RealSystem) SetAfterWrite(fn func(AbsPath)) { s.opts.AfterWrite = fn }
+
 // ReadFile implements [System].
 func (s *RealSystem) ReadFile(path AbsPath) ([]byte, error) {
 	data, err := os.ReadFile(string(path))

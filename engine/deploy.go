@@ -95,9 +95,9 @@ func checkRefusals(p *plan.Plan, opt ApplyOptions) error {
 	for _, c := range p.Changes {
 		switch {
 		case c.UpdateKind == plan.UpdateAdopt:
-			adopt = append(adopt, c.Path)
+			adopt = append(adopt, c.Path.String())
 		case c.UpdateKind == plan.UpdateDrifted, c.Op == plan.OpDelete && c.Reason == plan.ReasonEdited:
-			drift = append(drift, c.Path)
+			drift = append(drift, c.Path.String())
 		}
 	}
 	if len(adopt) > 0 && !opt.Adopt {
@@ -135,6 +135,6 @@ func (e *Engine) DryRun(st *State, p *plan.Plan) ([]fsys.Op, error) {
 
 // deployment is what applying p, a plan of st, carries out.
 func (e *Engine) deployment(st *State, p *plan.Plan, command string) apply.Deployment {
-	return apply.Deployment{Desired: st.Desired, Plan: p, Command: command, Repo: st.Repo, Project: e.Env.ProjectRoot(),
+	return apply.Deployment{Desired: st.Desired, Plan: p, Command: command, Repo: st.Repo, Project: e.projectRoot().String(),
 		Profile: st.Profile, Targets: st.Targets, Machine: st.Req.Machine}
 }

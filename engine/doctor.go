@@ -2,10 +2,11 @@ package engine
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -167,98 +168,113 @@ func (e *Engine) checkLockfile(add func(name, status, msg, suggestion string), s
 }
 
 func (e *Engine) checkRoot(add func(name, status, msg, suggestion string), r desired.Root) {
-	name := "root:" + r.Target + ":" + filepath.ToSlash(r.Path)
-	fi, err := os.Stat(r.Path)
+	name := "root:" + r.Target + ":" + r.Path.ToSlash()
+	path := r.Path.String()
+	fi, err := e.Sys.Stat(r.Path)
 	switch {
 	case err == nil && !fi.IsDir():
-		add(name, CheckFail, r.Path+" is a file, not a folder", "move the file away or change the target's path option")
+		add(name, CheckFail, path+" is a file, not a folder", "move the file away or change the target's path option")
 		return
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 		parent := r.Path
 		for {
-			parent = filepath.Dir(parent)
-			if pfi, perr := os.Stat(parent); perr == nil {
+			parent = parent.Dir()
+			if pfi, perr := e.Sys.Stat(parent); perr == nil {
 				if !pfi.IsDir() {
-					add(name, CheckFail, parent+" is a file, so "+r.Path+" cannot be created", "move the file away")
+					add(name, CheckFail, parent.String()+" is a file, so "+path+" cannot be created", "move the file away")
 					return
 				}
 				break
 			}
-			if parent == filepath.Dir(parent) {
+			if parent == parent.Dir() {
 				break
 			}
 		}
-		if !writable(parent) {
-			add(name, CheckFail, r.Path+" does not exist and "+parent+" is not writable", "create it or fix permissions")
+		if !writable(e.Sys, parent) {
+			add(name, CheckFail, path+" does not exist and "+parent.String()+" is not writable", "create it or fix permissions")
 			return
 		}
-		add(name, CheckPass, r.Path+" will be created on deploy", "")
+		add(name, CheckPass, path+" will be created on deploy", "")
 		return
 	case err != nil:
-		add(name, CheckFail, err.Error(), "check permissions")
+		add(name, CheckFail, osMessage(err), "check permissions")
 		return
 	}
-	if !writable(r.Path) {
-		add(name, CheckFail, r.Path+" is not writable", "fix its permissions (chmod u+w)")
+	if !writable(e.Sys, r.Path) {
+		add(name, CheckFail, path+" is not writable", "fix its permissions (chmod u+w)")
 		return
 	}
 	var warns []string
-	m := plan.ReadTargetManifest(e.Sys, plan.NewGitTracked(e.Sys, e.Env.ProjectRoot()), r.Path, r.Target, func(w string) { warns = append(warns, w) })
+	m := plan.ReadTargetManifest(e.Sys, plan.NewGitTracked(e.Sys, e.projectRoot()), r.Path, r.Target, func(w string) { warns = append(warns, w) })
 	if len(warns) > 0 {
 		add(name, CheckWarn, strings.Join(warns, "; "), "redeploy with `agentpack deploy --apply` to rewrite the manifest")
 		return
 	}
-	msg := r.Path + " is writable"
+	msg := path + " is writable"
 	if m != nil {
 		msg += fmt.Sprintf("; manifest lists %d file(s)", len(m.ManagedFiles))
 	}
 	add(name, CheckPass, msg, "")
 }
 
-func writable(dir string) bool {
-	f, err := os.CreateTemp(dir, ".agentpack-doctor-*")
-	if err != nil {
+// writable reports whether sys can create a file in dir: it writes a probe
+// file there and removes it.
+func writable(sys fsys.System, dir fsys.AbsPath) bool {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	probe := dir.JoinName(".agentpack-doctor-" + hex.EncodeToString(b[:]))
+	if sys.WriteFile(probe, nil, 0o600) != nil {
 		return false
 	}
-	name := f.Name()
-	_ = f.Close()
-	_ = os.Remove(name)
+	_ = sys.Remove(probe)
 	return true
+}
+
+// osMessage is the OS's own words for err, "stat /x: permission denied",
+// as doctor reported them before every read went through fsys.
+func osMessage(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Error()
+	}
+	return apperr.As(err).Message
 }
 
 // checkIgnored warns when a root inside a git repo would let agentpack's
 // manifests be committed.
 func (e *Engine) checkIgnored(add func(name, status, msg, suggestion string), st *State, fix bool, d *DoctorData) {
-	done := map[string]bool{}
+	done := map[fsys.AbsPath]bool{}
 	for _, r := range st.Desired.Roots {
-		top := gitTop(r.Path)
+		top := gitTop(e.Sys, r.Path)
 		if top == "" || done[top] {
 			continue
 		}
 		done[top] = true
-		rel, _ := filepath.Rel(top, filepath.Join(r.Path, plan.TargetManifestName(r.Target)))
-		if ignored(top, rel) {
-			add("gitignore:"+filepath.ToSlash(top), CheckPass, "agentpack manifests are git-ignored in "+top, "")
+		rel, _ := filepath.Rel(top.String(), r.Path.JoinName(plan.TargetManifestName(r.Target)).String())
+		if ignored(e.Sys, top, rel) {
+			add("gitignore:"+top.ToSlash(), CheckPass, "agentpack manifests are git-ignored in "+top.String(), "")
 			continue
 		}
+		ignoreFile := top.JoinName(".gitignore")
 		if fix {
-			if err := appendIgnore(e.Sys, filepath.Join(top, ".gitignore")); err == nil {
-				d.Fixed = append(d.Fixed, "added "+ManifestIgnoreLine+" to "+filepath.Join(top, ".gitignore"))
-				add("gitignore:"+filepath.ToSlash(top), CheckPass, "added "+ManifestIgnoreLine+" to .gitignore", "")
+			if err := appendIgnore(e.Sys, ignoreFile); err == nil {
+				d.Fixed = append(d.Fixed, "added "+ManifestIgnoreLine+" to "+ignoreFile.String())
+				add("gitignore:"+top.ToSlash(), CheckPass, "added "+ManifestIgnoreLine+" to .gitignore", "")
 				continue
 			}
 		}
-		add("gitignore:"+filepath.ToSlash(top), CheckWarn, "agentpack manifests in "+top+" are not git-ignored",
+		add("gitignore:"+top.ToSlash(), CheckWarn, "agentpack manifests in "+top.String()+" are not git-ignored",
 			"add `"+ManifestIgnoreLine+"` to .gitignore, or run `agentpack doctor --fix`")
 	}
 }
 
-func gitTop(dir string) string {
+// gitTop is the nearest folder from dir up holding .git, or "".
+func gitTop(sys fsys.System, dir fsys.AbsPath) fsys.AbsPath {
 	for {
-		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+		if _, err := sys.Lstat(dir.JoinName(".git")); err == nil {
 			return dir
 		}
-		parent := filepath.Dir(dir)
+		parent := dir.Dir()
 		if parent == dir {
 			return ""
 		}
@@ -266,8 +282,8 @@ func gitTop(dir string) string {
 	}
 }
 
-func ignored(top, rel string) bool {
-	data, err := os.ReadFile(filepath.Join(top, ".gitignore"))
+func ignored(sys fsys.System, top fsys.AbsPath, rel string) bool {
+	data, err := sys.ReadFile(top.JoinName(".gitignore"))
 	if err != nil {
 		return false
 	}
@@ -282,8 +298,8 @@ func ignored(top, rel string) bool {
 	return gitignore.NewMatcher(ps).Match(strings.Split(filepath.ToSlash(rel), "/"), false)
 }
 
-func appendIgnore(sys fsys.System, path string) error {
-	data, err := sys.ReadFile(fsys.AbsPath(path))
+func appendIgnore(sys fsys.System, path fsys.AbsPath) error {
+	data, err := sys.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -291,5 +307,5 @@ func appendIgnore(sys fsys.System, path string) error {
 		data = append(data, '\n')
 	}
 	data = append(data, []byte("# agentpack target manifests\n"+ManifestIgnoreLine+"\n")...)
-	return sys.WriteFile(fsys.AbsPath(path), data, 0o644)
+	return sys.WriteFile(path, data, 0o644)
 }

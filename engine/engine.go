@@ -104,7 +104,7 @@ type State struct {
 	Req  Request
 	Repo string
 	// Project is the project folder (git top level of the working folder).
-	Project  string
+	Project  fsys.AbsPath
 	Profile  string
 	Manifest *manifest.Manifest
 	// Targets are the selected target names, sorted.
@@ -148,7 +148,7 @@ func (e *Engine) Load(req Request) (*State, error) {
 // loadFrom is Load for an already parsed manifest.
 func (e *Engine) loadFrom(req Request, m *manifest.Manifest, repo string, warnings []string) (*State, error) {
 	var err error
-	st := &State{Req: req, Repo: repo, Project: e.Env.ProjectRoot(), Manifest: m, Profile: req.Profile, Warnings: append(warnings, m.Warnings...)}
+	st := &State{Req: req, Repo: repo, Project: e.projectRoot(), Manifest: m, Profile: req.Profile, Warnings: append(warnings, m.Warnings...)}
 	if st.Profile == "" {
 		st.Profile = "default"
 	}
@@ -221,8 +221,8 @@ func (e *Engine) selectTargets(m *manifest.Manifest, target string) ([]string, e
 // warnProjectPlace says where project-scope files land when that is
 // probably not what the user meant: outside any git repo, or in $HOME.
 func (e *Engine) warnProjectPlace(st *State) {
-	project := e.Env.ProjectRoot()
-	if project == e.Env.Home {
+	project := e.projectRoot()
+	if project == abs(e.Env.Home) {
 		for _, r := range st.Desired.Roots {
 			if r.Path == project {
 				st.Warn("the working directory is your home folder, so project files (%s's) go there; run agentpack inside a project", r.Target)
@@ -231,11 +231,11 @@ func (e *Engine) warnProjectPlace(st *State) {
 		}
 		return
 	}
-	if e.Env.InGitRepo() {
+	if e.inGitRepo() {
 		return
 	}
 	for _, f := range st.Desired.Files {
-		if desired.Within(project, f.Path) {
+		if project.Contains(f.Path) {
 			st.Warn("%s is not inside a git repository: project files (like %s) go into it", project, f.Path)
 			return
 		}
@@ -247,7 +247,7 @@ func (e *Engine) compile(st *State) (*desired.State, error) {
 	return desired.Compile(desired.Input{
 		Adapters: e.Adapters, Targets: st.Targets, Configs: st.Manifest.Targets, Modules: st.Modules,
 		Narrowed: st.Req.Target != "" && st.Req.Target != "all", Warn: st.Warn,
-		Context: target.RenderContext{Home: e.Env.Home, CodexHome: e.Env.CodexHome, ProjectRoot: e.Env.ProjectRoot(),
+		Context: target.RenderContext{Home: abs(e.Env.Home), CodexHome: e.Env.CodexHome, ProjectRoot: e.projectRoot(),
 			Machine: st.Req.Machine, FS: e.Sys, OnWarn: func(w string) { st.Warn("%s", w) }},
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // Env is the part of the process environment the engine depends on. It is
@@ -93,27 +94,47 @@ func (e Env) CacheDir() string { return filepath.Join(e.AgentpackHome, "cache") 
 // DefaultRepo is $AGENTPACK_HOME/repo.
 func (e Env) DefaultRepo() string { return filepath.Join(e.AgentpackHome, "repo") }
 
-// InGitRepo reports whether Cwd is inside a git work tree.
-func (e Env) InGitRepo() bool {
-	root := e.ProjectRoot()
-	_, err := os.Lstat(filepath.Join(root, ".git"))
-	return err == nil
+// InGitRepo reports whether Cwd is inside a git work tree, looking with sys.
+func (e Env) InGitRepo(sys fsys.System) bool {
+	_, found := e.gitTop(sys)
+	return found
 }
 
-// ProjectRoot is the git top-level of Cwd, else Cwd itself.
-func (e Env) ProjectRoot() string {
-	dir := e.Cwd
+// ProjectRoot is the git top level of Cwd (the nearest folder up from it
+// holding .git), else Cwd itself, looking with sys.
+func (e Env) ProjectRoot(sys fsys.System) string {
+	top, _ := e.gitTop(sys)
+	return top
+}
+
+// gitTop walks up from Cwd to the first folder holding .git; found is
+// false (and top is Cwd) when there is none, or Cwd is not absolute.
+func (e Env) gitTop(sys fsys.System) (top string, found bool) {
+	dir, err := fsys.NewAbsPath(e.Cwd)
+	if err != nil {
+		return e.Cwd, false
+	}
 	for {
-		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
-			return dir
+		if _, err := sys.Lstat(dir.JoinName(".git")); err == nil {
+			return dir.String(), true
 		}
-		parent := filepath.Dir(dir)
+		parent := dir.Dir()
 		if parent == dir {
-			return e.Cwd
+			return e.Cwd, false
 		}
 		dir = parent
 	}
 }
+
+// abs types p, a path the engine has made absolute (from [Env], or joined
+// to the repo or the working folder): only cleaning is left to do.
+func abs(p string) fsys.AbsPath { return fsys.AbsPath(filepath.Clean(p)) }
+
+// projectRoot is [Env.ProjectRoot] as the engine's System sees it.
+func (e *Engine) projectRoot() fsys.AbsPath { return abs(e.Env.ProjectRoot(e.Sys)) }
+
+// inGitRepo is [Env.InGitRepo] as the engine's System sees it.
+func (e *Engine) inGitRepo() bool { return e.Env.InGitRepo(e.Sys) }
 
 // ResolveRepo returns the absolute desired-state repo path for a --repo value.
 func (e Env) ResolveRepo(repo string) string {

@@ -1,10 +1,9 @@
 package engine
 
 import (
-	"path/filepath"
-
 	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // ExplainModule names a module and where it came from.
@@ -17,7 +16,7 @@ type ExplainModule struct {
 // ExplainItem is one path with the modules that produced it.
 type ExplainItem struct {
 	Target    string          `json:"target"`
-	Path      string          `json:"path"`
+	Path      fsys.AbsPath    `json:"path"`
 	PathPosix string          `json:"path_posix"`
 	Op        string          `json:"op,omitempty"`
 	Kind      string          `json:"kind,omitempty"`
@@ -51,8 +50,8 @@ func (e *Engine) Explain(req Request, kind string) (*State, *ExplainData, error)
 	for _, m := range st.Modules {
 		byID[m.ID] = m
 	}
-	item := func(target, path string, ids []string) ExplainItem {
-		it := ExplainItem{Target: target, Path: path, PathPosix: filepath.ToSlash(path), ModuleIDs: nonNil(ids), Modules: []ExplainModule{}}
+	item := func(target string, path fsys.AbsPath, ids []string) ExplainItem {
+		it := ExplainItem{Target: target, Path: path, PathPosix: path.ToSlash(), ModuleIDs: nonNil(ids), Modules: []ExplainModule{}}
 		for _, id := range ids {
 			em := ExplainModule{ID: id, Source: "(not in the current profile)"}
 			if m := byID[id]; m != nil {

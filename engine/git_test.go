@@ -113,7 +113,7 @@ modules:
 		t.Fatalf("update should report the pin it moved: %+v", m)
 	}
 	_, p, _ = e.Plan(req)
-	if len(p.Changes) != 1 || p.Changes[0].Path != dest {
+	if len(p.Changes) != 1 || p.Changes[0].Path.String() != dest {
 		t.Fatalf("want one update of %s after lock, got %+v", dest, p.Changes)
 	}
 

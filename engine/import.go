@@ -158,7 +158,7 @@ type importSpot struct {
 }
 
 func (e *Engine) importSpots(m *manifest.Manifest) []importSpot {
-	proj := e.Env.ProjectRoot()
+	proj := e.projectRoot().String()
 	codexHome := filepath.Join(e.Env.Home, ".codex")
 	if h := strings.TrimSpace(e.Env.CodexHome); h != "" {
 		codexHome = e.homePath(h)

@@ -15,6 +15,7 @@ import (
 	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/checksum"
+	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/targets"
 )
 
@@ -183,16 +184,16 @@ func TestImportDryRunThenApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, path := range imported {
-		f := st.Desired.File(filepath.FromSlash(path))
+		f := st.Desired.File(fsys.AbsPath(filepath.FromSlash(path)))
 		if f == nil || f.SHA256 != checksum.SHA256Hex([]byte(mustRead(t, path))) {
 			t.Errorf("%s: not desired with its current bytes (%+v)", path, f)
 		}
 	}
 	for _, c := range p.Changes {
-		if c.Path == filepath.Join(env.Home, ".claude/commands/managed.md") {
+		if c.Path.String() == filepath.Join(env.Home, ".claude/commands/managed.md") {
 			continue // the fixture's fake manifest claims it; no module makes it
 		}
-		if c.Op != plan.OpCreate || slices.Contains(imported, filepath.ToSlash(c.Path)) {
+		if c.Op != plan.OpCreate || slices.Contains(imported, c.Path.ToSlash()) {
 			t.Errorf("plan touches an imported file or is not a create: %s %s (%s)", c.Op, c.Path, c.Reason)
 		}
 	}

@@ -60,7 +60,7 @@ func (ip *importPlanner) warn(format string, args ...any) {
 
 func (ip *importPlanner) plan() *ImportData {
 	e := ip.e
-	proj := e.Env.ProjectRoot()
+	proj := e.projectRoot().String()
 	out := &ImportData{Repo: ip.m.Dir, RepoPosix: filepath.ToSlash(ip.m.Dir), HomeRoot: e.Env.Home,
 		HomeRootPosix: filepath.ToSlash(e.Env.Home), ProjectRoot: proj, ProjectRootPosix: filepath.ToSlash(proj),
 		Profile: ImportProfile, Plan: []ImportItem{}, Conflicts: []ImportConflict{}}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/internal/textdiff"
@@ -14,7 +13,7 @@ func (e *Engine) Plan(req Request) (*State, *plan.Plan, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	cache := plan.LoadStatCache(e.Sys, e.Env.StateDir())
+	cache := plan.LoadStatCache(e.Sys, abs(e.Env.StateDir()))
 	p, err := plan.Compute(st.Desired, st.Profile, st.Project, e.Sys, cache, func(w string) { st.Warn("%s", w) })
 	if err != nil {
 		return st, nil, err
@@ -51,7 +50,7 @@ func diffData(st *State, p *plan.Plan) *DiffData {
 	d := &DiffData{Profile: p.Profile, Targets: p.Targets, Changes: make([]DiffChange, len(p.Changes)), Summary: p.Summary}
 	for i, c := range p.Changes {
 		d.Changes[i] = DiffChange{Change: c}
-		from, to := filepath.ToSlash(c.Path), filepath.ToSlash(c.Path) // like diff -u of two files
+		from, to := c.Path.ToSlash(), c.Path.ToSlash() // like diff -u of two files
 		if c.Op == plan.OpCreate {
 			from = "/dev/null"
 		} else if c.Op == plan.OpDelete {
@@ -112,8 +111,8 @@ func (e *Engine) Preview(req Request, withDiff bool) (*State, *PreviewData, erro
 		dd := diffData(st, p)
 		pd := &PreviewDiff{Changes: p.Changes, Summary: p.Summary, Files: []PreviewFile{}}
 		for _, c := range dd.Changes {
-			pd.Files = append(pd.Files, PreviewFile{Target: c.Target, Root: c.Root, RootPosix: filepath.ToSlash(c.Root),
-				Path: c.Path, PathPosix: c.PathPosix, Op: c.Op, BeforeHash: prefixed(c.BeforeSHA256),
+			pd.Files = append(pd.Files, PreviewFile{Target: c.Target, Root: c.Root.String(), RootPosix: c.Root.ToSlash(),
+				Path: c.Path.String(), PathPosix: c.PathPosix, Op: c.Op, BeforeHash: prefixed(c.BeforeSHA256),
 				AfterHash: prefixed(c.AfterSHA256), Unified: c.Unified})
 		}
 		out.Diff = pd

@@ -16,7 +16,7 @@ import (
 
 func changeFor(p *plan.Plan, path string) *plan.Change {
 	for i := range p.Changes {
-		if p.Changes[i].Path == path {
+		if p.Changes[i].Path.String() == path {
 			return &p.Changes[i]
 		}
 	}

@@ -74,9 +74,9 @@ func TestReconcileTable(t *testing.T) {
 			}
 			var gotOp, gotKind, gotReason string
 			for _, c := range p.Changes {
-				if c.Path == extra {
+				if c.Path.String() == extra {
 					gotOp, gotKind, gotReason = string(c.Op), string(c.UpdateKind), c.Reason
-				} else if c.Path != filepath.Join(env.Cwd, "AGENTS.md") {
+				} else if c.Path.String() != filepath.Join(env.Cwd, "AGENTS.md") {
 					t.Errorf("unexpected change %s %s", c.Op, c.Path)
 				}
 			}
@@ -89,7 +89,7 @@ func TestReconcileTable(t *testing.T) {
 			}
 			gotStatus := ""
 			for _, dr := range s.Drift {
-				if dr.Path == extra {
+				if dr.Path.String() == extra {
 					gotStatus = dr.Kind
 				}
 			}

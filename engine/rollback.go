@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine/apply"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/snapshots"
 )
 
@@ -250,7 +251,7 @@ func (e *Engine) registerRestoredRoots(records []*snapshots.Record, restores []s
 		if !r.Manifest || r.Content == nil || rec == nil || rec.Repo == "" {
 			continue
 		}
-		entries = append(entries, rootEntry{Target: r.Target, Root: r.Root, Repo: rec.Repo, Project: rec.Project})
+		entries = append(entries, rootEntry{Target: r.Target, Root: fsys.AbsPath(r.Root), Repo: rec.Repo, Project: fsys.AbsPath(rec.Project)})
 	}
 	if len(entries) > 0 {
 		e.addRoots(entries)

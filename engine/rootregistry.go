@@ -2,8 +2,6 @@ package engine
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 
@@ -19,15 +17,15 @@ import (
 const rootsFile = "roots.json"
 
 type rootEntry struct {
-	Target  string `json:"target"`
-	Root    string `json:"root"`
-	Repo    string `json:"repo"`
-	Project string `json:"project"`
+	Target  string       `json:"target"`
+	Root    fsys.AbsPath `json:"root"`
+	Repo    string       `json:"repo"`
+	Project fsys.AbsPath `json:"project"`
 }
 
 func (e *Engine) readRoots() []rootEntry {
 	var out []rootEntry
-	if data, err := os.ReadFile(filepath.Join(e.Env.StateDir(), rootsFile)); err == nil {
+	if data, err := e.Sys.ReadFile(e.rootsPath()); err == nil {
 		_ = json.Unmarshal(data, &out) // a damaged list only loses stale-root cleanup
 	}
 	return out
@@ -41,7 +39,7 @@ func (e *Engine) staleRoots(st *State, d *desired.State) []desired.Root {
 	for _, r := range d.Roots {
 		current[desired.Root{Target: r.Target, Path: r.Path}] = true
 	}
-	project := e.Env.ProjectRoot()
+	project := e.projectRoot()
 	var out []desired.Root
 	for _, r := range e.readRoots() {
 		key := desired.Root{Target: r.Target, Path: r.Root}
@@ -55,19 +53,19 @@ func (e *Engine) staleRoots(st *State, d *desired.State) []desired.Root {
 		if !slices.Contains(d.Targets, r.Target) && (configured || narrowed) {
 			continue
 		}
-		if r.Project != project && desired.Within(r.Project, r.Root) {
+		if r.Project != project && r.Project.Contains(r.Root) {
 			continue // another project's folder
 		}
 		out = append(out, key)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Target+out[i].Path < out[j].Target+out[j].Path })
+	sort.Slice(out, func(i, j int) bool { return out[i].Target+out[i].Path.String() < out[j].Target+out[j].Path.String() })
 	return out
 }
 
 // recordRoots updates the list after an apply: roots holding a manifest now
 // are added, stale roots whose manifest was removed are dropped.
 func (e *Engine) recordRoots(st *State, live []desired.Root, gone []desired.Root) {
-	project := e.Env.ProjectRoot()
+	project := e.projectRoot()
 	drop := map[desired.Root]bool{}
 	for _, g := range gone {
 		drop[g] = true
@@ -114,8 +112,10 @@ func (e *Engine) writeRoots(out []rootEntry) {
 	if err != nil {
 		return
 	}
-	_ = e.Sys.WriteFile(fsys.AbsPath(filepath.Join(e.Env.StateDir(), rootsFile)), append(data, '\n'), 0o600)
+	_ = e.Sys.WriteFile(e.rootsPath(), append(data, '\n'), 0o600)
 }
+
+func (e *Engine) rootsPath() fsys.AbsPath { return abs(e.Env.StateDir()).JoinName(rootsFile) }
 
 // liveRoots are the desired roots that hold a manifest after an apply.
 func liveRoots(st *State, p *plan.Plan) []desired.Root {

@@ -114,7 +114,7 @@ modules:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Changes) != 1 || p.Changes[0].Op != plan.OpDelete || !strings.HasSuffix(p.Changes[0].Path, "CLAUDE.md") {
+	if len(p.Changes) != 1 || p.Changes[0].Op != plan.OpDelete || !strings.HasSuffix(p.Changes[0].Path.String(), "CLAUDE.md") {
 		t.Fatalf("want CLAUDE.md deleted, got %+v", p.Changes)
 	}
 }

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -27,14 +26,14 @@ var DriftKinds = []string{DriftMissing, DriftModified, DriftExtra, DriftPending}
 
 // DriftItem is one path that differs between desired, actual and last applied.
 type DriftItem struct {
-	Target    string  `json:"target"`
-	Root      string  `json:"root"`
-	RootPosix string  `json:"root_posix"`
-	Path      string  `json:"path"`
-	PathPosix string  `json:"path_posix"`
-	Expected  *string `json:"expected"`
-	Actual    *string `json:"actual"`
-	Kind      string  `json:"kind"`
+	Target    string       `json:"target"`
+	Root      fsys.AbsPath `json:"root"`
+	RootPosix string       `json:"root_posix"`
+	Path      fsys.AbsPath `json:"path"`
+	PathPosix string       `json:"path_posix"`
+	Expected  *string      `json:"expected"`
+	Actual    *string      `json:"actual"`
+	Kind      string       `json:"kind"`
 }
 
 // DriftSummary counts drift by kind.
@@ -61,7 +60,7 @@ func (s *DriftSummary) add(kind string) {
 // RootSummary is drift per managed root.
 type RootSummary struct {
 	Target    string       `json:"target"`
-	Root      string       `json:"root"`
+	Root      fsys.AbsPath `json:"root"`
 	RootPosix string       `json:"root_posix"`
 	Summary   DriftSummary `json:"summary"`
 }
@@ -102,14 +101,14 @@ func (e *Engine) Status(req Request, only []string) (*State, *StatusData, error)
 func (e *Engine) status(st *State, p *plan.Plan, only []string) *StatusData {
 	out := &StatusData{Profile: st.Profile, Targets: st.Targets, Drift: []DriftItem{}, SummaryByRoot: []RootSummary{},
 		NextActions: []string{}, NextActionsDetailed: []NextAction{}}
-	seen := map[string]bool{}
-	add := func(target, root, path, kind string, expected, actual *string) {
+	seen := map[fsys.AbsPath]bool{}
+	add := func(target string, root, path fsys.AbsPath, kind string, expected, actual *string) {
 		if seen[path] {
 			return
 		}
 		seen[path] = true
-		out.Drift = append(out.Drift, DriftItem{Target: target, Root: root, RootPosix: filepath.ToSlash(root), Path: path,
-			PathPosix: filepath.ToSlash(path), Expected: expected, Actual: actual, Kind: kind})
+		out.Drift = append(out.Drift, DriftItem{Target: target, Root: root, RootPosix: root.ToSlash(), Path: path,
+			PathPosix: path.ToSlash(), Expected: expected, Actual: actual, Kind: kind})
 	}
 	// Last applied vs actual.
 	guard := plan.NewLinkGuard(e.Sys)
@@ -119,7 +118,7 @@ func (e *Engine) status(st *State, p *plan.Plan, only []string) *StatusData {
 			continue
 		}
 		for _, f := range m.ManagedFiles {
-			abs := filepath.Join(r.Path, filepath.FromSlash(f.Path))
+			abs := f.In(r.Path)
 			if st.Desired.RootFor(r.Target, abs) != r.Path {
 				continue
 			}
@@ -164,20 +163,20 @@ func (e *Engine) status(st *State, p *plan.Plan, only []string) *StatusData {
 		if !r.ScanExtras {
 			continue
 		}
-		managed := map[string]bool{}
+		managed := map[fsys.AbsPath]bool{}
 		if m := p.Manifests[r]; m != nil {
 			for _, f := range m.ManagedFiles {
-				managed[filepath.Join(r.Path, filepath.FromSlash(f.Path))] = true
+				managed[f.In(r.Path)] = true
 			}
 		}
 		for _, path := range e.walkFiles(r.Path) {
-			if managed[path] || st.Desired.File(path) != nil || plan.IsTargetManifestName(filepath.Base(path)) {
+			if managed[path] || st.Desired.File(path) != nil || plan.IsTargetManifestName(path.Base()) {
 				continue
 			}
 			if st.Desired.RootFor(r.Target, path) != r.Path {
 				continue
 			}
-			if data, err := e.Sys.ReadFile(fsys.AbsPath(path)); err == nil {
+			if data, err := e.Sys.ReadFile(path); err == nil {
 				add(r.Target, r.Path, path, DriftExtra, nil, prefixedHex(checksum.SHA256Hex(data)))
 			}
 		}
@@ -211,7 +210,7 @@ func (out *StatusData) finish(st *State, only []string) {
 	})
 	byRoot := map[desired.Root]*RootSummary{}
 	for _, r := range st.Desired.Roots {
-		byRoot[desired.Root{Target: r.Target, Path: r.Path}] = &RootSummary{Target: r.Target, Root: r.Path, RootPosix: filepath.ToSlash(r.Path)}
+		byRoot[desired.Root{Target: r.Target, Path: r.Path}] = &RootSummary{Target: r.Target, Root: r.Path, RootPosix: r.Path.ToSlash()}
 	}
 	for _, d := range out.Drift {
 		out.Summary.add(d.Kind)
@@ -244,16 +243,16 @@ func (out *StatusData) next(action, command string) {
 // walkFiles lists regular files under dir (recursively); a missing dir is
 // empty. Subfolders of dir are walked in parallel: a skills root holds one
 // folder per skill.
-func (e *Engine) walkFiles(dir string) []string {
-	var walk func(d string) []string
-	walk = func(d string) []string {
-		var out []string
-		entries, err := e.Sys.ReadDir(fsys.AbsPath(d))
+func (e *Engine) walkFiles(dir fsys.AbsPath) []fsys.AbsPath {
+	var walk func(d fsys.AbsPath) []fsys.AbsPath
+	walk = func(d fsys.AbsPath) []fsys.AbsPath {
+		var out []fsys.AbsPath
+		entries, err := e.Sys.ReadDir(d)
 		if err != nil {
 			return nil
 		}
 		for _, ent := range entries {
-			p := filepath.Join(d, ent.Name())
+			p := d.JoinName(ent.Name())
 			switch {
 			case ent.IsDir():
 				out = append(out, walk(p)...)
@@ -263,25 +262,25 @@ func (e *Engine) walkFiles(dir string) []string {
 		}
 		return out
 	}
-	entries, err := e.Sys.ReadDir(fsys.AbsPath(dir))
+	entries, err := e.Sys.ReadDir(dir)
 	if err != nil {
 		return nil
 	}
-	parts := make([][]string, len(entries))
+	parts := make([][]fsys.AbsPath, len(entries))
 	workers.Parallel(len(entries), func(i int) {
-		p := filepath.Join(dir, entries[i].Name())
+		p := dir.JoinName(entries[i].Name())
 		switch {
 		case entries[i].IsDir():
 			parts[i] = walk(p)
 		case entries[i].Type().IsRegular():
-			parts[i] = []string{p}
+			parts[i] = []fsys.AbsPath{p}
 		}
 	})
-	var out []string
+	var out []fsys.AbsPath
 	for _, part := range parts {
 		out = append(out, part...)
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
 

@@ -1,8 +1,6 @@
 package targets
 
 import (
-	"path/filepath"
-
 	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/engine/target"
 )
@@ -49,15 +47,15 @@ func (ClaudeCode) render(rc *target.RenderContext, modules []*module.LoadedModul
 			instructions = append(instructions, lm)
 		case module.TypeSkill:
 			for _, dir := range r.all("skills") {
-				r.copyModule(filepath.Join(dir, lm.Name()), lm)
+				r.copyModule(under(dir, lm.Name()), lm)
 			}
 		case module.TypeCommand:
 			for _, dir := range r.all("commands") {
-				r.add(filepath.Join(dir, mainFile(lm)), lm.Main.Data, lm.Main.Mode, lm.ID)
+				r.add(under(dir, mainFile(lm)), lm.Main.Data, lm.Main.Mode, lm.ID)
 			}
 		case module.TypeAgent:
 			for _, dir := range r.all("agents") {
-				r.add(filepath.Join(dir, lm.Name()+".md"), r.markdownAgent(lm, agentKeys), 0o644, lm.ID)
+				r.add(under(dir, lm.Name()+".md"), r.markdownAgent(lm, agentKeys), 0o644, lm.ID)
 			}
 		}
 	}

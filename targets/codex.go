@@ -2,7 +2,6 @@ package targets
 
 import (
 	"bytes"
-	"path/filepath"
 	"slices"
 
 	"github.com/agentpack/agentpack/engine/module"
@@ -50,11 +49,11 @@ func (Codex) render(rc *target.RenderContext, modules []*module.LoadedModule, wa
 			instructions = append(instructions, lm)
 		case module.TypeSkill:
 			for _, dir := range r.all("skills") {
-				r.copyModule(filepath.Join(dir, lm.Name()), lm)
+				r.copyModule(under(dir, lm.Name()), lm)
 			}
 		case module.TypePrompt:
 			if dir, ok := r.path("prompts", true); ok {
-				r.add(filepath.Join(dir, mainFile(lm)), lm.Main.Data, lm.Main.Mode, lm.ID)
+				r.add(under(dir, mainFile(lm)), lm.Main.Data, lm.Main.Mode, lm.ID)
 			}
 		case module.TypeAgent:
 			if dir, ok := r.path("agents", false); ok {
@@ -62,7 +61,7 @@ func (Codex) render(rc *target.RenderContext, modules []*module.LoadedModule, wa
 				if err != nil {
 					return nil, err
 				}
-				r.add(filepath.Join(dir, lm.Name()+".toml"), data, 0o644, lm.ID)
+				r.add(under(dir, lm.Name()+".toml"), data, 0o644, lm.ID)
 			}
 		}
 	}

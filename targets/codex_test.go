@@ -108,7 +108,7 @@ func TestCodexPromptsAreUserOnly(t *testing.T) {
 
 func hasRoot(out *target.Output, p string, scan bool) bool {
 	for _, r := range out.Roots {
-		if r.Path == p && r.ScanExtras == scan {
+		if r.Path.String() == p && r.ScanExtras == scan {
 			return true
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"path/filepath"
 	"regexp"
 
 	"github.com/agentpack/agentpack/engine/module"
@@ -51,19 +50,19 @@ func (Cursor) render(rc *target.RenderContext, modules []*module.LoadedModule, w
 		switch lm.Type {
 		case module.TypeInstructions:
 			if dir, ok := r.path("rules", false); ok {
-				r.add(filepath.Join(dir, CursorRuleKey(lm.ID)+".mdc"), r.cursorRule(lm), 0o644, lm.ID)
+				r.add(under(dir, CursorRuleKey(lm.ID)+".mdc"), r.cursorRule(lm), 0o644, lm.ID)
 			}
 		case module.TypeSkill:
 			if dir, ok := r.path("skills", false); ok {
-				r.copyModule(filepath.Join(dir, lm.Name()), lm)
+				r.copyModule(under(dir, lm.Name()), lm)
 			}
 		case module.TypeCommand:
 			if dir, ok := r.path("commands", false); ok {
-				r.add(filepath.Join(dir, mainFile(lm)), lm.Main.Data, lm.Main.Mode, lm.ID)
+				r.add(under(dir, mainFile(lm)), lm.Main.Data, lm.Main.Mode, lm.ID)
 			}
 		case module.TypeAgent:
 			if dir, ok := r.path("agents", false); ok {
-				r.add(filepath.Join(dir, lm.Name()+".md"), r.markdownAgent(lm, agentKeys), 0o644, lm.ID)
+				r.add(under(dir, lm.Name()+".md"), r.markdownAgent(lm, agentKeys), 0o644, lm.ID)
 			}
 		}
 	}

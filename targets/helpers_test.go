@@ -103,9 +103,9 @@ func (e *testEnv) rc(name string, scope target.Scope, opts map[string]any) *targ
 		Target:      name,
 		Config:      target.Config{Mode: "files", Scope: scope, Options: opts},
 		Scope:       scope,
-		Home:        e.home,
+		Home:        fsys.AbsPath(e.home),
 		CodexHome:   e.codexHome,
-		ProjectRoot: e.proj,
+		ProjectRoot: fsys.AbsPath(e.proj),
 		FS:          fsys.NewRealSystem(fsys.RealSystemOptions{}),
 	}
 }
@@ -149,7 +149,7 @@ func (e *testEnv) render(t *testing.T, name string, scope target.Scope, opts map
 // file returns the desired file at p, or nil.
 func file(out *target.Output, p string) *target.DesiredFile {
 	for i := range out.Files {
-		if out.Files[i].Path == p {
+		if out.Files[i].Path.String() == p {
 			return &out.Files[i]
 		}
 	}
@@ -170,20 +170,20 @@ func (e *testEnv) listing(t *testing.T, out *target.Output, warnings []string) s
 	var b strings.Builder
 	b.WriteString("# roots\n")
 	for _, r := range out.Roots {
-		fmt.Fprintf(&b, "%s scan_extras=%v\n", norm(r.Path), r.ScanExtras)
+		fmt.Fprintf(&b, "%s scan_extras=%v\n", norm(r.Path.String()), r.ScanExtras)
 	}
 	b.WriteString("\n# files\n")
 	for _, f := range out.Files {
 		root := ""
 		for _, r := range out.Roots {
-			if within(f.Path, r.Path) && len(r.Path) > len(root) {
-				root = r.Path
+			if within(f.Path.String(), r.Path.String()) && len(r.Path) > len(root) {
+				root = r.Path.String()
 			}
 		}
 		if root == "" {
 			t.Errorf("file %s lies under no root", f.Path)
 		}
-		rel, _ := filepath.Rel(root, f.Path)
+		rel, _ := filepath.Rel(root, f.Path.String())
 		sum := sha256.Sum256(f.Data)
 		fmt.Fprintf(&b, "== [%s] %s mode=%04o sha256=%s modules=%s\n", norm(root), filepath.ToSlash(rel),
 			f.Mode, hex.EncodeToString(sum[:])[:16], strings.Join(f.ModuleIDs, ","))

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"io/fs"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -36,7 +35,7 @@ func instructionBody(lm *module.LoadedModule) []byte {
 }
 
 // instructionsFile adds the aggregated instructions file at p for mods.
-func (r *renderer) instructionsFile(p string, mods []*module.LoadedModule) error {
+func (r *renderer) instructionsFile(p fsys.AbsPath, mods []*module.LoadedModule) error {
 	if len(mods) == 0 {
 		return nil
 	}
@@ -54,11 +53,11 @@ func (r *renderer) instructionsFile(p string, mods []*module.LoadedModule) error
 }
 
 // readExisting returns the current bytes of p, or nil when it does not exist.
-func (r *renderer) readExisting(p string) ([]byte, error) {
+func (r *renderer) readExisting(p fsys.AbsPath) ([]byte, error) {
 	if r.rc.FS == nil {
 		return nil, nil
 	}
-	data, err := r.rc.FS.ReadFile(fsys.AbsPath(p))
+	data, err := r.rc.FS.ReadFile(p)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
@@ -76,7 +75,7 @@ func (r *renderer) readExisting(p string) ([]byte, error) {
 		}
 		return nil, apperr.Wrap(err, code, "cannot read %s", p).
 			WithHint("agentpack reads the existing file to keep your text outside its markers").
-			With("path", p).With("path_posix", filepath.ToSlash(p))
+			With("path", p.String()).With("path_posix", p.ToSlash())
 	}
 	return data, nil
 }

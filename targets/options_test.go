@@ -32,8 +32,8 @@ func (e *testEnv) defaultPath(s *targetSpec, o output) string {
 func filesWithin(out *target.Output, p string) []string {
 	var got []string
 	for _, f := range out.Files {
-		if within(f.Path, p) {
-			got = append(got, f.Path)
+		if within(f.Path.String(), p) {
+			got = append(got, f.Path.String())
 		}
 	}
 	return got
@@ -135,7 +135,7 @@ func TestRootsWithoutModules(t *testing.T) {
 	// Only the roots of the active scope.
 	out, _ := e.render(t, "claude_code", target.ScopeUser, nil)
 	for _, r := range out.Roots {
-		if within(r.Path, e.proj) {
+		if within(r.Path.String(), e.proj) {
 			t.Errorf("user scope returned project root %s", r.Path)
 		}
 	}

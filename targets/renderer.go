@@ -3,13 +3,13 @@ package targets
 import (
 	"io/fs"
 	"path"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/engine/target"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // warnFunc records a warning. Adapters get rc.Warn; tests pass a recorder.
@@ -21,8 +21,8 @@ type renderer struct {
 	spec *targetSpec
 	warn warnFunc
 	// paths holds the resolved path of every enabled output.
-	paths  map[outputKey]string
-	roots  map[string]bool // path -> scan extras
+	paths  map[outputKey]fsys.AbsPath
+	roots  map[fsys.AbsPath]bool // path -> scan extras
 	files  []target.DesiredFile
 	warned map[string]bool
 }
@@ -34,11 +34,11 @@ type outputKey struct {
 
 // newRenderer resolves the enabled outputs and their roots, and warns about
 // option keys the target does not know.
-func newRenderer(spec *targetSpec, rc *target.RenderContext, home string, warn warnFunc) *renderer {
+func newRenderer(spec *targetSpec, rc *target.RenderContext, home fsys.AbsPath, warn warnFunc) *renderer {
 	if warn == nil {
 		warn = func(string, ...any) {}
 	}
-	r := &renderer{rc: rc, spec: spec, warn: warn, paths: map[outputKey]string{}, roots: map[string]bool{}, warned: map[string]bool{}}
+	r := &renderer{rc: rc, spec: spec, warn: warn, paths: map[outputKey]fsys.AbsPath{}, roots: map[fsys.AbsPath]bool{}, warned: map[string]bool{}}
 	known := spec.knownOptions()
 	var unknown []string
 	for key := range rc.Config.Options {
@@ -62,7 +62,7 @@ func newRenderer(spec *targetSpec, rc *target.RenderContext, home string, warn w
 		r.paths[outputKey{o.kind, o.user}] = p
 		if o.file {
 			// The folder of a single file also holds the user's own files.
-			r.addRoot(filepath.Dir(p), false)
+			r.addRoot(p.Dir(), false)
 		} else {
 			r.addRoot(p, true)
 		}
@@ -72,7 +72,7 @@ func newRenderer(spec *targetSpec, rc *target.RenderContext, home string, warn w
 
 // addRoot adds a managed root; a folder shared by a file output and a folder
 // output never scans extras.
-func (r *renderer) addRoot(p string, scanExtras bool) {
+func (r *renderer) addRoot(p fsys.AbsPath, scanExtras bool) {
 	if prev, ok := r.roots[p]; ok {
 		scanExtras = scanExtras && prev
 	}
@@ -80,14 +80,14 @@ func (r *renderer) addRoot(p string, scanExtras bool) {
 }
 
 // path returns the resolved location of an enabled output.
-func (r *renderer) path(kind string, user bool) (string, bool) {
+func (r *renderer) path(kind string, user bool) (fsys.AbsPath, bool) {
 	p, ok := r.paths[outputKey{kind, user}]
 	return p, ok
 }
 
 // all returns the paths of an output kind in every enabled scope, user first.
-func (r *renderer) all(kind string) []string {
-	var out []string
+func (r *renderer) all(kind string) []fsys.AbsPath {
+	var out []fsys.AbsPath
 	for _, user := range []bool{true, false} {
 		if p, ok := r.path(kind, user); ok {
 			out = append(out, p)
@@ -97,7 +97,7 @@ func (r *renderer) all(kind string) []string {
 }
 
 // add records one desired file.
-func (r *renderer) add(p string, data []byte, mode fs.FileMode, ids ...string) {
+func (r *renderer) add(p fsys.AbsPath, data []byte, mode fs.FileMode, ids ...string) {
 	ids = slices.Clone(ids)
 	sort.Strings(ids)
 	if mode == 0 {
@@ -107,9 +107,9 @@ func (r *renderer) add(p string, data []byte, mode fs.FileMode, ids ...string) {
 }
 
 // copyModule writes every file of lm under dir, byte for byte with its mode.
-func (r *renderer) copyModule(dir string, lm *module.LoadedModule) {
+func (r *renderer) copyModule(dir fsys.AbsPath, lm *module.LoadedModule) {
 	for _, f := range lm.Files {
-		r.add(filepath.Join(dir, filepath.FromSlash(f.Path)), f.Data, f.Mode, lm.ID)
+		r.add(under(dir, f.Path), f.Data, f.Mode, lm.ID)
 	}
 }
 

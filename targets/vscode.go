@@ -1,7 +1,6 @@
 package targets
 
 import (
-	"path/filepath"
 	"strings"
 
 	"github.com/agentpack/agentpack/engine/module"
@@ -55,19 +54,19 @@ func (VSCode) render(rc *target.RenderContext, modules []*module.LoadedModule, w
 			if !hasValue(lm.Frontmatter, "applyTo") {
 				instructions = append(instructions, lm)
 			} else if dir, ok := r.path("scoped_instructions", false); ok {
-				r.add(filepath.Join(dir, lm.Name()+".instructions.md"), r.scopedInstructions(lm), 0o644, lm.ID)
+				r.add(under(dir, lm.Name()+".instructions.md"), r.scopedInstructions(lm), 0o644, lm.ID)
 			}
 		case module.TypeSkill:
 			if dir, ok := r.path("skills", false); ok {
-				r.copyModule(filepath.Join(dir, lm.Name()), lm)
+				r.copyModule(under(dir, lm.Name()), lm)
 			}
 		case module.TypePrompt:
 			if dir, ok := r.path("prompts", false); ok {
-				r.add(filepath.Join(dir, promptFileName(mainFile(lm))), lm.Main.Data, lm.Main.Mode, lm.ID)
+				r.add(under(dir, promptFileName(mainFile(lm))), lm.Main.Data, lm.Main.Mode, lm.ID)
 			}
 		case module.TypeAgent:
 			if dir, ok := r.path("agents", false); ok {
-				r.add(filepath.Join(dir, lm.Name()+".agent.md"), r.markdownAgent(lm, vscodeAgentKeys), 0o644, lm.ID)
+				r.add(under(dir, lm.Name()+".agent.md"), r.markdownAgent(lm, vscodeAgentKeys), 0o644, lm.ID)
 			}
 		}
 	}

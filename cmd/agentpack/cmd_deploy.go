@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/engine/plan"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // DeployCmd is `agentpack deploy`.
@@ -124,7 +125,7 @@ func (c *StatusCmd) Run(a *App) error {
 				}
 				kind := map[string]string{engine.DriftModified: p.red("modified"), engine.DriftMissing: p.yellow("missing "),
 					engine.DriftExtra: p.dim("extra   "), engine.DriftPending: p.cyan("pending ")}[x.Kind]
-				p.Printf("  %s  %s\n", kind, p.Path(x.Path))
+				p.Printf("  %s  %s\n", kind, p.Path(x.Path.String()))
 			}
 			s := d.Summary
 			p.Printf("\n%d modified, %d missing, %d extra, %d pending.\n", s.Modified, s.Missing, s.Extra, s.Pending)
@@ -155,9 +156,10 @@ func (c *RollbackCmd) Run(a *App) error {
 		if err != nil {
 			return &result{Warnings: warnings}, err
 		}
-		if away := outsideProject(a.Env, preview.Files); len(away) > 0 {
-			here := a.Env.ProjectRoot()
-			if !a.Env.InGitRepo() {
+		sys := a.Engine().Sys
+		if away := outsideProject(a.Env, sys, preview.Files); len(away) > 0 {
+			here := a.Env.ProjectRoot(sys)
+			if !a.Env.InGitRepo(sys) {
 				here = "no project"
 			}
 			warnings = append(warnings, fmt.Sprintf("this rollback touches files of %s (you are in %s): snapshots are shared by every project deployed from this machine",
@@ -201,9 +203,9 @@ func (c *RollbackCmd) Run(a *App) error {
 // outsideProject returns the folders of files that are neither in the
 // current project nor in a tool's folder under $HOME (~/.codex, ~/.claude…):
 // most likely another project's files.
-func outsideProject(env engine.Env, files []engine.RollbackFile) []string {
-	proj := env.ProjectRoot()
-	inProject := env.InGitRepo() // outside a git repo, no folder counts as "this project"
+func outsideProject(env engine.Env, sys fsys.System, files []engine.RollbackFile) []string {
+	proj := env.ProjectRoot(sys)
+	inProject := env.InGitRepo(sys) // outside a git repo, no folder counts as "this project"
 	seen := map[string]bool{}
 	var out []string
 	for _, f := range files {
@@ -213,7 +215,7 @@ func outsideProject(env engine.Env, files []engine.RollbackFile) []string {
 		if rel, err := filepath.Rel(env.Home, f.Path); err == nil && strings.HasPrefix(rel, ".") && !strings.HasPrefix(rel, "..") {
 			continue
 		}
-		dir := engine.Env{Cwd: filepath.Dir(f.Path)}.ProjectRoot() // its project, when it is in one
+		dir := engine.Env{Cwd: filepath.Dir(f.Path)}.ProjectRoot(sys) // its project, when it is in one
 		if !seen[dir] && len(out) < 5 {
 			seen[dir] = true
 			out = append(out, dir)

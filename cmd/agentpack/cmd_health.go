@@ -72,7 +72,7 @@ func (c *ExplainCmd) Run(a *App) error {
 			}
 			for _, it := range d.Items {
 				what := it.Op + it.Kind
-				p.Printf("%s %-8s %s\n", p.bold(fmt.Sprintf("%-11s", it.Target)), what, p.Path(it.Path))
+				p.Printf("%s %-8s %s\n", p.bold(fmt.Sprintf("%-11s", it.Target)), what, p.Path(it.Path.String()))
 				for _, m := range it.Modules {
 					p.Printf("    ← %s (%s) from %s\n", m.ID, m.Type, m.Source)
 				}

@@ -38,7 +38,7 @@ func (c *DiffCmd) Run(a *App) error {
 				return
 			}
 			for _, c := range d.Changes {
-				pr.Printf("%s %s %s\n", pr.bold(c.Target), c.Op, pr.Path(c.Path))
+				pr.Printf("%s %s %s\n", pr.bold(c.Target), c.Op, pr.Path(c.Path.String()))
 				if c.Unified != "" {
 					pr.Diff(c.Unified)
 				}

@@ -32,7 +32,7 @@ func printChanges(p *Printer, profile string, targets []string, changes []plan.C
 		case c.UpdateKind == plan.UpdateDrifted || c.Op == plan.OpDelete && c.Reason == plan.ReasonEdited:
 			note = p.red("  (edited since last deploy; overwriting)")
 		}
-		p.Printf("  %s  %s%s\n", mark, p.Path(c.Path), note)
+		p.Printf("  %s  %s%s\n", mark, p.Path(c.Path.String()), note)
 	}
 	p.Printf("\n%d to create, %d to update, %d to delete.\n", sum.Create, sum.Update, sum.Delete)
 }

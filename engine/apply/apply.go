@@ -61,11 +61,11 @@ func (wr *Writer) Apply(d Deployment) (string, bool, error) {
 	}
 	wr.checkpoint("pack saved")
 	j := &snapshots.Journal{ID: id, Command: d.Command, PID: os.Getpid(), StartedAt: now.UTC()}
-	paths := make([]string, 0, len(writes))
+	paths := make([]fsys.AbsPath, 0, len(writes))
 	for _, w := range writes {
 		j.Files = append(j.Files, w.change)
 		if w.data != nil {
-			paths = append(paths, w.change.Path)
+			paths = append(paths, w.path)
 		}
 	}
 	j.CreatedDirs = createdDirs(wr.Sys, paths)
@@ -152,14 +152,14 @@ func (wr *Writer) DryRun(d Deployment) ([]fsys.Op, error) {
 // cacheWritten records the stat identity of files just written, so the next
 // status need not re-hash them.
 func (wr *Writer) cacheWritten(ws []write) {
-	cache := plan.LoadStatCache(wr.Sys, wr.Store.Dir())
+	cache := plan.LoadStatCache(wr.Sys, fsys.AbsPath(wr.Store.Dir()))
 	for _, w := range ws {
 		if w.data == nil {
-			cache.Forget(w.change.Path)
+			cache.Forget(w.path)
 			continue
 		}
-		if fi, err := wr.Sys.Lstat(fsys.AbsPath(w.change.Path)); err == nil {
-			cache.Record(w.change.Path, fi, w.change.After.SHA256)
+		if fi, err := wr.Sys.Lstat(w.path); err == nil {
+			cache.Record(w.path, fi, w.change.After.SHA256)
 		}
 	}
 	cache.Save()
@@ -168,15 +168,15 @@ func (wr *Writer) cacheWritten(ws []write) {
 // perform executes one write or removal of a transaction on sys, after
 // checking that no folder below its root is a link.
 func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w write) error {
-	if err := guard.Check(w.change.Root, w.change.Path); err != nil {
+	if err := guard.Check(w.root, w.path); err != nil {
 		return err
 	}
 	if w.data != nil {
-		return sys.WriteFile(fsys.AbsPath(w.change.Path), w.data, w.mode)
+		return sys.WriteFile(w.path, w.data, w.mode)
 	}
-	if err := sys.Remove(fsys.AbsPath(w.change.Path)); err != nil {
+	if err := sys.Remove(w.path); err != nil {
 		return err
 	}
-	pruneEmptyDirs(sys, filepath.Dir(w.change.Path), w.change.Root)
+	pruneEmptyDirs(sys, w.path.Dir(), w.root)
 	return nil
 }

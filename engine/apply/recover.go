@@ -3,7 +3,6 @@ package apply
 import (
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -79,17 +78,18 @@ func (wr *Writer) Recover() ([]string, error) {
 	}
 	guard := plan.NewLinkGuard(wr.Sys)
 	for _, s := range steps {
-		if err := guard.Check(s.f.Root, s.f.Path); err != nil {
+		root, path := recorded(s.f.Root, s.f.Path)
+		if err := guard.Check(root, path); err != nil {
 			return nil, err
 		}
 		if s.remove {
-			if err := wr.Sys.Remove(fsys.AbsPath(s.f.Path)); err != nil {
+			if err := wr.Sys.Remove(path); err != nil {
 				return nil, err
 			}
-			pruneEmptyDirs(wr.Sys, filepath.Dir(s.f.Path), s.f.Root)
+			pruneEmptyDirs(wr.Sys, path.Dir(), root)
 			continue
 		}
-		if err := wr.Sys.WriteFile(fsys.AbsPath(s.f.Path), s.data, fs.FileMode(s.f.Before.Mode)); err != nil {
+		if err := wr.Sys.WriteFile(path, s.data, fs.FileMode(s.f.Before.Mode)); err != nil {
 			return nil, err
 		}
 	}
@@ -109,7 +109,8 @@ func (wr *Writer) recoverySteps(store *snapshots.Store, j *snapshots.Journal) (s
 	guard := plan.NewLinkGuard(wr.Sys)
 	for i := len(j.Files) - 1; i >= 0; i-- {
 		f := j.Files[i]
-		a, err := plan.ReadActual(wr.Sys, guard, nil, f.Root, f.Path, "")
+		root, path := recorded(f.Root, f.Path)
+		a, err := plan.ReadActual(wr.Sys, guard, nil, root, path, "")
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -196,14 +197,15 @@ func (wr *Writer) finishRecovery(store *snapshots.Store, j *snapshots.Journal) e
 // removeTempFiles deletes the temp files a crashed write left next to f,
 // unless the folder is reached through a link.
 func (wr *Writer) removeTempFiles(guard *plan.LinkGuard, f snapshots.FileChange) {
-	dir := filepath.Dir(f.Path)
-	if dir != f.Root && guard.Check(f.Root, dir) != nil {
+	root, path := recorded(f.Root, f.Path)
+	dir := path.Dir()
+	if dir != root && guard.Check(root, dir) != nil {
 		return
 	}
-	entries, _ := wr.Sys.ReadDir(fsys.AbsPath(dir))
+	entries, _ := wr.Sys.ReadDir(dir)
 	for _, ent := range entries {
 		if strings.HasPrefix(ent.Name(), fsys.TempPrefix) && ent.Type().IsRegular() {
-			_ = wr.Sys.Remove(fsys.AbsPath(dir).JoinName(ent.Name()))
+			_ = wr.Sys.Remove(dir.JoinName(ent.Name()))
 		}
 	}
 }

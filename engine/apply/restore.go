@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -31,10 +30,12 @@ type Restored struct {
 func (wr *Writer) Restore(restores []snapshots.Restore, to string, targets []string, dryRun bool, undoneDirs []string) (*Restored, error) {
 	store := wr.Store
 	type op struct {
-		r    snapshots.Restore
-		data []byte
-		cur  []byte
-		has  bool
+		r snapshots.Restore
+		// root and path are r.Root and r.Path.
+		root, path fsys.AbsPath
+		data       []byte
+		cur        []byte
+		has        bool
 		// noop: the path already holds the wanted bytes. It is still recorded
 		// (Before == After), so this rollback record is authoritative for
 		// every path it covers when a later `rollback --to` reads it.
@@ -44,9 +45,10 @@ func (wr *Writer) Restore(restores []snapshots.Restore, to string, targets []str
 	guard := plan.NewLinkGuard(wr.Sys)
 	for _, r := range restores {
 		o := op{r: r}
+		o.root, o.path = recorded(r.Root, r.Path)
 		// A link at the path or above it (below its root) is refused, not
 		// replaced: a link stays a link, and nothing is read through it.
-		a, err := plan.ReadActual(wr.Sys, guard, nil, r.Root, r.Path, "")
+		a, err := plan.ReadActual(wr.Sys, guard, nil, o.root, o.path, "")
 		if err != nil {
 			return nil, err
 		}
@@ -59,7 +61,7 @@ func (wr *Writer) Restore(restores []snapshots.Restore, to string, targets []str
 				return nil, err
 			}
 			o.data = data
-			o.noop = o.has && bytes.Equal(o.cur, data) && wr.modeOf(r.Path) == fs.FileMode(r.Content.Mode).Perm()
+			o.noop = o.has && bytes.Equal(o.cur, data) && wr.modeOf(o.path) == fs.FileMode(r.Content.Mode).Perm()
 		} else if !o.has {
 			continue
 		}
@@ -98,7 +100,7 @@ func (wr *Writer) Restore(restores []snapshots.Restore, to string, targets []str
 	for _, o := range ops {
 		fc := snapshots.FileChange{Target: o.r.Target, Root: o.r.Root, Path: o.r.Path, Manifest: o.r.Manifest}
 		if o.has {
-			fc.Before = &snapshots.Content{SHA256: checksum.SHA256Hex(o.cur), Size: int64(len(o.cur)), Mode: uint32(wr.modeOf(o.r.Path))}
+			fc.Before = &snapshots.Content{SHA256: checksum.SHA256Hex(o.cur), Size: int64(len(o.cur)), Mode: uint32(wr.modeOf(o.path))}
 		}
 		fc.After = o.r.Content
 		switch {
@@ -111,10 +113,10 @@ func (wr *Writer) Restore(restores []snapshots.Restore, to string, targets []str
 		}
 		rec.Files = append(rec.Files, fc)
 	}
-	var paths []string
+	var paths []fsys.AbsPath
 	for _, o := range ops {
 		if o.r.Content != nil && !o.noop {
-			paths = append(paths, o.r.Path)
+			paths = append(paths, o.path)
 		}
 	}
 	rec.CreatedDirs = createdDirs(wr.Sys, paths)
@@ -128,14 +130,14 @@ func (wr *Writer) Restore(restores []snapshots.Restore, to string, targets []str
 		if o.noop {
 			continue
 		}
-		err := guard.Check(o.r.Root, o.r.Path)
+		err := guard.Check(o.root, o.path)
 		switch {
 		case err != nil:
 		case o.r.Content == nil:
-			err = wr.Sys.Remove(fsys.AbsPath(o.r.Path))
-			pruneEmptyDirs(wr.Sys, filepath.Dir(o.r.Path), o.r.Root)
+			err = wr.Sys.Remove(o.path)
+			pruneEmptyDirs(wr.Sys, o.path.Dir(), o.root)
 		default:
-			err = wr.Sys.WriteFile(fsys.AbsPath(o.r.Path), o.data, fs.FileMode(o.r.Content.Mode))
+			err = wr.Sys.WriteFile(o.path, o.data, fs.FileMode(o.r.Content.Mode))
 		}
 		out.Changed = append(out.Changed, o.r)
 		if err != nil {

@@ -7,10 +7,8 @@ package apply
 
 import (
 	"io/fs"
-	"path/filepath"
 	"slices"
 
-	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/snapshots"
 )
@@ -39,49 +37,57 @@ func (wr *Writer) checkpoint(phase string) {
 }
 
 // modeOf is the permission bits of path, 0o644 when it cannot be read.
-func (wr *Writer) modeOf(path string) fs.FileMode {
-	fi, err := wr.Sys.Lstat(fsys.AbsPath(path))
+func (wr *Writer) modeOf(path fsys.AbsPath) fs.FileMode {
+	fi, err := wr.Sys.Lstat(path)
 	if err != nil {
 		return 0o644
 	}
 	return fi.Mode().Perm()
 }
 
+// recorded types the root and path of a change read back from a journal or
+// a snapshot record. They come from disk: the link guard checks them before
+// anything is read, written or removed there.
+func recorded(root, path string) (fsys.AbsPath, fsys.AbsPath) {
+	return fsys.AbsPath(root), fsys.AbsPath(path)
+}
+
 // pruneEmptyDirs removes now-empty folders from dir up to (not including)
 // root, so deleting a skill does not leave its empty folder behind.
-func pruneEmptyDirs(sys fsys.System, dir, root string) {
-	for desired.Within(root, dir) && dir != root {
-		if fi, err := sys.Lstat(fsys.AbsPath(dir)); err != nil || !fi.IsDir() {
+func pruneEmptyDirs(sys fsys.System, dir, root fsys.AbsPath) {
+	for root.Contains(dir) && dir != root {
+		if fi, err := sys.Lstat(dir); err != nil || !fi.IsDir() {
 			return // a link is not ours to remove, even when what it names is empty
 		}
-		entries, err := sys.ReadDir(fsys.AbsPath(dir))
+		entries, err := sys.ReadDir(dir)
 		if err != nil || len(entries) > 0 {
 			return
 		}
-		if sys.Remove(fsys.AbsPath(dir)) != nil {
+		if sys.Remove(dir) != nil {
 			return
 		}
-		dir = filepath.Dir(dir)
+		dir = dir.Dir()
 	}
 }
 
 // createdDirs lists the folders that writing paths will create: for each
-// path, its missing ancestors up to the first that exists.
-func createdDirs(sys fsys.System, paths []string) []string {
-	exists := map[string]bool{}
+// path, its missing ancestors up to the first that exists. They are
+// recorded as strings, as snapshot records hold them.
+func createdDirs(sys fsys.System, paths []fsys.AbsPath) []string {
+	exists := map[fsys.AbsPath]bool{}
 	var out []string
 	for _, p := range paths {
-		for d := filepath.Dir(p); ; d = filepath.Dir(d) {
+		for d := p.Dir(); ; d = d.Dir() {
 			seen, known := exists[d]
 			if !known {
-				_, err := sys.Lstat(fsys.AbsPath(d))
+				_, err := sys.Lstat(d)
 				seen = err == nil
 				exists[d] = seen
 				if !seen {
-					out = append(out, d)
+					out = append(out, d.String())
 				}
 			}
-			if seen || known || filepath.Dir(d) == d {
+			if seen || known || d.Dir() == d {
 				break
 			}
 		}
@@ -91,20 +97,22 @@ func createdDirs(sys fsys.System, paths []string) []string {
 }
 
 // removeEmptyCreatedDirs removes, deepest first, the folders an apply
-// created that are empty again. A link is never removed.
+// created that are empty again. A link is never removed. dirs come from
+// snapshot records, so only clean absolute paths are taken.
 func removeEmptyCreatedDirs(sys fsys.System, dirs []string) {
 	sorted := slices.Clone(dirs)
 	slices.SortFunc(sorted, func(a, b string) int { return len(b) - len(a) })
-	for _, d := range sorted {
-		if !filepath.IsAbs(d) || filepath.Clean(d) != d {
+	for _, s := range sorted {
+		d, err := fsys.NewAbsPath(s)
+		if err != nil || d.String() != s {
 			continue
 		}
-		fi, err := sys.Lstat(fsys.AbsPath(d))
+		fi, err := sys.Lstat(d)
 		if err != nil || !fi.IsDir() {
 			continue
 		}
-		if entries, err := sys.ReadDir(fsys.AbsPath(d)); err == nil && len(entries) == 0 {
-			_ = sys.Remove(fsys.AbsPath(d))
+		if entries, err := sys.ReadDir(d); err == nil && len(entries) == 0 {
+			_ = sys.Remove(d)
 		}
 	}
 }

@@ -18,9 +18,11 @@ import (
 // write is one file operation of a transaction.
 type write struct {
 	change snapshots.FileChange
-	data   []byte // nil for a removal
-	mode   fs.FileMode
-	before []byte // the bytes it replaces (nil when the path is new)
+	// root and path are change.Root and change.Path.
+	root, path fsys.AbsPath
+	data       []byte // nil for a removal
+	mode       fs.FileMode
+	before     []byte // the bytes it replaces (nil when the path is new)
 }
 
 // transactionWrites turns a plan into the ordered writes of its transaction:
@@ -28,7 +30,8 @@ type write struct {
 func (wr *Writer) transactionWrites(d Deployment, id string, now time.Time) (writes []write, nManifests int, err error) {
 	writes = make([]write, 0, len(d.Plan.Changes))
 	for _, c := range d.Plan.Changes {
-		w := write{change: snapshots.FileChange{Target: c.Target, Root: c.Root, Path: c.Path, Op: c.Op}}
+		w := write{change: snapshots.FileChange{Target: c.Target, Root: c.Root.String(), Path: c.Path.String(), Op: c.Op},
+			root: c.Root, path: c.Path}
 		if c.BeforeSHA256 != nil {
 			w.before = c.Before
 			w.change.Before = &snapshots.Content{SHA256: *c.BeforeSHA256, Size: int64(len(c.Before)), Mode: uint32(wr.modeOf(c.Path))}
@@ -53,7 +56,7 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time) ([]writ
 	perRoot := map[desired.Root][]plan.ManagedFile{}
 	for _, f := range d.Desired.Files {
 		r := desired.Root{Target: f.Target, Path: f.Root}
-		rel, err := filepath.Rel(f.Root, f.Path)
+		rel, err := filepath.Rel(f.Root.String(), f.Path.String())
 		if err != nil {
 			return nil, apperr.Wrap(err, apperr.Unexpected, "path %s outside root %s", f.Path, f.Root)
 		}
@@ -70,10 +73,11 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time) ([]writ
 		if old != nil && sameManaged(old.ManagedFiles, files) {
 			continue
 		}
-		path := filepath.Join(root.Path, plan.TargetManifestName(root.Target))
+		path := root.Path.JoinName(plan.TargetManifestName(root.Target))
 		data := plan.RenderTargetManifest(root.Target, id, d.Profile, now, files)
-		w := write{change: snapshots.FileChange{Target: root.Target, Root: root.Path, Path: path, Op: plan.OpCreate, Manifest: true}, data: data, mode: 0o644}
-		if before, err := wr.Sys.ReadFile(fsys.AbsPath(path)); err == nil {
+		w := write{change: snapshots.FileChange{Target: root.Target, Root: root.Path.String(), Path: path.String(), Op: plan.OpCreate, Manifest: true},
+			root: root.Path, path: path, data: data, mode: 0o644}
+		if before, err := wr.Sys.ReadFile(path); err == nil {
 			w.before = before
 			w.change.Op = plan.OpUpdate
 			w.change.Before = &snapshots.Content{SHA256: checksum.SHA256Hex(before), Size: int64(len(before)), Mode: uint32(wr.modeOf(path))}
@@ -86,15 +90,16 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time) ([]writ
 		if p.Manifests[root] == nil {
 			continue
 		}
-		path := filepath.Join(root.Path, plan.TargetManifestName(root.Target))
-		before, err := wr.Sys.ReadFile(fsys.AbsPath(path))
+		path := root.Path.JoinName(plan.TargetManifestName(root.Target))
+		before, err := wr.Sys.ReadFile(path)
 		if err != nil {
 			continue
 		}
-		out = append(out, write{change: snapshots.FileChange{Target: root.Target, Root: root.Path, Path: path, Op: plan.OpDelete, Manifest: true,
-			Before: &snapshots.Content{SHA256: checksum.SHA256Hex(before), Size: int64(len(before)), Mode: uint32(wr.modeOf(path))}}, before: before})
+		out = append(out, write{change: snapshots.FileChange{Target: root.Target, Root: root.Path.String(), Path: path.String(), Op: plan.OpDelete, Manifest: true,
+			Before: &snapshots.Content{SHA256: checksum.SHA256Hex(before), Size: int64(len(before)), Mode: uint32(wr.modeOf(path))}},
+			root: root.Path, path: path, before: before})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].change.Path < out[j].change.Path })
+	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
 	return out, nil
 }
 

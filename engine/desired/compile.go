@@ -9,6 +9,7 @@ import (
 	"github.com/agentpack/agentpack/engine/target"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/checksum"
+	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/internal/workers"
 )
 
@@ -36,7 +37,7 @@ type Input struct {
 // [State]. Two modules writing different bytes to one path are
 // E_DESIRED_STATE_CONFLICT.
 func Compile(in Input) (*State, error) {
-	d := &State{Targets: in.Targets, byPath: map[string]*File{}}
+	d := &State{Targets: in.Targets, byPath: map[fsys.AbsPath]*File{}}
 	rendered := map[string]bool{}
 	defer func() {
 		if in.Narrowed {
@@ -85,12 +86,12 @@ func Compile(in Input) (*State, error) {
 			return nil, err
 		}
 		for _, r := range out.Roots {
-			d.Roots = append(d.Roots, Root{Target: name, Path: filepath.Clean(r.Path), ScanExtras: r.ScanExtras})
+			d.Roots = append(d.Roots, Root{Target: name, Path: clean(r.Path), ScanExtras: r.ScanExtras})
 		}
 		sums := make([]string, len(out.Files))
 		workers.Parallel(len(out.Files), func(i int) { sums[i] = checksum.SHA256Hex(out.Files[i].Data) })
 		for i, f := range out.Files {
-			f.Path = filepath.Clean(f.Path)
+			f.Path = clean(f.Path)
 			if f.Mode == 0 {
 				f.Mode = 0o644
 			}
@@ -120,3 +121,7 @@ func Compile(in Input) (*State, error) {
 	})
 	return d, nil
 }
+
+// clean cleans a path an adapter returned: its own joins make clean paths,
+// but nothing stops an adapter from building one by hand.
+func clean(p fsys.AbsPath) fsys.AbsPath { return fsys.AbsPath(filepath.Clean(p.String())) }

@@ -5,26 +5,26 @@ package desired
 
 import (
 	"bytes"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/agentpack/agentpack/engine/target"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // Root is a managed folder of one target.
 type Root struct {
 	Target     string
-	Path       string
+	Path       fsys.AbsPath
 	ScanExtras bool
 }
 
 // File is one desired file with the root it belongs to.
 type File struct {
 	Target string
-	Root   string
+	Root   fsys.AbsPath
 	target.DesiredFile
 	SHA256 string
 }
@@ -38,11 +38,11 @@ type State struct {
 	Stale []Root
 	// Files sorted by (Target, Path).
 	Files  []*File
-	byPath map[string]*File
+	byPath map[fsys.AbsPath]*File
 }
 
-// File returns the desired file at an absolute path, or nil.
-func (d *State) File(path string) *File { return d.byPath[path] }
+// File returns the desired file at path, or nil.
+func (d *State) File(path fsys.AbsPath) *File { return d.byPath[path] }
 
 // add merges f into the state: identical bytes merge module ids; different
 // bytes for one path are E_DESIRED_STATE_CONFLICT.
@@ -60,7 +60,7 @@ func (d *State) add(f *File) error {
 	return apperr.New(apperr.DesiredStateConflict, "modules %s and %s both write %s with different content",
 		strings.Join(prev.ModuleIDs, ","), strings.Join(f.ModuleIDs, ","), f.Path).
 		WithHint("give one module a different name, or limit it with `targets:`").
-		With("path", f.Path).With("path_posix", filepath.ToSlash(f.Path)).
+		With("path", f.Path.String()).With("path_posix", f.Path.ToSlash()).
 		With("target", f.Target).With("other_target", prev.Target).
 		With("modules", []map[string]any{
 			{"module_ids": prev.ModuleIDs, "sha256": prev.SHA256},
@@ -79,28 +79,17 @@ func mergeIDs(a, b []string) []string {
 	return out
 }
 
-// RootFor returns the deepest root of target containing path.
-func (d *State) RootFor(target, path string) string {
-	best := ""
+// RootFor returns the deepest root of target containing path, or "".
+func (d *State) RootFor(target string, path fsys.AbsPath) fsys.AbsPath {
+	var best fsys.AbsPath
 	for _, r := range d.Roots {
 		if r.Target != target {
 			continue
 		}
-		if Within(r.Path, path) && len(r.Path) > len(best) {
+		// Contains is a prefix test on clean paths: cheap at 10,000 files.
+		if r.Path.Contains(path) && len(r.Path) > len(best) {
 			best = r.Path
 		}
 	}
 	return best
-}
-
-// Within reports whether path is root or inside it; both are clean
-// absolute paths, so a prefix test is enough (and cheap at 10,000 files).
-func Within(root, path string) bool {
-	if path == root {
-		return true
-	}
-	if !strings.HasSuffix(root, string(filepath.Separator)) {
-		root += string(filepath.Separator)
-	}
-	return strings.HasPrefix(path, root)
 }

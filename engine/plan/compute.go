@@ -3,7 +3,6 @@ package plan
 import (
 	"errors"
 	"io/fs"
-	"path/filepath"
 	"slices"
 	"sort"
 	"syscall"
@@ -28,11 +27,11 @@ type Actual struct {
 // ReadActual reads path, refusing one reached through a link below root;
 // when the stat cache vouches that the file still has hash want, it skips
 // reading it. A missing file is no error. cache may be nil.
-func ReadActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path, want string) (Actual, error) {
+func ReadActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path fsys.AbsPath, want string) (Actual, error) {
 	if err := guard.Check(root, path); err != nil {
 		return Actual{}, err
 	}
-	fi, err := sys.Lstat(fsys.AbsPath(path))
+	fi, err := sys.Lstat(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return Actual{}, nil
@@ -41,12 +40,12 @@ func ReadActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path,
 	}
 	if fi.IsDir() {
 		return Actual{}, apperr.New(apperr.IOInvalidPath, "%s is a directory where agentpack manages a file", path).
-			WithHint("move the directory away").With("path", path)
+			WithHint("move the directory away").With("path", path.String())
 	}
 	if sha, ok := cache.lookup(path, fi); ok && want != "" && sha == want {
 		return Actual{Exists: true, SHA256: sha, Mode: fi.Mode().Perm()}, nil
 	}
-	data, err := sys.ReadFile(fsys.AbsPath(path))
+	data, err := sys.ReadFile(path)
 	if err != nil {
 		return Actual{}, err
 	}
@@ -59,11 +58,11 @@ func ReadActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path,
 // with what the target manifests say was last applied (three-way). project
 // is the folder whose git index marks manifests that came with a clone;
 // warn receives warnings. cache may be nil.
-func Compute(d *desired.State, profile, project string, sys fsys.System, cache *StatCache, warn func(string)) (*Plan, error) {
-	p := &Plan{Profile: profile, Targets: append([]string{}, d.Targets...), Changes: []Change{}, Manifests: map[desired.Root]*TargetManifest{}, Actual: map[string]string{}}
-	managed := map[string]ManagedFile{} // abs path → last applied
+func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.System, cache *StatCache, warn func(string)) (*Plan, error) {
+	p := &Plan{Profile: profile, Targets: append([]string{}, d.Targets...), Changes: []Change{}, Manifests: map[desired.Root]*TargetManifest{}, Actual: map[fsys.AbsPath]string{}}
+	managed := map[fsys.AbsPath]ManagedFile{} // last applied
 	p.Managed = managed
-	managedTarget := map[string]desired.Root{}
+	managedTarget := map[fsys.AbsPath]desired.Root{}
 	tracked := NewGitTracked(sys, project)
 	for _, r := range append(append([]desired.Root{}, d.Roots...), d.Stale...) {
 		m := ReadTargetManifest(sys, tracked, r.Path, r.Target, warn)
@@ -72,7 +71,7 @@ func Compute(d *desired.State, profile, project string, sys fsys.System, cache *
 			continue
 		}
 		for _, f := range m.ManagedFiles {
-			abs := filepath.Join(r.Path, filepath.FromSlash(f.Path))
+			abs := f.In(r.Path)
 			// The deepest root wins when roots nest (a project root holding .agents/skills).
 			if prev, ok := managedTarget[abs]; ok && len(prev.Path) > len(r.Path) {
 				continue
@@ -96,7 +95,7 @@ func Compute(d *desired.State, profile, project string, sys fsys.System, cache *
 			return nil, errs[i]
 		}
 		after := f.SHA256
-		c := Change{Target: f.Target, Path: f.Path, PathPosix: filepath.ToSlash(f.Path), AfterSHA256: &after,
+		c := Change{Target: f.Target, Path: f.Path, PathPosix: f.Path.ToSlash(), AfterSHA256: &after,
 			ModuleIDs: f.ModuleIDs, Root: f.Root, After: f.Data, Mode: f.Mode}
 		if !a.Exists {
 			c.Op, c.Reason = OpCreate, ReasonMissing
@@ -109,7 +108,7 @@ func Compute(d *desired.State, profile, project string, sys fsys.System, cache *
 		}
 		before := a.SHA256
 		if a.Data == nil { // the stat cache skipped the read; diffs need the bytes
-			if a.Data, err = sys.ReadFile(fsys.AbsPath(f.Path)); err != nil {
+			if a.Data, err = sys.ReadFile(f.Path); err != nil {
 				return nil, err
 			}
 		}
@@ -128,7 +127,7 @@ func Compute(d *desired.State, profile, project string, sys fsys.System, cache *
 		p.Changes = append(p.Changes, c)
 	}
 
-	var stale []string
+	var stale []fsys.AbsPath
 	staleRoot := map[desired.Root]bool{}
 	for _, r := range d.Stale {
 		staleRoot[r] = true
@@ -139,7 +138,7 @@ func Compute(d *desired.State, profile, project string, sys fsys.System, cache *
 			stale = append(stale, abs)
 		}
 	}
-	sort.Strings(stale)
+	slices.Sort(stale)
 	staleActual := make([]Actual, len(stale))
 	staleErrs := make([]error, len(stale))
 	workers.Parallel(len(stale), func(i int) {
@@ -162,7 +161,7 @@ func Compute(d *desired.State, profile, project string, sys fsys.System, cache *
 		if ids == nil {
 			ids = []string{} // JSON [] rather than null
 		}
-		c := Change{Target: r.Target, Op: OpDelete, Path: abs, PathPosix: filepath.ToSlash(abs), BeforeSHA256: &before,
+		c := Change{Target: r.Target, Op: OpDelete, Path: abs, PathPosix: abs.ToSlash(), BeforeSHA256: &before,
 			Reason: ReasonNoLonger, ModuleIDs: ids, Root: r.Path, Before: a.Data}
 		if last.SHA256 != before {
 			c.Reason = ReasonEdited

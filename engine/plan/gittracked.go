@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
@@ -18,7 +17,7 @@ import (
 // The index is read once, and only when a manifest inside the project asks.
 type GitTracked struct {
 	sys     fsys.System
-	project string
+	project fsys.AbsPath
 
 	once  sync.Once
 	paths map[string]bool // project-relative, '/'
@@ -26,23 +25,23 @@ type GitTracked struct {
 
 // NewGitTracked returns a [GitTracked] for the project folder (none when
 // project is "").
-func NewGitTracked(sys fsys.System, project string) *GitTracked {
+func NewGitTracked(sys fsys.System, project fsys.AbsPath) *GitTracked {
 	return &GitTracked{sys: sys, project: project}
 }
 
 // Has reports whether abs is in the project's git index.
-func (g *GitTracked) Has(abs string) bool {
-	if g == nil || g.project == "" || !desired.Within(g.project, abs) || abs == g.project {
+func (g *GitTracked) Has(abs fsys.AbsPath) bool {
+	if g == nil || g.project == "" || !g.project.Contains(abs) || abs == g.project {
 		return false
 	}
 	g.once.Do(g.load)
-	rel, err := filepath.Rel(g.project, abs)
+	rel, err := filepath.Rel(g.project.String(), abs.String())
 	return err == nil && g.paths[filepath.ToSlash(rel)]
 }
 
 func (g *GitTracked) load() {
 	g.paths = map[string]bool{}
-	data, err := g.sys.ReadFile(fsys.AbsPath(filepath.Join(g.gitDir(), "index")))
+	data, err := g.sys.ReadFile(g.gitDir().JoinName("index"))
 	if err != nil {
 		return
 	}
@@ -57,9 +56,9 @@ func (g *GitTracked) load() {
 
 // gitDir is <project>/.git, or the folder a ".git" file points to
 // (worktrees and submodules).
-func (g *GitTracked) gitDir() string {
-	dotgit := filepath.Join(g.project, ".git")
-	data, err := g.sys.ReadFile(fsys.AbsPath(dotgit))
+func (g *GitTracked) gitDir() fsys.AbsPath {
+	dotgit := g.project.JoinName(".git")
+	data, err := g.sys.ReadFile(dotgit)
 	if err != nil {
 		return dotgit
 	}
@@ -69,7 +68,7 @@ func (g *GitTracked) gitDir() string {
 	}
 	dir = strings.TrimSpace(dir)
 	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(g.project, dir)
+		dir = filepath.Join(g.project.String(), dir)
 	}
-	return filepath.Clean(dir)
+	return fsys.AbsPath(filepath.Clean(dir))
 }

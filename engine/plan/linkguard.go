@@ -16,10 +16,13 @@ import (
 // otherwise let a cloned project's manifest delete files in $HOME, and a
 // skill folder linked into dotfiles would be rewritten through the link.
 // Plan, apply, rollback and recovery check every path they read to decide a
-// write, write or delete.
+// write, write or delete. It refuses what [fsys.CheckBeneath] refuses, with
+// messages naming what to change in agentpack's terms, and it remembers the
+// folders it has seen to be real folders, which matters at 10,000 files
+// sharing a few folders.
 type LinkGuard struct {
 	sys  fsys.System
-	dirs sync.Map // folders already seen to be real folders
+	dirs sync.Map // fsys.AbsPath → struct{}: folders already seen to be real folders
 }
 
 // NewLinkGuard returns a [LinkGuard] that looks with sys.
@@ -27,25 +30,27 @@ func NewLinkGuard(sys fsys.System) *LinkGuard { return &LinkGuard{sys: sys} }
 
 // Check walks from root down to path with Lstat. A missing component ends
 // the walk: nothing exists through it. It returns E_IO_INVALID_PATH naming
-// the first link, or when path is not strictly inside root.
-func (g *LinkGuard) Check(root, path string) error {
-	rel, err := filepath.Rel(root, path)
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || !filepath.IsAbs(root) {
+// the first link, or when path is not strictly inside root. root and path
+// may come from a damaged record, so neither is trusted to be clean.
+func (g *LinkGuard) Check(root, path fsys.AbsPath) error {
+	rel, err := filepath.Rel(root.String(), path.String())
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || !filepath.IsAbs(root.String()) {
 		return apperr.New(apperr.IOInvalidPath, "%s is not inside the managed folder %s", path, root).
 			WithHint("the record naming this path is damaged or was not written by agentpack").
-			With("path", path).With("path_posix", filepath.ToSlash(path)).With("root", root).With("root_posix", filepath.ToSlash(root))
+			With("path", path.String()).With("path_posix", path.ToSlash()).With("root", root.String()).With("root_posix", root.ToSlash())
 	}
 	parts := strings.Split(rel, string(filepath.Separator))
 	cur := root
 	for i, part := range parts {
-		cur = filepath.Join(cur, part)
+		// Not JoinName: a damaged record may hold a name it would refuse.
+		cur = fsys.AbsPath(filepath.Join(cur.String(), part))
 		last := i == len(parts)-1
 		if !last {
 			if _, ok := g.dirs.Load(cur); ok {
 				continue
 			}
 		}
-		fi, err := g.sys.Lstat(fsys.AbsPath(cur))
+		fi, err := g.sys.Lstat(cur)
 		if err != nil {
 			return nil
 		}
@@ -63,7 +68,7 @@ func (g *LinkGuard) Check(root, path string) error {
 	return nil
 }
 
-func linkError(root, path, link string) error {
+func linkError(root, path, link fsys.AbsPath) error {
 	msg := "%s is a symlink inside the managed folder %s; agentpack never reads, writes or deletes through a linked folder"
 	hint := "replace the link with a real folder (or point the target option at the folder the link names), then run the command again"
 	if link == path {
@@ -71,8 +76,8 @@ func linkError(root, path, link string) error {
 		hint = "remove the link or point the target option elsewhere"
 	}
 	return apperr.New(apperr.IOInvalidPath, msg, link, root).WithHint("%s", hint).
-		With("path", path).With("path_posix", filepath.ToSlash(path)).
-		With("link", link).With("link_posix", filepath.ToSlash(link)).
-		With("root", root).With("root_posix", filepath.ToSlash(root)).
+		With("path", path.String()).With("path_posix", path.ToSlash()).
+		With("link", link.String()).With("link_posix", link.ToSlash()).
+		With("root", root.String()).With("root_posix", root.ToSlash()).
 		With("reason_code", "symlink_below_root")
 }

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 
 	"github.com/agentpack/agentpack/engine/desired"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // Change ops, update kinds and reasons (SPEC §6).
@@ -33,18 +34,18 @@ const (
 
 // Change is one file operation of a plan.
 type Change struct {
-	Target       string   `json:"target"`
-	Op           string   `json:"op"`
-	Path         string   `json:"path"`
-	PathPosix    string   `json:"path_posix"`
-	BeforeSHA256 *string  `json:"before_sha256"`
-	AfterSHA256  *string  `json:"after_sha256"`
-	UpdateKind   string   `json:"update_kind,omitempty"`
-	Reason       string   `json:"reason"`
-	ModuleIDs    []string `json:"module_ids"`
+	Target       string       `json:"target"`
+	Op           string       `json:"op"`
+	Path         fsys.AbsPath `json:"path"`
+	PathPosix    string       `json:"path_posix"`
+	BeforeSHA256 *string      `json:"before_sha256"`
+	AfterSHA256  *string      `json:"after_sha256"`
+	UpdateKind   string       `json:"update_kind,omitempty"`
+	Reason       string       `json:"reason"`
+	ModuleIDs    []string     `json:"module_ids"`
 
 	// Root is the managed root holding Path.
-	Root string `json:"-"`
+	Root fsys.AbsPath `json:"-"`
 	// Before is the current bytes (nil when the file does not exist).
 	Before []byte `json:"-"`
 	// After is the desired bytes for create/update.
@@ -69,9 +70,9 @@ type Plan struct {
 	// Manifests are the last-applied manifests per root (nil when absent).
 	Manifests map[desired.Root]*TargetManifest `json:"-"`
 	// Managed maps each last-applied absolute path to its manifest entry.
-	Managed map[string]ManagedFile `json:"-"`
+	Managed map[fsys.AbsPath]ManagedFile `json:"-"`
 	// Actual maps each path plan looked at and found to its sha256.
-	Actual map[string]string `json:"-"`
+	Actual map[fsys.AbsPath]string `json:"-"`
 }
 
 // Hash identifies the plan's content; a confirm token binds to it.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/gob"
 	"io/fs"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -22,7 +21,7 @@ type StatCache struct {
 	sys     fsys.System
 	path    fsys.AbsPath
 	mu      sync.Mutex
-	entries map[string]statEntry
+	entries map[string]statEntry // by fsys.AbsPath; string keeps the gob file's type
 	dirty   bool
 }
 
@@ -41,8 +40,8 @@ const racyWindow = 100 * time.Millisecond
 
 // LoadStatCache reads, with sys, the cache kept in stateDir; a missing or
 // damaged one is empty. [StatCache.Save] writes it back with sys.
-func LoadStatCache(sys fsys.System, stateDir string) *StatCache {
-	c := &StatCache{sys: sys, path: fsys.AbsPath(filepath.Join(stateDir, statCacheFile)), entries: map[string]statEntry{}}
+func LoadStatCache(sys fsys.System, stateDir fsys.AbsPath) *StatCache {
+	c := &StatCache{sys: sys, path: stateDir.JoinName(statCacheFile), entries: map[string]statEntry{}}
 	if data, err := sys.ReadFile(c.path); err == nil {
 		if gob.NewDecoder(bytes.NewReader(data)).Decode(&c.entries) != nil || c.entries == nil {
 			c.entries = map[string]statEntry{} // a damaged cache only costs speed
@@ -56,12 +55,12 @@ func entryFor(fi fs.FileInfo, sha string) statEntry {
 }
 
 // lookup returns the cached hash of path when its stat identity is unchanged.
-func (c *StatCache) lookup(path string, fi fs.FileInfo) (string, bool) {
+func (c *StatCache) lookup(path fsys.AbsPath, fi fs.FileInfo) (string, bool) {
 	if c == nil {
 		return "", false
 	}
 	c.mu.Lock()
-	e, ok := c.entries[path]
+	e, ok := c.entries[path.String()]
 	c.mu.Unlock()
 	want := entryFor(fi, e.SHA256)
 	return e.SHA256, ok && e == want && want.Ino != 0
@@ -69,7 +68,7 @@ func (c *StatCache) lookup(path string, fi fs.FileInfo) (string, bool) {
 
 // Record remembers path's hash, unless its mtime is too coarse or too recent
 // to tell a later same-size edit apart (git's "racy clean" problem).
-func (c *StatCache) Record(path string, fi fs.FileInfo, sha string) {
+func (c *StatCache) Record(path fsys.AbsPath, fi fs.FileInfo, sha string) {
 	if c == nil {
 		return
 	}
@@ -83,18 +82,18 @@ func (c *StatCache) Record(path string, fi fs.FileInfo, sha string) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if old, ok := c.entries[path]; !ok || old != e {
-		c.entries[path] = e
+	if old, ok := c.entries[path.String()]; !ok || old != e {
+		c.entries[path.String()] = e
 		c.dirty = true
 	}
 }
 
 // Forget drops path (it was written or removed).
-func (c *StatCache) Forget(path string) {
+func (c *StatCache) Forget(path fsys.AbsPath) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.entries[path]; ok {
-		delete(c.entries, path)
+	if _, ok := c.entries[path.String()]; ok {
+		delete(c.entries, path.String())
 		c.dirty = true
 	}
 }

@@ -40,6 +40,12 @@ type ManagedFile struct {
 	ModuleIDs []string `json:"module_ids,omitempty"`
 }
 
+// In is where f lies below root. f.Path passed [SafeRelPath] when its
+// manifest was read, so it stays inside root.
+func (f ManagedFile) In(root fsys.AbsPath) fsys.AbsPath {
+	return fsys.AbsPath(filepath.Join(root.String(), filepath.FromSlash(f.Path)))
+}
+
 // TargetManifestName is the manifest file name for a target.
 func TargetManifestName(target string) string {
 	return ".agentpack.manifest." + module.SafeName(target) + ".json"
@@ -54,13 +60,13 @@ func IsTargetManifestName(name string) bool {
 // (nil, nil); an unreadable one, another schema_version, or one the
 // project's git repository tracks is a warning and treated as missing.
 // Entries that escape the root are dropped with a warning.
-func ReadTargetManifest(sys fsys.System, tracked *GitTracked, root, target string, warn func(string)) *TargetManifest {
-	p := filepath.Join(root, TargetManifestName(target))
+func ReadTargetManifest(sys fsys.System, tracked *GitTracked, root fsys.AbsPath, target string, warn func(string)) *TargetManifest {
+	p := root.JoinName(TargetManifestName(target))
 	if tracked.Has(p) {
 		warn(fmt.Sprintf("%s is tracked by the project's git repository, so it came with the project and is no record of what agentpack wrote on this machine; treating it as missing (untrack it with `git rm --cached` and run `agentpack doctor --fix` to ignore it)", p))
 		return nil
 	}
-	data, err := sys.ReadFile(fsys.AbsPath(p))
+	data, err := sys.ReadFile(p)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 			warn(fmt.Sprintf("%s; treating it as missing", apperr.As(err).Message))

@@ -32,10 +32,11 @@ type RenderContext struct {
 	Target string
 	Config Config
 	// Scope is Config.Scope with the adapter's default applied.
-	Scope       Scope
-	Home        string
-	CodexHome   string // $CODEX_HOME, "" when unset
-	ProjectRoot string
+	Scope Scope
+	Home  fsys.AbsPath
+	// CodexHome is $CODEX_HOME as set ("" when unset); it may start with ~.
+	CodexHome   string
+	ProjectRoot fsys.AbsPath
 	Machine     string
 	// FS reads existing files (for key-level merges and adopted files): the
 	// read-only part of the engine's [fsys.System].
@@ -54,13 +55,14 @@ func (rc *RenderContext) Warn(format string, args ...any) {
 	}
 }
 
-// ExpandHome expands a leading ~ against Home.
+// ExpandHome expands a leading ~ against Home; any other path, relative
+// ones included, is returned as it is.
 func (rc *RenderContext) ExpandHome(p string) string {
 	if p == "~" {
-		return rc.Home
+		return rc.Home.String()
 	}
 	if strings.HasPrefix(p, "~/") || strings.HasPrefix(p, `~\`) {
-		return filepath.Join(rc.Home, p[2:])
+		return filepath.Join(rc.Home.String(), p[2:])
 	}
 	return p
 }
@@ -75,7 +77,7 @@ type Output struct {
 
 // Root is one managed folder.
 type Root struct {
-	Path string
+	Path fsys.AbsPath
 	// ScanExtras makes status report unmanaged files in this folder (only
 	// folders agentpack fully owns, like a skills dir; never $HOME).
 	ScanExtras bool
@@ -83,7 +85,7 @@ type Root struct {
 
 // DesiredFile is one file the desired state wants on disk.
 type DesiredFile struct {
-	Path      string // absolute
+	Path      fsys.AbsPath
 	Data      []byte
 	Mode      fs.FileMode
 	ModuleIDs []string

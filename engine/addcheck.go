@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -32,12 +31,12 @@ func (e *Engine) CheckNewModule(req Request, mod *module.Module) ([]string, erro
 	switch {
 	case filepath.IsAbs(path):
 		found = path
-	case exists(filepath.Join(e.Env.Cwd, path)):
+	case e.exists(filepath.Join(e.Env.Cwd, path)):
 		found = filepath.Join(e.Env.Cwd, path)
-	case exists(filepath.Join(repo, path)):
+	case e.exists(filepath.Join(repo, path)):
 		found = filepath.Join(repo, path)
 	}
-	if found == "" || !exists(found) {
+	if found == "" || !e.exists(found) {
 		return warnings, apperr.New(apperr.ModuleInvalid, "source path %s does not exist", lp.Path).
 			WithHint("give a path relative to the current folder or to the repo %s", repo).
 			With("path", lp.Path).With("module_id", mod.ID)
@@ -75,8 +74,10 @@ func (e *Engine) trialCompile(req Request, mod module.Module) error {
 	return nil
 }
 
-func exists(p string) bool {
-	_, err := os.Stat(p)
+// exists reports whether p, an absolute path, names something, following
+// links.
+func (e *Engine) exists(p string) bool {
+	_, err := e.Sys.Stat(abs(p))
 	return err == nil
 }
 

@@ -127,7 +127,7 @@ func (st *State) Warn(format string, args ...any) {
 // LoadManifest reads the request's agentpack.yaml without loading modules.
 func (e *Engine) LoadManifest(req Request) (*manifest.Manifest, string, error) {
 	repo := e.Env.ResolveRepo(req.Repo)
-	m, err := manifest.Load(repo, e.Adapters.Names())
+	m, err := manifest.Load(e.Sys, abs(repo), e.Adapters.Names())
 	return m, repo, err
 }
 

@@ -6,8 +6,15 @@ import (
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/manifest"
+	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/targets"
 )
+
+// loadManifest reads repo/agentpack.yaml from disk, as the engine does.
+func loadManifest(repo string) (*manifest.Manifest, error) {
+	return manifest.Load(fsys.NewRealSystem(fsys.RealSystemOptions{}), fsys.AbsPath(repo), targets.NewSet().Names())
+}
 
 // testEnv returns an Env whose home, state and project live in temp dirs.
 func testEnv(t testing.TB) engine.Env {

@@ -46,7 +46,7 @@ func TestConcurrentAddRemoveKeepEveryEdit(t *testing.T) {
 		_, err := e.AddModule(req, localModule(id, "base"))
 		return err
 	})
-	m, err := manifest.Load(filepath.Dir(path), targets.NewSet().Names())
+	m, err := loadManifest(filepath.Dir(path))
 	if err != nil {
 		t.Fatal(err)
 	}

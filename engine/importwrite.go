@@ -39,7 +39,7 @@ func (ip *importPlanner) write() (err error) {
 			written = append(written, p)
 		}
 	}
-	md, err := manifest.OpenDoc(ip.m.Path, ip.e.Adapters.Names())
+	md, err := manifest.OpenDoc(sys, abs(ip.m.Path), ip.e.Adapters.Names())
 	if err != nil {
 		return err
 	}

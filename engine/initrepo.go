@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 
@@ -127,7 +126,8 @@ func (e *Engine) InitRepo(dir string) (*InitData, error) {
 }
 
 func (e *Engine) initRepo(dir string) (*InitData, error) {
-	if _, err := os.Stat(filepath.Join(dir, manifest.FileName)); err == nil {
+	root := abs(dir)
+	if _, err := e.Sys.Stat(root.JoinName(manifest.FileName)); err == nil {
 		return nil, apperr.New(apperr.InvalidArgument, "%s already has %s", dir, manifest.FileName).
 			WithHint("use another --repo, or edit the existing manifest").With("path", filepath.Join(dir, manifest.FileName))
 	}
@@ -137,17 +137,17 @@ func (e *Engine) initRepo(dir string) (*InitData, error) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(n))); err == nil {
+		if _, err := e.Sys.Lstat(root.Join(fsys.RelPath(n))); err == nil {
 			return nil, apperr.New(apperr.InvalidArgument, "%s already exists", filepath.Join(dir, n)).
 				WithHint("init writes into an empty folder; move the file or pick another --repo")
 		} else if !errors.Is(err, fs.ErrNotExist) {
-			return nil, fsys.IOError(err, "stat", fsys.AbsPath(filepath.Join(dir, n)))
+			return nil, err
 		}
 	}
 	sys := e.Sys
 	out := &InitData{Repo: dir, RepoPosix: filepath.ToSlash(dir), Created: []string{}}
 	for _, n := range names {
-		if err := sys.WriteFile(fsys.AbsPath(filepath.Join(dir, filepath.FromSlash(n))), []byte(initFiles[n]), 0o644); err != nil {
+		if err := sys.WriteFile(root.Join(fsys.RelPath(n)), []byte(initFiles[n]), 0o644); err != nil {
 			return nil, err
 		}
 		out.Created = append(out.Created, n)

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -200,7 +199,7 @@ func (e *Engine) lockModules(m *manifest.Manifest, repo string, prev *lockfile.L
 			co := checkouts[want[mod.ID]]
 			sub, _ := gitsource.CleanSubdir(g.Subdir)
 			dir = filepath.Join(co[1], filepath.FromSlash(sub))
-			if _, err := os.Stat(dir); err != nil {
+			if _, err := e.Sys.Stat(abs(dir)); err != nil {
 				return nil, apperr.New(apperr.ModuleInvalid, "module %q: subdir %q not found in %s at %s", mod.ID, sub, g.URL, ShortHash(co[0])).
 					WithHint("fix source.git.subdir; `agentpack source add %s` then `source scan` lists what the repo holds", g.URL).
 					With("module_id", mod.ID)

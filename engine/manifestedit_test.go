@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
-	"github.com/agentpack/agentpack/engine/manifest"
 	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/targets"
 )
@@ -49,7 +48,7 @@ modules:
 	if _, err := e.RemoveModule(req, "review"); err != nil {
 		t.Fatal(err)
 	}
-	m, err := manifest.Load(filepath.Dir(path), targets.NewSet().Names())
+	m, err := loadManifest(filepath.Dir(path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +86,7 @@ modules:
 	if _, err := e.RemoveModule(req, "skill:b"); err != nil {
 		t.Fatal(err)
 	}
-	m, err := manifest.Load(filepath.Dir(path), targets.NewSet().Names())
+	m, err := loadManifest(filepath.Dir(path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +120,7 @@ modules:
 	if _, err := e.RemoveModule(req, "instructions:base"); err != nil {
 		t.Fatalf("remove the only module: %v", err)
 	}
-	m, err := manifest.Load(filepath.Dir(path), targets.NewSet().Names())
+	m, err := loadManifest(filepath.Dir(path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +151,7 @@ modules:
 	if err != nil {
 		return // refusing is fine; silently losing the module is not
 	}
-	m, err := manifest.Load(filepath.Dir(path), targets.NewSet().Names())
+	m, err := loadManifest(filepath.Dir(path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +236,7 @@ func TestAddModuleSequenceIndent(t *testing.T) {
 			if want := head + tc.item + tc.want; got != want {
 				t.Fatalf("after add:\n got %q\nwant %q", got, want)
 			}
-			m, err := manifest.Load(filepath.Dir(path), targets.NewSet().Names())
+			m, err := loadManifest(filepath.Dir(path))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -385,7 +384,7 @@ modules:
 			if got := mustRead(t, path); got != want {
 				t.Fatalf("after remove:\n got %q\nwant %q", got, want)
 			}
-			m, err := manifest.Load(filepath.Dir(path), targets.NewSet().Names())
+			m, err := loadManifest(filepath.Dir(path))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -500,7 +499,7 @@ modules:
 				if !isInsertion(orig, after) {
 					t.Fatalf("add changed more than inserting lines:\n%q\n→\n%q", orig, after)
 				}
-				m, err := manifest.Load(filepath.Dir(path), targets.NewSet().Names())
+				m, err := loadManifest(filepath.Dir(path))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -547,7 +546,7 @@ func TestAddRemoveFlowModulesCRLF(t *testing.T) {
 		if strings.Count(got, "\n") != strings.Count(got, "\r\n") {
 			t.Fatalf("after %s, some lines end in a bare LF:\n%q", step, got)
 		}
-		m, err := manifest.Load(filepath.Dir(path), targets.NewSet().Names())
+		m, err := loadManifest(filepath.Dir(path))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -592,7 +591,7 @@ func TestAddRemoveRoundTripRandomIDs(t *testing.T) {
 			t.Fatalf("add %q: %v", id, err)
 		}
 		added := mustRead(t, path)
-		m, err := manifest.Load(filepath.Dir(path), targets.NewSet().Names())
+		m, err := loadManifest(filepath.Dir(path))
 		if err != nil {
 			t.Fatalf("add %q: %v", id, err)
 		}

@@ -54,7 +54,7 @@ func (e *Engine) addModule(req Request, mod module.Module) (*AddData, error) {
 				WithHint("pick another --id, or `agentpack remove %s` first", mod.ID).With("id", mod.ID)
 		}
 	}
-	md, err := manifest.OpenDoc(m.Path, e.Adapters.Names())
+	md, err := manifest.OpenDoc(e.Sys, abs(m.Path), e.Adapters.Names())
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +99,7 @@ func (e *Engine) removeModule(req Request, id string) (*RemoveData, error) {
 	if err != nil {
 		return nil, err
 	}
-	md, err := manifest.OpenDoc(m.Path, e.Adapters.Names())
+	md, err := manifest.OpenDoc(e.Sys, abs(m.Path), e.Adapters.Names())
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/agentpack/agentpack/engine/lockfile"
 	"github.com/agentpack/agentpack/engine/manifest"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -165,7 +165,7 @@ func (e *Engine) sourceInfo(s manifest.ArtifactSource) SourceInfo {
 	}
 	if p, err := e.GitCache().Path(s.URL, s.Commit); err == nil {
 		info.CachePath, info.CachePathPosix = p, filepath.ToSlash(p)
-		_, err := os.Lstat(filepath.Join(p, gitsource.MarkerFile))
+		_, err := e.Sys.Lstat(abs(p).JoinName(gitsource.MarkerFile))
 		info.Cached = err == nil
 	}
 	return info
@@ -212,12 +212,12 @@ func (e *Engine) SourceAdd(req Request, opt SourceAddOptions) (*SourceAddData, [
 		}
 		src.Commit = commit
 		if src.Path != "" {
-			if fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(src.Path))); err != nil || !fi.IsDir() {
+			if fi, err := e.Sys.Stat(abs(filepath.Join(dir, filepath.FromSlash(src.Path)))); err != nil || !fi.IsDir() {
 				return apperr.New(apperr.SourceNotFound, "path %q is not a folder of %s at %s", src.Path, src.URL, ShortHash(commit)).
 					WithHint("check --path (or the path in the URL) against the repository").With("path", src.Path)
 			}
 		}
-		arts, err := ScanArtifacts(os.DirFS(dir), src.Path)
+		arts, err := ScanArtifacts(fsys.NewDirFS(e.Sys, abs(dir)), src.Path)
 		if err != nil {
 			return apperr.Wrap(err, apperr.IOFailed, "cannot scan %s", dir)
 		}
@@ -226,7 +226,7 @@ func (e *Engine) SourceAdd(req Request, opt SourceAddOptions) (*SourceAddData, [
 		if opt.DryRun {
 			return nil
 		}
-		md, err := manifest.OpenDoc(m.Path, e.Adapters.Names())
+		md, err := manifest.OpenDoc(e.Sys, abs(m.Path), e.Adapters.Names())
 		if err != nil {
 			return err
 		}
@@ -315,7 +315,7 @@ func (e *Engine) SourceRemove(req Request, name string, purgeCache, dryRun bool)
 			warnings = append(warnings, w...)
 			for _, p := range paths {
 				if !dryRun {
-					if err := os.RemoveAll(p); err != nil {
+					if err := e.Sys.RemoveAll(abs(p)); err != nil {
 						return apperr.Wrap(err, apperr.IOFailed, "cannot remove %s", p).WithHint("check the folder's permissions")
 					}
 				}
@@ -326,7 +326,7 @@ func (e *Engine) SourceRemove(req Request, name string, purgeCache, dryRun bool)
 		if dryRun {
 			return nil
 		}
-		md, err := manifest.OpenDoc(m.Path, e.Adapters.Names())
+		md, err := manifest.OpenDoc(e.Sys, abs(m.Path), e.Adapters.Names())
 		if err != nil {
 			return err
 		}
@@ -351,7 +351,7 @@ func (e *Engine) purgeable(m *manifest.Manifest, src manifest.ArtifactSource) ([
 		return nil, nil
 	}
 	base := filepath.Join(e.GitCache().Root, gitsource.URLKey(u))
-	ents, err := os.ReadDir(base)
+	ents, err := e.Sys.ReadDir(abs(base))
 	if errors.Is(err, fs.ErrNotExist) || err != nil {
 		return nil, nil
 	}
@@ -407,8 +407,8 @@ func (e *Engine) sourceCheckout(src manifest.ArtifactSource) (string, error) {
 
 // scanSource scans a checkout of src and completes each artifact's source
 // spec and users.
-func scanSource(m *manifest.Manifest, src manifest.ArtifactSource, dir, commit string) ([]Artifact, error) {
-	arts, err := ScanArtifacts(os.DirFS(dir), src.Path)
+func (e *Engine) scanSource(m *manifest.Manifest, src manifest.ArtifactSource, dir, commit string) ([]Artifact, error) {
+	arts, err := ScanArtifacts(fsys.NewDirFS(e.Sys, abs(dir)), src.Path)
 	if err != nil {
 		return nil, apperr.Wrap(err, apperr.IOFailed, "cannot scan the checkout of %s at %s", src.URL, ShortHash(commit)).
 			WithHint("remove %s and run the command again", dir)

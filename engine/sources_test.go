@@ -119,7 +119,7 @@ func artifactByPath(as []engine.Artifact, p string) *engine.Artifact {
 
 func srcManifest(t *testing.T, repo string) *manifest.Manifest {
 	t.Helper()
-	m, err := manifest.Load(repo, targets.NewSet().Names())
+	m, err := loadManifest(repo)
 	if err != nil {
 		t.Fatal(err)
 	}

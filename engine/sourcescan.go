@@ -361,7 +361,7 @@ func (e *Engine) SourceScan(req Request, name, typ string) (*SourceScanData, []s
 	if err != nil {
 		return nil, m.Warnings, err
 	}
-	arts, err := scanSource(m, *src, dir, src.Commit)
+	arts, err := e.scanSource(m, *src, dir, src.Commit)
 	if err != nil {
 		return nil, m.Warnings, err
 	}
@@ -405,7 +405,7 @@ func (e *Engine) SourceCandidates(req Request, name, typ string) (*SourceCandida
 		if err != nil {
 			return nil, warnings, err
 		}
-		arts, err := scanSource(m, src, dir, src.Commit)
+		arts, err := e.scanSource(m, src, dir, src.Commit)
 		if err != nil {
 			return nil, warnings, err
 		}
@@ -463,11 +463,11 @@ func (e *Engine) SourceDiff(req Request, name string) (*SourceDiffData, []string
 		if err != nil {
 			return nil, m.Warnings, err
 		}
-		if old, err = scanSource(m, *src, oldDir, src.Commit); err != nil {
+		if old, err = e.scanSource(m, *src, oldDir, src.Commit); err != nil {
 			return nil, m.Warnings, err
 		}
 	}
-	cur, err := scanSource(m, *src, newDir, newCommit)
+	cur, err := e.scanSource(m, *src, newDir, newCommit)
 	if err != nil {
 		return nil, m.Warnings, err
 	}

@@ -87,7 +87,7 @@ func (e *Engine) SourceUpdate(req Request, opt SourceUpdateOptions) (*SourceUpda
 		lfPath := filepath.Join(m.Dir, lockfile.FileName)
 		out = &SourceUpdateData{Updated: []SourceUpdate{}, Relocked: []RelockedModule{}, ManifestPath: m.Path,
 			ManifestPathPosix: filepath.ToSlash(m.Path), Lockfile: lfPath, LockfilePosix: filepath.ToSlash(lfPath), DryRun: opt.DryRun}
-		md, err := manifest.OpenDoc(m.Path, e.Adapters.Names())
+		md, err := manifest.OpenDoc(e.Sys, abs(m.Path), e.Adapters.Names())
 		if err != nil {
 			return err
 		}

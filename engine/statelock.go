@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/agentpack/agentpack/engine/apply"
@@ -49,7 +47,7 @@ func (e *Engine) recoverFirst() ([]string, error) {
 	if e.locked || e.inspectOnly {
 		return nil, nil
 	}
-	if _, err := os.Stat(filepath.Join(e.Env.StateDir(), "journal.json")); err != nil {
+	if _, err := e.Sys.Stat(abs(e.Env.StateDir()).JoinName("journal.json")); err != nil {
 		return nil, nil
 	}
 	var warnings []string

@@ -3,7 +3,6 @@ package manifest
 import (
 	"bytes"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/agentpack/agentpack/internal/apperr"
@@ -11,6 +10,12 @@ import (
 	"github.com/agentpack/agentpack/internal/yamlerr"
 	"go.yaml.in/yaml/v3"
 )
+
+// Reader is the part of the engine's System that reading agentpack.yaml
+// needs ([Load], [OpenDoc]).
+type Reader interface {
+	ReadFile(path fsys.AbsPath) ([]byte, error)
+}
 
 // Writer is the part of the engine's System that saving a [Doc] needs.
 type Writer interface {
@@ -21,7 +26,7 @@ type Writer interface {
 // made to the text at the lines the nodes point to, so everything else —
 // comments, blank lines, quoting, flow style — stays byte for byte.
 type Doc struct {
-	path string
+	path fsys.AbsPath
 	// known are the target names the engine has adapters for: an edit is
 	// re-validated against them.
 	known []string
@@ -29,10 +34,11 @@ type Doc struct {
 	lines []string // the file split after each '\n'
 }
 
-// OpenDoc reads the manifest at path for editing. known are the target
-// names the engine has adapters for: every edit is re-validated against them.
-func OpenDoc(path string, known []string) (*Doc, error) {
-	data, err := os.ReadFile(path)
+// OpenDoc reads the manifest at path with r for editing. known are the
+// target names the engine has adapters for: every edit is re-validated
+// against them.
+func OpenDoc(r Reader, path fsys.AbsPath, known []string) (*Doc, error) {
+	data, err := r.ReadFile(path)
 	if err != nil {
 		return nil, apperr.Wrap(err, apperr.ConfigMissing, "cannot read %s", path).WithHint("run `agentpack init` first")
 	}
@@ -99,7 +105,7 @@ func (md *Doc) SaveBytes(w Writer, data []byte) error {
 	if _, err := Parse(data, md.known); err != nil {
 		return err
 	}
-	return w.WriteFile(fsys.AbsPath(md.path), data, 0o644)
+	return w.WriteFile(md.path, data, 0o644)
 }
 
 // value returns the node under key in the root mapping, or nil.

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -15,6 +13,7 @@ import (
 	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/engine/target"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/internal/yamlerr"
 	"go.yaml.in/yaml/v3"
 )
@@ -35,27 +34,27 @@ var knownKeys = map[string][]string{
 
 var topLevelKeys = []string{"version", "profiles", "targets", "modules", "sources"}
 
-// Load reads and validates repo/agentpack.yaml. knownTargets is the
-// set of registered target names.
-func Load(repo string, knownTargets []string) (*Manifest, error) {
-	path := filepath.Join(repo, FileName)
-	data, err := os.ReadFile(path)
+// Load reads repo/agentpack.yaml with r and validates it. knownTargets is
+// the set of registered target names.
+func Load(r Reader, repo fsys.AbsPath, knownTargets []string) (*Manifest, error) {
+	path := repo.JoinName(FileName)
+	data, err := r.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, apperr.New(apperr.ConfigMissing, "no %s in %s", FileName, repo).
-				WithHint("run `agentpack init` or pass --repo <dir>").With("path", path)
+				WithHint("run `agentpack init` or pass --repo <dir>").With("path", path.String())
 		}
 		return nil, apperr.Wrap(err, apperr.ConfigInvalid, "cannot read %s", path).WithHint("check file permissions")
 	}
 	m, err := Parse(data, knownTargets)
 	if err != nil {
 		if ae, ok := err.(*apperr.Error); ok {
-			ae.With("path", path)
-			ae.Message = path + ": " + ae.Message
+			ae.With("path", path.String())
+			ae.Message = path.String() + ": " + ae.Message
 		}
 		return nil, err
 	}
-	m.Path, m.Dir = path, repo
+	m.Path, m.Dir = path.String(), repo.String()
 	return m, nil
 }
 

@@ -16,6 +16,8 @@
 // [RelPath] a clean '/'-separated path that cannot leave its base, so a
 // relative path or a "../" reaches no System by accident. [CheckBeneath]
 // refuses paths that would pass through a symlink inside a managed folder.
+// [DirFS] shows a folder of a System as an io/fs file system, for code
+// written against fs.FS.
 // Errors carry apperr codes from [IOError], with the OS cause kept in the
 // message, and still match fs.ErrNotExist and friends with errors.Is.
 package fsys

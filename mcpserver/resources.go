@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // The fixed resource URIs.
@@ -70,7 +70,7 @@ func jsonNull(uri string) *contents { return &contents{URI: uri, MIMEType: mimeJ
 func readResource(eng *engine.Engine, req engine.Request, uri string) (*contents, error) {
 	switch uri {
 	case URIConfig:
-		data, err := os.ReadFile(filepath.Join(eng.Env.AgentpackHome, "config.toml"))
+		data, err := eng.Sys.ReadFile(fsys.AbsPath(filepath.Join(eng.Env.AgentpackHome, "config.toml")))
 		if errors.Is(err, fs.ErrNotExist) {
 			return jsonNull(uri), nil
 		}
@@ -88,7 +88,7 @@ func readResource(eng *engine.Engine, req engine.Request, uri string) (*contents
 		}
 		return jsonContents(uri, m)
 	case URILock:
-		data, err := os.ReadFile(filepath.Join(eng.Env.ResolveRepo(req.Repo), lockFileName))
+		data, err := eng.Sys.ReadFile(fsys.AbsPath(filepath.Join(eng.Env.ResolveRepo(req.Repo), lockFileName)))
 		if errors.Is(err, fs.ErrNotExist) {
 			return jsonNull(uri), nil
 		}

@@ -172,7 +172,6 @@ var pendingDiskCalls = []string{
 	"engine/lockfile/lockfile.go",
 	"engine/module/load.go",
 	"mcpserver/modulefile.go",
-	"mcpserver/resources.go",
 	"snapshots/atomicfile.go",
 	"snapshots/atomicfile_unix.go",
 	"snapshots/blobs.go",

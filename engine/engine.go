@@ -23,7 +23,9 @@ type Engine struct {
 	Env Env
 	// Adapters are the targets this engine can render for.
 	Adapters *target.Set
-	// Sys is the real filesystem the engine reads; apply wraps it.
+	// Sys is the System every file the engine reads or writes goes through:
+	// the repo, the target files, its state files. [New] makes it an
+	// fsys.RealSystem; a dry run swaps in an fsys.DryRunSystem over it.
 	Sys fsys.System
 	// ResolveSource maps a non-local module source to a folder or file on
 	// disk (git checkouts, package cache). Nil: only local sources work.

@@ -115,9 +115,9 @@ func linkRefused(mod *Module, link, target, root, why string) *apperr.Error {
 }
 
 // resolveModulePath returns the file or folder path names, following path
-// itself by the link rule when it is a link (with the folder holding it as
-// the module's folder), and its description.
-func resolveModulePath(mod *Module, p string) (string, fs.FileInfo, error) {
+// itself by the link rule when it is a link (with within, when it holds p,
+// else the folder holding p, as the boundary), and its description.
+func resolveModulePath(mod *Module, p, within string) (string, fs.FileInfo, error) {
 	fi, err := os.Lstat(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil, moduleErr(mod, p, "source path %s does not exist", p).
@@ -127,8 +127,11 @@ func resolveModulePath(mod *Module, p string) (string, fs.FileInfo, error) {
 		return "", nil, moduleErr(mod, p, "cannot read %s: %v", p, err)
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
-		parent := filepath.Dir(p)
-		res, rfi, why, err := resolveIn(parent, filepath.Base(p))
+		parent, rel := filepath.Dir(p), filepath.Base(p)
+		if r, err := filepath.Rel(within, p); within != "" && err == nil && r != "." && !strings.HasPrefix(r, "..") && !filepath.IsAbs(r) {
+			parent, rel = within, filepath.ToSlash(r)
+		}
+		res, rfi, why, err := resolveIn(parent, rel)
 		if err != nil {
 			return "", nil, moduleErr(mod, p, "cannot read %s: %v", p, err)
 		}

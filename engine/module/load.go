@@ -57,7 +57,7 @@ type MCPServer struct {
 // applying the symlink rule described at the top of links.go. A path inside
 // a cached git checkout is also refused when it holds a link the cache left
 // out, and its files get git's modes instead of the cache's read-only ones.
-func loadModuleFiles(mod *Module, path string) ([]File, error) {
+func loadModuleFiles(mod *Module, path, within string) ([]File, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, moduleErr(mod, path, "cannot resolve %s: %v", path, err)
@@ -71,7 +71,7 @@ func loadModuleFiles(mod *Module, path string) ([]File, error) {
 			return nil, err
 		}
 	}
-	real, fi, err := resolveModulePath(mod, abs)
+	real, fi, err := resolveModulePath(mod, abs, within)
 	if err != nil {
 		return nil, err
 	}
@@ -140,9 +140,19 @@ func readWithInfo(p string) ([]byte, fs.FileInfo, error) {
 	}
 }
 
-// LoadModule reads and validates a module from its resolved source path.
+// LoadModule reads and validates a module from its resolved source path. A
+// link at path itself may resolve anywhere inside the folder holding it.
 func LoadModule(mod *Module, path string) (*LoadedModule, error) {
-	files, err := loadModuleFiles(mod, path)
+	return LoadModuleIn(mod, path, "")
+}
+
+// LoadModuleIn is [LoadModule] for a module inside the folder within (the
+// desired-state repo): a link at path itself — a single-file module or a
+// module folder that is a link — may resolve anywhere inside within, so a
+// prompt linked to a shared file of the repo loads, while one linked out of
+// the repo does not. Links inside a module folder must stay inside it.
+func LoadModuleIn(mod *Module, path, within string) (*LoadedModule, error) {
+	files, err := loadModuleFiles(mod, path, within)
 	if err != nil {
 		return nil, err
 	}

@@ -174,8 +174,6 @@ var pendingDiskCalls = []string{
 	"engine/env.go",
 	"engine/initrepo.go",
 	"engine/lock.go",
-	"engine/lockfile/file.go",
-	"engine/lockfile/lockfile.go",
 	"engine/manifest/parse.go",
 	"engine/module/load.go",
 	"engine/module/links.go", // split out of load.go; both move onto System together
@@ -186,16 +184,6 @@ var pendingDiskCalls = []string{
 	"engine/plan/statcache.go",
 	"mcpserver/modulefile.go",
 	"mcpserver/resources.go",
-	"snapshots/atomicfile.go",
-	"snapshots/atomicfile_unix.go",
-	"snapshots/blobs.go",
-	"snapshots/fsutil.go",
-	"snapshots/journal.go",
-	"snapshots/leftovers.go",
-	"snapshots/lock.go",
-	"snapshots/pack.go",
-	"snapshots/prune.go",
-	"snapshots/store.go",
 }
 
 func allowedDiskCall(rel string) bool { return slices.Contains(pendingDiskCalls, rel) }

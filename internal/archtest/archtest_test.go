@@ -182,8 +182,6 @@ var pendingDiskCalls = []string{
 	"engine/rootregistry.go",
 	"engine/sources.go",
 	"engine/plan/statcache.go",
-	"mcpserver/modulefile.go",
-	"mcpserver/resources.go",
 }
 
 func allowedDiskCall(rel string) bool { return slices.Contains(pendingDiskCalls, rel) }

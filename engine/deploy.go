@@ -30,10 +30,6 @@ type DeployData struct {
 	Applied    bool          `json:"applied"`
 	SnapshotID string        `json:"snapshot_id,omitempty"`
 	Reason     string        `json:"reason,omitempty"`
-
-	ConfirmToken          string `json:"confirm_token,omitempty"`
-	ConfirmPlanHash       string `json:"confirm_plan_hash,omitempty"`
-	ConfirmTokenExpiresAt string `json:"confirm_token_expires_at,omitempty"`
 }
 
 func deployData(p *plan.Plan) *DeployData {

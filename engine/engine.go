@@ -201,6 +201,9 @@ func (e *Engine) loadModule(st *State, mod *module.Module) (*module.LoadedModule
 		return nil, apperr.New(apperr.ModuleInvalid, "module %q: source %s is not supported by this build", mod.ID, mod.Source.String()).
 			WithHint("use a local_path source")
 	}
+	if mod.Source.LocalPath != nil {
+		return module.LoadModuleIn(mod, path, st.Repo)
+	}
 	return module.LoadModule(mod, path)
 }
 

@@ -39,7 +39,9 @@ type problem struct {
 	message  string
 }
 
-func (p problem) String() string { return p.pointer + ": " + p.message }
+// String renders the problem, quoting at most maxEcho bytes of its pointer
+// (an unknown argument's name comes from the caller and can be any size).
+func (p problem) String() string { return capEcho(p.pointer) + ": " + p.message }
 
 var printer = message.NewPrinter(language.English)
 
@@ -49,6 +51,9 @@ var printer = message.NewPrinter(language.English)
 // E_INVALID_ARGUMENT naming the property. Other violations are reported
 // first: confirming a call that cannot run would not help.
 func (t *tool) checkArgs(raw json.RawMessage) (*args, error) {
+	if len(raw) > maxArgumentsBytes {
+		return nil, argsTooLarge(t.name, len(raw))
+	}
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		raw = json.RawMessage("{}")
 	}
@@ -74,6 +79,19 @@ func (t *tool) checkArgs(raw json.RawMessage) (*args, error) {
 	return &a, nil
 }
 
+// argsTooLarge refuses a call whose arguments exceed maxArgumentsBytes,
+// before they are validated or decoded.
+func argsTooLarge(toolName string, size int) error {
+	return apperr.New(apperr.InvalidArgument, "invalid arguments: %d bytes of JSON, over the limit of %d", size, maxArgumentsBytes).
+		WithHint("string arguments take at most %d characters; pass paths, names and ids, not file contents", maxStringArg).
+		With("property", "").With("tool", toolName).With("size", size).With("limit", maxArgumentsBytes).
+		With("reason_code", "invalid_argument").With("next_actions", []string{"fix_arguments"})
+}
+
+// maxProblems caps the problems listed in an argument error; an array or
+// object with thousands of bad entries would otherwise list each.
+const maxProblems = 20
+
 func (t *tool) argError(probs []problem) error {
 	var confirm bool
 	var other []problem
@@ -91,17 +109,22 @@ func (t *tool) argError(probs []problem) error {
 		other = []problem{{pointer: "/", message: "arguments do not match the input schema"}}
 	}
 	first := other[0]
-	texts := make([]string, len(other))
+	texts := make([]string, 0, min(len(other), maxProblems+1))
 	for i, p := range other {
-		texts[i] = p.String()
+		if i == maxProblems {
+			texts = append(texts, fmt.Sprintf("… and %d more", len(other)-maxProblems))
+			break
+		}
+		texts = append(texts, p.String())
 	}
+	property := capEcho(first.property) // an unknown argument's name
 	msg := fmt.Sprintf("invalid arguments: %s", first.message)
 	if first.property != "" {
-		msg = fmt.Sprintf("invalid argument %q: %s", first.property, first.message)
+		msg = fmt.Sprintf("invalid argument %q: %s", property, first.message)
 	}
 	return apperr.New(apperr.InvalidArgument, "%s", msg).
 		WithHint("valid arguments of %s: %s", t.name, strings.Join(t.propertyNames(), ", ")).
-		With("property", first.property).With("problems", texts).With("tool", t.name).
+		With("property", property).With("problems", texts).With("tool", t.name).
 		With("reason_code", "invalid_argument").With("next_actions", []string{"fix_arguments"})
 }
 

@@ -37,9 +37,18 @@ func runDeploy(_ context.Context, c *call) *envelope.Envelope {
 		return env.Fail(err, warningsOf(st))
 	}
 	tok := c.srv.tokens.issue(c.scope(), planHash(d))
-	d.ConfirmToken, d.ConfirmPlanHash = tok.value, tok.planHash
-	d.ConfirmTokenExpiresAt = tok.expires.UTC().Format(time.RFC3339)
-	return env.Succeed(d, st.Warnings)
+	return env.Succeed(&confirmedDeploy{DeployData: d, ConfirmToken: tok.value, ConfirmPlanHash: tok.planHash,
+		ConfirmTokenExpiresAt: tok.expires.UTC().Format(time.RFC3339)}, st.Warnings)
+}
+
+// confirmedDeploy is the data of the deploy tool: the CLI's deploy data
+// plus the confirm token deploy_apply needs. Confirm tokens are the
+// server's business, so they live here, not in the engine.
+type confirmedDeploy struct {
+	*engine.DeployData
+	ConfirmToken          string `json:"confirm_token"`
+	ConfirmPlanHash       string `json:"confirm_plan_hash"`
+	ConfirmTokenExpiresAt string `json:"confirm_token_expires_at"`
 }
 
 // runDeployApply is `deploy --apply --yes`, gated by a confirm token whose

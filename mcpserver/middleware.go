@@ -13,6 +13,7 @@ import (
 
 // MCP method names the middleware handles.
 const (
+	methodInitialize    = "initialize"
 	methodCallTool      = "tools/call"
 	methodListPrompts   = "prompts/list"
 	methodGetPrompt     = "prompts/get"
@@ -23,7 +24,11 @@ const (
 // middleware runs before the SDK's own dispatch. It tracks calls in flight
 // for a graceful shutdown, answers hidden write tools with E_WRITE_DISABLED
 // (the SDK would make an unregistered tool a JSON-RPC error), and computes
-// prompts and module resources fresh from disk on every request.
+// prompts and module resources fresh from disk on every request. It also
+// keeps answers small whatever the request: a failed tool result quotes at
+// most maxEcho bytes of each argument, and an unknown tool name or an
+// over-long resource URI is not echoed whole. A second initialize is
+// refused with -32600 (the SDK answers it with code 0).
 func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if strings.HasPrefix(method, "notifications/") {
@@ -34,11 +39,13 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		defer s.inflight.leave()
 		switch method {
+		case methodInitialize:
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.InitializeParams() != nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: alreadyInitialized}
+			}
 		case methodCallTool:
 			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
-				if t := s.tools[p.Name]; t != nil && t.write && !s.opts.AllowWrite {
-					return toolResult(t.fail(writeDisabled(t.name))), nil
-				}
+				return s.callTool(ctx, method, req, p, next)
 			}
 		case methodListPrompts:
 			return s.listPrompts()
@@ -53,15 +60,38 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case methodListResources:
 			return s.listResources(ctx, method, req, next)
 		case methodReadResource:
-			// Module URIs are matched here, not by the SDK's template regexp,
-			// so both the readable form (skill:x/a/b.md) and the RFC 6570
-			// expansion (skill%3Ax/a%2Fb.md) work.
-			if p, ok := req.GetParams().(*mcp.ReadResourceParams); ok && isModuleURI(p.URI) {
+			p, ok := req.GetParams().(*mcp.ReadResourceParams)
+			switch {
+			case ok && len(p.URI) > maxStringArg:
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+					Message: fmt.Sprintf("invalid params: uri of %d bytes, over the limit of %d", len(p.URI), maxStringArg)}
+			case ok && isModuleURI(p.URI):
+				// Module URIs are matched here, not by the SDK's template
+				// regexp, so both the readable form (skill:x/a/b.md) and the
+				// RFC 6570 expansion (skill%3Ax/a%2Fb.md) work.
 				return s.readResource(p.URI)
 			}
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// callTool answers a call of an unknown tool (quoting at most maxEcho
+// bytes of its name) and of a hidden write tool, and caps the argument
+// values a failed result quotes.
+func (s *Server) callTool(ctx context.Context, method string, req mcp.Request, p *mcp.CallToolParamsRaw, next mcp.MethodHandler) (mcp.Result, error) {
+	t := s.tools[p.Name]
+	if t == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", capEcho(p.Name))}
+	}
+	if t.write && !s.opts.AllowWrite {
+		return toolResult(t.fail(writeDisabled(t.name))), nil
+	}
+	r, err := next(ctx, method, req)
+	if res, ok := r.(*mcp.CallToolResult); ok && err == nil && len(p.Arguments) <= maxArgumentsBytes {
+		return capToolEchoes(res, p.Arguments), nil
+	}
+	return r, err
 }
 
 func writeDisabled(name string) error {
@@ -144,15 +174,36 @@ func (s *Server) addResources() {
 // rpcError turns an apperr failure of resources/read or prompts/get into a
 // JSON-RPC error: "resource not found" for a missing module, file or source,
 // invalid params carrying the code and details otherwise.
+//
+// A string detail longer than maxEcho (a URI, a prompt name: the caller's
+// values) is quoted at most maxEcho bytes long, in the details and in the
+// message.
 func rpcError(err error) error {
 	ae := apperr.As(err)
-	data, _ := json.Marshal(map[string]any{"code": ae.Code, "hint": ae.Hint, "details": ae.Details})
+	var details map[string]any // nil stays nil (null in data)
+	if ae.Details != nil {
+		details = make(map[string]any, len(ae.Details))
+	}
+	var long []string
+	for k, v := range ae.Details {
+		if str, ok := v.(string); ok && len(str) > maxEcho {
+			long = append(long, str)
+		}
+		details[k] = v
+	}
+	msg, hint := ae.Message, ae.Hint
+	if len(long) > 0 {
+		r := newEchoReplacer(long)
+		msg, hint = r.Replace(msg), r.Replace(hint)
+		details, _ = replaceStrings(details, r).(map[string]any)
+	}
+	data, _ := json.Marshal(map[string]any{"code": ae.Code, "hint": hint, "details": details})
 	code := int64(jsonrpc.CodeInvalidParams)
 	if ae.Code == apperr.Unexpected || ae.Code == apperr.IOFailed {
 		code = jsonrpc.CodeInternalError
 	}
-	if uri, ok := ae.Details["uri"].(string); ok && (ae.Code == apperr.ModuleNotFound || ae.Code == apperr.SourceNotFound) {
+	if uri, ok := details["uri"].(string); ok && (ae.Code == apperr.ModuleNotFound || ae.Code == apperr.SourceNotFound) {
 		return mcp.ResourceNotFoundError(uri)
 	}
-	return &jsonrpc.Error{Code: code, Message: fmt.Sprintf("[%s] %s", ae.Code, ae.Message), Data: data}
+	return &jsonrpc.Error{Code: code, Message: fmt.Sprintf("[%s] %s", ae.Code, msg), Data: data}
 }

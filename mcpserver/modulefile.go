@@ -1,13 +1,8 @@
 package mcpserver
 
 import (
-	"errors"
-	"io"
-	"io/fs"
 	"net/url"
-	"os"
 	"path"
-	"path/filepath"
 	"strings"
 
 	"github.com/agentpack/agentpack/engine"
@@ -112,7 +107,10 @@ func badModulePath(uri, why string) error {
 		WithHint("use a URI from resources/list").With("uri", uri).With("reason_code", "path_traversal")
 }
 
-// readModuleURI reads one module file fresh from its source folder.
+// readModuleURI serves one module file as the engine loaded it: the exact
+// bytes a deploy would start from. The server never reads the module's
+// folder itself, so nothing the engine refused (a link leaving the module,
+// a path outside it) can be served.
 func readModuleURI(eng *engine.Engine, req engine.Request, uri string) (*contents, error) {
 	id, file, err := parseModuleURI(uri)
 	if err != nil {
@@ -126,74 +124,18 @@ func readModuleURI(eng *engine.Engine, req engine.Request, uri string) (*content
 		if lm.ID != id {
 			continue
 		}
-		data, err := readModuleFile(lm.SourcePath, file)
-		if err != nil {
-			if ae, ok := err.(*apperr.Error); ok {
-				ae.With("uri", uri)
+		for _, f := range lm.Files {
+			if f.Path != file {
+				continue
 			}
-			return nil, err
+			if len(f.Data) > maxModuleFile {
+				return nil, apperr.New(apperr.InvalidArgument, "module file %q is over the %d-byte limit", file, maxModuleFile).With("uri", uri)
+			}
+			return &contents{URI: uri, MIMEType: mimeOf(file), Text: string(f.Data)}, nil
 		}
-		return &contents{URI: uri, MIMEType: mimeOf(file), Text: string(data)}, nil
+		return nil, apperr.New(apperr.ModuleNotFound, "module has no file %q", file).
+			WithHint("list module files with resources/list").With("file", file).With("uri", uri)
 	}
 	return nil, apperr.New(apperr.ModuleNotFound, "no module %q in profile %s", id, st.Profile).
 		WithHint("list module files with resources/list").With("uri", uri).With("module_id", id)
-}
-
-// readModuleFile reads file below a module's source folder through
-// [os.Root], so neither "..", nor a symlink, nor anything else can leave
-// the module's folder. A single-file module serves only that file, read
-// where the manifest names it, as the engine loaded and deploys it (a
-// symlink there is followed: the engine accepted it).
-func readModuleFile(source, file string) ([]byte, error) {
-	notFound := apperr.New(apperr.ModuleNotFound, "module has no file %q", file).
-		WithHint("list module files with resources/list").With("file", file)
-	if fi, err := os.Stat(source); err == nil && !fi.IsDir() {
-		if file != filepath.Base(source) {
-			return nil, notFound
-		}
-		f, err := os.Open(source)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil, notFound
-			}
-			return nil, apperr.Wrap(err, apperr.IOFailed, "cannot open module file %q", file)
-		}
-		defer f.Close()
-		return readRegular(f, file, notFound)
-	}
-	root, err := os.OpenRoot(source)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, notFound
-		}
-		return nil, apperr.Wrap(err, apperr.IOFailed, "cannot open module folder %s", source)
-	}
-	defer root.Close()
-	f, err := root.Open(filepath.FromSlash(file))
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, notFound
-		}
-		return nil, apperr.Wrap(err, apperr.IOInvalidPath, "refusing module file %q", file).
-			WithHint("module files must stay inside the module folder").With("file", file).With("reason_code", "path_traversal")
-	}
-	defer f.Close()
-	return readRegular(f, file, notFound)
-}
-
-// readRegular reads an open module file, which must be a regular file of at
-// most maxModuleFile bytes.
-func readRegular(f *os.File, file string, notFound error) ([]byte, error) {
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return nil, notFound
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxModuleFile+1))
-	if err != nil {
-		return nil, apperr.Wrap(err, apperr.IOFailed, "cannot read module file %q", file)
-	}
-	if len(data) > maxModuleFile {
-		return nil, apperr.New(apperr.InvalidArgument, "module file %q is over the %d-byte limit", file, maxModuleFile)
-	}
-	return data, nil
 }

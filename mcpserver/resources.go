@@ -2,13 +2,9 @@ package mcpserver
 
 import (
 	"encoding/json"
-	"errors"
-	"io/fs"
-	"path/filepath"
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/internal/apperr"
-	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // The fixed resource URIs.
@@ -21,9 +17,6 @@ const (
 	ModuleURITemplate = "agentpack://modules/{id}/{path}"
 	modulePrefix      = "agentpack://modules/"
 )
-
-// lockFileName is the desired-state repo's lockfile (engine/lockfile.FileName).
-const lockFileName = "agentpack.lock.json"
 
 // MIME types.
 const (
@@ -70,12 +63,12 @@ func jsonNull(uri string) *contents { return &contents{URI: uri, MIMEType: mimeJ
 func readResource(eng *engine.Engine, req engine.Request, uri string) (*contents, error) {
 	switch uri {
 	case URIConfig:
-		data, err := eng.Sys.ReadFile(fsys.AbsPath(filepath.Join(eng.Env.AgentpackHome, "config.toml")))
-		if errors.Is(err, fs.ErrNotExist) {
-			return jsonNull(uri), nil
-		}
+		data, err := eng.ConfigText()
 		if err != nil {
-			return nil, apperr.Wrap(err, apperr.IOFailed, "cannot read config.toml")
+			return nil, err
+		}
+		if data == nil {
+			return jsonNull(uri), nil
 		}
 		return &contents{URI: uri, MIMEType: mimeTOML, Text: string(data)}, nil
 	case URIManifest:
@@ -88,12 +81,12 @@ func readResource(eng *engine.Engine, req engine.Request, uri string) (*contents
 		}
 		return jsonContents(uri, m)
 	case URILock:
-		data, err := eng.Sys.ReadFile(fsys.AbsPath(filepath.Join(eng.Env.ResolveRepo(req.Repo), lockFileName)))
-		if errors.Is(err, fs.ErrNotExist) {
-			return jsonNull(uri), nil
-		}
+		data, err := eng.LockfileText(req)
 		if err != nil {
-			return nil, apperr.Wrap(err, apperr.IOFailed, "cannot read %s", lockFileName)
+			return nil, err
+		}
+		if data == nil {
+			return jsonNull(uri), nil
 		}
 		return &contents{URI: uri, MIMEType: mimeJSON, Text: string(data)}, nil
 	case URISnapshots:

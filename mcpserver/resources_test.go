@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/engine/lockfile"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -103,7 +103,7 @@ func TestResourcesRead(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(te.APHome, "config.toml"), []byte("[mcp]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(te.Repo, lockFileName), []byte(`{"version":1}`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(te.Repo, lockfile.FileName), []byte(`{"version":1}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if c, _ := readURI(t, cs, URIConfig); c.Text != "[mcp]\n" || c.MIMEType != mimeTOML {
@@ -168,36 +168,36 @@ func TestResourcesRefused(t *testing.T) {
 	}
 }
 
-// TestReadModuleFileRoot checks the os.Root jail directly: a symlink that
-// leaves the module folder is refused even though the engine would refuse
-// to load such a module in the first place.
-func TestReadModuleFileRoot(t *testing.T) {
-	dir := t.TempDir()
-	mod := filepath.Join(dir, "mod")
-	if err := os.MkdirAll(mod, 0o755); err != nil {
+// TestModuleFilesComeFromTheEngine: module files are served as the engine
+// loaded them, never read from the module folder by the server, so a link
+// leaving the module (which the engine refuses) cannot be served, and a
+// file the engine did not load is not found.
+func TestModuleFilesComeFromTheEngine(t *testing.T) {
+	te := newTestEnv(t)
+	cs := connect(t, te.server(t), "2025-11-25")
+	skill := filepath.Join(te.Repo, "modules", "skills", "release-notes")
+	if c, err := readURI(t, cs, "agentpack://modules/skill:release-notes/SKILL.md"); err != nil || !strings.Contains(c.Text, "name:") {
+		t.Fatalf("SKILL.md: %+v %v", c, err)
+	}
+	// A file added after loading is served from a fresh load.
+	if err := os.WriteFile(filepath.Join(skill, "later.md"), []byte("later"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_ = os.WriteFile(filepath.Join(dir, "outside.txt"), []byte("outside"), 0o644)
-	_ = os.WriteFile(filepath.Join(mod, "in.md"), []byte("in"), 0o644)
-	if err := os.Symlink(filepath.Join(dir, "outside.txt"), filepath.Join(mod, "link.txt")); err != nil {
+	if c, err := readURI(t, cs, "agentpack://modules/skill:release-notes/later.md"); err != nil || c.Text != "later" {
+		t.Fatalf("later.md: %+v %v", c, err)
+	}
+	// A link leaving the module makes the engine refuse the module, so
+	// nothing behind the link is served.
+	outside := filepath.Join(te.Home, "secret.txt")
+	if err := os.WriteFile(outside, []byte("secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(skill, "link.txt")); err != nil {
 		t.Skip("no symlinks:", err)
 	}
-	if err := os.Symlink(dir, filepath.Join(mod, "up")); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := readModuleFile(mod, "in.md"); err != nil || string(b) != "in" {
-		t.Fatalf("in.md: %q %v", b, err)
-	}
-	for _, name := range []string{"link.txt", "up/outside.txt", "../outside.txt"} {
-		if b, err := readModuleFile(mod, name); err == nil {
-			t.Errorf("%s: read %q through the jail", name, b)
-		} else if c := apperr.CodeOf(err); c != apperr.IOInvalidPath && c != apperr.ModuleNotFound {
-			t.Errorf("%s: code %s", name, c)
-		}
-	}
-	// A single-file module serves only that file.
-	if _, err := readModuleFile(filepath.Join(mod, "in.md"), "link.txt"); apperr.CodeOf(err) != apperr.ModuleNotFound {
-		t.Errorf("single-file module served a sibling: %v", err)
+	env := callTool(t, cs, "resources", M{"action": "read", "uri": "agentpack://modules/skill:release-notes/link.txt"})
+	if env.OK || strings.Contains(string(env.raw), "secret\"") || env.code() != "E_MODULE_INVALID" {
+		t.Fatalf("a link leaving the module: %s", env.raw)
 	}
 }
 

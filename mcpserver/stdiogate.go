@@ -17,18 +17,26 @@ import (
 // request the SDK never answers cannot keep the process alive.
 const eofGrace = time.Minute
 
-// maxLine caps one stdin line (the SDK's own frame limit).
-const maxLine = 16 << 20
+// maxLine caps one stdin line, as [DefaultMaxBodyBytes] caps an HTTP
+// body: a tool call's arguments are capped far lower (maxArgumentsBytes),
+// so no request a client needs to send comes near it.
+const maxLine = DefaultMaxBodyBytes
 
 // stdioGate sits between stdin/stdout and the SDK's newline-delimited
 // transport. It does what the SDK does not:
 //
-//   - A line that is not a single JSON-RPC message (bad JSON, a wrong
-//     version tag, a bare number, an over-long line, or a batch) would end
-//     the SDK's session. The gate answers it with a JSON-RPC error (-32700
-//     parse error, -32600 invalid request; id null) and drops it, so the
-//     server keeps serving. Batches are refused whole: MCP 2025-06-18 and
-//     later have none, and the SDK ends the session on a malformed one.
+//   - A line that is not a single JSON-RPC message (bad JSON, a message
+//     followed by more bytes, a wrong version tag, a bare number, an
+//     over-long line, or a batch) would end the SDK's session. The gate
+//     answers it with a JSON-RPC error (-32700 parse error, -32600 invalid
+//     request; id null) and drops it, so the server keeps serving. Batches
+//     are refused whole: MCP 2025-06-18 and later have none, and the SDK
+//     ends the session on a malformed one.
+//   - A request with "id": null would be taken for a notification and never
+//     answered; MCP forbids a null id, so the gate answers -32600 (id null).
+//   - The SDK answers some protocol faults with code 0 or with a message
+//     naming Go types and quoting the params (see [cleanRPCError]); the
+//     gate rewrites those errors on their way out.
 //   - A request whose id is already used by a request not yet answered
 //     would get no answer at all from the SDK; the gate answers it with
 //     -32600 (id null) itself.
@@ -121,12 +129,19 @@ func (g *stdioGate) screen(line []byte, readErr error) {
 		g.reject(jsonrpc.CodeInvalidRequest, fmt.Sprintf("request line over %d bytes", maxLine))
 		return
 	}
-	if trimmed[0] == '[' {
-		if !json.Valid(trimmed) {
-			g.reject(jsonrpc.CodeParseError, "parse error: the line is not JSON")
+	if !json.Valid(trimmed) {
+		// The SDK reads a stream of JSON values: a message followed by more
+		// bytes on its line ({…}}, {…}{…}, {…}\x00) would end its session.
+		var first json.RawMessage
+		if json.NewDecoder(bytes.NewReader(trimmed)).Decode(&first) == nil {
+			g.reject(jsonrpc.CodeParseError, "parse error: extra bytes after the JSON message; send one message per line")
 		} else {
-			g.reject(jsonrpc.CodeInvalidRequest, "invalid request: JSON-RPC batches are not supported; send one message per line")
+			g.reject(jsonrpc.CodeParseError, "parse error: the line is not JSON")
 		}
+		return
+	}
+	if trimmed[0] == '[' {
+		g.reject(jsonrpc.CodeInvalidRequest, "invalid request: JSON-RPC batches are not supported; send one message per line")
 		return
 	}
 	var shape map[string]json.RawMessage
@@ -137,6 +152,11 @@ func (g *stdioGate) screen(line []byte, readErr error) {
 		if !m && !r && !e {
 			// Neither a request nor a response: the SDK would drop it silently.
 			g.reject(jsonrpc.CodeInvalidRequest, "invalid request: no method")
+			return
+		}
+		if id, ok := shape["id"]; ok && m && string(bytes.TrimSpace(id)) == "null" {
+			// The SDK would take it for a notification and never answer.
+			g.reject(jsonrpc.CodeInvalidRequest, "invalid request: id must be a string or a number, not null (leave id out for a notification)")
 			return
 		}
 	}
@@ -213,6 +233,10 @@ func (g *stdioGate) flushRejects() {
 func (g *stdioGate) Write(p []byte) (int, error) {
 	resp, _ := jsonrpc.DecodeMessage(bytes.TrimSpace(p))
 	r, ok := resp.(*jsonrpc.Response)
+	out := p
+	if ok {
+		out = cleanResponse(r, p)
+	}
 	settles := ok && r.ID.IsValid()
 	if settles {
 		g.mu.Lock()
@@ -221,7 +245,7 @@ func (g *stdioGate) Write(p []byte) (int, error) {
 		g.mu.Unlock()
 	}
 	g.wmu.Lock()
-	n, err := g.w.Write(p)
+	n, err := g.w.Write(out)
 	g.wmu.Unlock()
 	if settles {
 		g.mu.Lock()
@@ -229,7 +253,24 @@ func (g *stdioGate) Write(p []byte) (int, error) {
 		g.cond.Broadcast()
 		g.mu.Unlock()
 	}
-	return n, err
+	if err != nil {
+		return min(n, len(p)), err
+	}
+	return len(p), nil // out may differ from p; all of p was handled
+}
+
+// cleanResponse returns the bytes of r, an error response cleaned by
+// [cleanRPCError], or p itself when there is nothing to clean.
+func cleanResponse(r *jsonrpc.Response, p []byte) []byte {
+	var we *jsonrpc.Error
+	if r.Error == nil || !errors.As(r.Error, &we) || !cleanRPCError(we) {
+		return p
+	}
+	b, err := jsonrpc.EncodeMessage(r)
+	if err != nil {
+		return p
+	}
+	return append(b, '\n')
 }
 
 // Close releases a Read waiting for answers (the session is over).

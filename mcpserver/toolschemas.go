@@ -3,7 +3,20 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
+	"strings"
 )
+
+// maxStringArg is the maxLength of every free-text string argument: room
+// for any path, URL or id, and small enough that an error quoting the value
+// stays small.
+const maxStringArg = 4096
+
+// maxArgumentsBytes caps the JSON text of one call's arguments; a larger
+// call is refused before it is validated. Every call its schema accepts
+// fits: no tool has more than five free-text strings, and five of
+// maxStringArg characters take under 250 KiB even fully \u-escaped.
+const maxArgumentsBytes = 256 << 10
 
 // prop is one hand-written JSON Schema property: its name and its schema
 // text. Tool input schemas are assembled from these in a fixed order, so the
@@ -18,11 +31,11 @@ var targetEnum = []string{"all", "codex", "claude_code", "cursor", "vscode"}
 
 // The shared properties of the core tools.
 var (
-	pRepo    = prop{"repo", `{"type":"string","description":"Repo folder (default: server's --repo)."}`}
-	pProfile = prop{"profile", `{"type":"string","description":"Profile (default: server's, else default)."}`}
-	pTarget  = prop{"target", `{"type":"string","enum":["all","codex","claude_code","cursor","vscode"],"description":"Target (default: server's, else all)."}`}
+	pRepo    = prop{"repo", `{"type":"string","description":"Repo dir (default: --repo)."}`}
+	pProfile = prop{"profile", `{"type":"string","description":"Profile (default: server's or default)."}`}
+	pTarget  = prop{"target", `{"type":"string","enum":["all","codex","claude_code","cursor","vscode"],"description":"Target (default: server's or all)."}`}
 	pMachine = prop{"machine", `{"type":"string","description":"Machine id."}`}
-	pDryRun  = prop{"dry_run", `{"type":"boolean","description":"No effect here; never writes."}`}
+	pDryRun  = prop{"dry_run", `{"type":"boolean","description":"Ignored; never writes."}`}
 	pYes     = prop{"yes", `{"type":"boolean","const":true,"description":"Must be true: confirms the write."}`}
 )
 
@@ -41,7 +54,7 @@ func objectSchema(props []prop, required ...string) json.RawMessage {
 		name, _ := json.Marshal(p.name)
 		b.Write(name)
 		b.WriteByte(':')
-		b.WriteString(p.schema)
+		b.WriteString(limitString(p.schema))
 	}
 	b.WriteByte('}')
 	if len(required) > 0 {
@@ -53,6 +66,17 @@ func objectSchema(props []prop, required ...string) json.RawMessage {
 	return b.Bytes()
 }
 
+// limitString gives a free-text string property (a string schema without
+// an enum) the maxLength every such argument has, so clients see the limit
+// and the server's validation enforces it.
+func limitString(schema string) string {
+	const head = `{"type":"string",`
+	if !strings.HasPrefix(schema, head) || strings.Contains(schema, `"enum"`) || strings.Contains(schema, `"maxLength"`) {
+		return schema
+	}
+	return head + `"maxLength":` + strconv.Itoa(maxStringArg) + "," + strings.TrimPrefix(schema, head)
+}
+
 func with(base []prop, more ...prop) []prop {
 	return append(append([]prop{}, base...), more...)
 }
@@ -62,33 +86,33 @@ var (
 	planSchema    = objectSchema(requestProps)
 	diffSchema    = objectSchema(requestProps)
 	previewSchema = objectSchema(with(requestProps,
-		prop{"diff", `{"type":"boolean","description":"Include per-file unified diffs."}`}))
+		prop{"diff", `{"type":"boolean","description":"Add per-file unified diffs."}`}))
 	statusSchema = objectSchema(with(requestProps,
-		prop{"only", `{"type":"array","items":{"type":"string","enum":["missing","modified","extra","pending"]},"description":"Only report these drift kinds."}`}))
+		prop{"only", `{"type":"array","items":{"type":"string","enum":["missing","modified","extra","pending"]},"description":"Only these drift kinds."}`}))
 	deploySchema      = objectSchema(requestProps)
 	deployApplySchema = objectSchema(with([]prop{pRepo, pProfile, pTarget, pMachine,
-		{"dry_run", `{"type":"boolean","description":"Only show the plan; writes nothing."}`}},
-		prop{"adopt", `{"type":"boolean","description":"Allow overwriting unmanaged files (saved in the snapshot)."}`},
-		prop{"force", `{"type":"boolean","description":"Allow overwriting hand-edited managed files (saved in the snapshot)."}`},
-		prop{"confirm_token", `{"type":"string","description":"Token from a deploy call with the same repo/profile/target/machine."}`},
+		{"dry_run", `{"type":"boolean","description":"Only plan; write nothing."}`}},
+		prop{"adopt", `{"type":"boolean","description":"Allow overwriting unmanaged files (snapshotted)."}`},
+		prop{"force", `{"type":"boolean","description":"Allow overwriting hand-edited managed files (snapshotted)."}`},
+		prop{"confirm_token", `{"type":"string","description":"Token from deploy for this repo/profile/target/machine."}`},
 		pYes), "yes")
 	rollbackSchema = objectSchema([]prop{
 		pRepo,
-		{"to", `{"type":"string","description":"Snapshot id to return to (required unless last is true)."}`},
+		{"to", `{"type":"string","description":"Snapshot id to return to (unless last=true)."}`},
 		{"last", `{"type":"boolean","description":"Undo the newest snapshot instead."}`},
 		{"target", `{"type":"string","enum":["all","codex","claude_code","cursor","vscode"],"description":"Only this target (default: all)."}`},
 		pYes,
 	}, "yes")
 	snapshotsSchema = objectSchema([]prop{
-		{"id", `{"type":"string","description":"Show this snapshot's files instead of listing all snapshots."}`},
+		{"id", `{"type":"string","description":"Show this snapshot instead of listing all."}`},
 	})
 	doctorSchema  = objectSchema([]prop{pRepo, pTarget})
 	explainSchema = objectSchema(with(requestProps,
-		prop{"kind", `{"type":"string","enum":["plan","diff","status"],"description":"What to explain: the plan, the diff or status drift."}`}), "kind")
+		prop{"kind", `{"type":"string","enum":["plan","diff","status"],"description":"Explain the plan, the diff or status drift."}`}), "kind")
 	resourcesSchema = objectSchema([]prop{
-		{"action", `{"type":"string","enum":["list","read","search"],"description":"list, read a uri, or search module files."}`},
+		{"action", `{"type":"string","enum":["list","read","search"],"description":"list, read a uri, or search."}`},
 		{"uri", `{"type":"string","description":"URI to read, e.g. agentpack://manifest."}`},
-		{"query", `{"type":"string","description":"Text to find in module ids, names and contents."}`},
+		{"query", `{"type":"string","description":"Text to find in module ids, names, contents."}`},
 		pRepo, pProfile,
 	}, "action")
 )

@@ -6,10 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"io/fs"
-	"os"
-	"path/filepath"
 
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // SaveBlob stores data in snapshots/<id>/<sha256> atomically and returns the
@@ -22,10 +21,10 @@ func (s *Store) SaveBlob(id string, data []byte) (sha256hex string, err error) {
 	sum := sha256.Sum256(data)
 	sha := hex.EncodeToString(sum[:])
 	path := s.blobPath(id, sha)
-	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+	if old, err := s.sys.ReadFile(path); err == nil && bytes.Equal(old, data) {
 		return sha, nil
 	}
-	if err := writeState(path, data); err != nil {
+	if err := s.writeState(path, data); err != nil {
 		return "", err
 	}
 	return sha, nil
@@ -41,9 +40,9 @@ func (s *Store) ReadBlob(id, sha string) ([]byte, error) {
 		return nil, blobCorrupted(id, sha, "", "snapshot %s names an invalid hash %q", id, sha)
 	}
 	path := s.blobPath(id, sha)
-	data, err := os.ReadFile(path)
+	data, err := s.sys.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		path = filepath.Join(s.blobDir(id), packName)
+		path = s.blobDir(id).JoinName(packName)
 		if data, err = s.readPacked(id, sha); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, blobCorrupted(id, sha, path, "saved bytes %s of snapshot %s cannot be read from its pack: %v", sha, id, err)
 		}
@@ -61,13 +60,13 @@ func (s *Store) ReadBlob(id, sha string) ([]byte, error) {
 	return data, nil
 }
 
-func blobCorrupted(id, sha, path, format string, args ...any) *apperr.Error {
+func blobCorrupted(id, sha string, path fsys.AbsPath, format string, args ...any) *apperr.Error {
 	e := apperr.New(apperr.SnapshotCorrupted, format, args...).
 		WithHint("this snapshot cannot be restored exactly; pick another with `agentpack snapshots` or redeploy with `agentpack deploy --apply`").
 		With("id", id).
 		With("sha256", sha)
 	if path != "" {
-		e = e.With("path", path)
+		e = e.With("path", path.String())
 	}
 	return e
 }
@@ -78,8 +77,8 @@ func (s *Store) DeleteBlobs(id string) error {
 	if err := checkID(id); err != nil {
 		return err
 	}
-	if err := os.RemoveAll(s.blobDir(id)); err != nil {
+	if err := s.sys.RemoveAll(s.blobDir(id)); err != nil {
 		return ioError(err, "cannot remove saved bytes of snapshot %s", id)
 	}
-	return maybeSyncDir(s.snapshotsDir())
+	return nil
 }

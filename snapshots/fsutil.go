@@ -8,23 +8,43 @@ import (
 	"strings"
 
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
-// fsyncEnv turns on directory fsyncs after every state write when set to 1.
+// fsyncEnv makes every state write fsync the file and its folder when set
+// to 1. It is off by default: a process crash cannot lose data already in
+// the page cache, and fsyncing every saved blob makes large deploys take
+// seconds. The journal is fsynced whatever it says.
 const fsyncEnv = "AGENTPACK_FSYNC"
 
 // Permissions of state written here: saved bytes may include secrets from
 // adopted user files, so only the owner can read them.
 const (
-	dirPerm  os.FileMode = 0o700
-	filePerm os.FileMode = 0o600
+	dirPerm  fs.FileMode = 0o700
+	filePerm fs.FileMode = 0o600
 )
+
+// stateSystem is the real disk as state writes see it, with fsync as
+// AGENTPACK_FSYNC says.
+func stateSystem() *fsys.RealSystem {
+	return fsys.NewRealSystem(fsys.RealSystemOptions{Fsync: os.Getenv(fsyncEnv) == "1"})
+}
+
+// stateDirPath types a state directory given as a string, resolving a
+// relative one against the working directory as the os calls it replaces
+// did.
+func stateDirPath(dir string) fsys.AbsPath {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return fsys.AbsPath(filepath.Clean(dir))
+}
 
 // checkID refuses ids that could name something outside the snapshots
 // folder: empty, dot-prefixed, or holding a separator, "..", ':' or NUL.
 func checkID(id string) error {
 	if id == "" || strings.HasPrefix(id, ".") || strings.Contains(id, "..") ||
-		strings.ContainsAny(id, "/\\:\x00") || strings.ContainsRune(id, os.PathSeparator) {
+		strings.ContainsAny(id, "/\\:\x00") || strings.ContainsRune(id, filepath.Separator) {
 		return apperr.New(apperr.InvalidArgument, "invalid snapshot id %q", id).
 			WithHint("run `agentpack snapshots` to list snapshot ids").
 			With("id", id)
@@ -32,18 +52,23 @@ func checkID(id string) error {
 	return nil
 }
 
-// ioError turns an OS error into an apperr with a code that says why.
+// ioError puts what snapshots was doing in front of err, an error from a
+// [fsys.System], keeping its code, hint and details; the OS cause ("no space
+// left on device") ends the message, since the envelope shows the message
+// and not the wrapped error.
 func ioError(err error, format string, args ...any) *apperr.Error {
 	code := apperr.IOFailed
-	switch {
-	case errors.Is(err, fs.ErrPermission):
-		code = apperr.IOPermissionDenied
-	case errors.Is(err, os.ErrInvalid):
-		code = apperr.IOInvalidPath
+	var in *apperr.Error
+	if errors.As(err, &in) {
+		code = in.Code
 	}
 	e := apperr.Wrap(err, code, format, args...)
-	// The OS cause ("no space left on device") belongs in the message: the
-	// envelope shows the message, not the wrapped error.
+	if in != nil {
+		e.Hint = in.Hint
+		for k, v := range in.Details {
+			e = e.With(k, v)
+		}
+	}
 	if cause := osCause(err); cause != "" {
 		e.Message += ": " + cause
 		e = e.With("cause", cause)
@@ -65,60 +90,35 @@ func osCause(err error) string {
 	}
 }
 
-// writeState writes one state file atomically, creating its folder, and
-// fsyncs the folder when AGENTPACK_FSYNC=1.
-func writeState(path string, data []byte) error {
-	return writeStateSync(path, data, false)
+// ensureDir creates dir and its missing parents with mode 0700 through sys,
+// which makes the new entries durable when it fsyncs. An existing dir costs
+// one stat and no fsync.
+func ensureDir(sys fsys.System, dir fsys.AbsPath) error {
+	if fi, err := sys.Stat(dir); err == nil && fi.IsDir() {
+		return nil
+	}
+	return sys.MkdirAll(dir, dirPerm)
 }
 
-// writeStateSync is writeState that, when durable, fsyncs the file and its
-// folder whatever AGENTPACK_FSYNC says: the journal must survive a power cut
-// that the target files it protects might not.
-func writeStateSync(path string, data []byte, durable bool) error {
-	dir := filepath.Dir(path)
-	if err := ensureDir(dir); err != nil {
+// writeFile writes one state file atomically through sys with mode 0600,
+// creating its folder with mode 0700 first: the System would make it 0755.
+func writeFile(sys fsys.System, path fsys.AbsPath, data []byte) error {
+	if err := ensureDir(sys, path.Dir()); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(path, data, filePerm, durable); err != nil {
-		return ioError(err, "cannot write %s", path)
-	}
-	if durable {
-		if err := syncDir(dir); err != nil {
-			return ioError(err, "cannot sync %s", dir)
-		}
-		return nil
-	}
-	return maybeSyncDir(dir)
+	return sys.WriteFile(path, data, filePerm)
 }
 
-// removeState removes one state file (absent is fine) and fsyncs its folder
-// when AGENTPACK_FSYNC=1.
-func removeState(path string) error {
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return ioError(err, "cannot remove %s", path)
-	}
-	return maybeSyncDir(filepath.Dir(path))
+// writeState writes one state file through s's System: fsynced, with its
+// folder, only when that System fsyncs (AGENTPACK_FSYNC=1 for [NewStore]).
+func (s *Store) writeState(path fsys.AbsPath, data []byte) error {
+	return writeFile(s.sys, path, data)
 }
 
-// ensureDir creates dir (and its parents) when missing; with
-// AGENTPACK_FSYNC=1 it also fsyncs the parent so the new entry is durable.
-func ensureDir(dir string) error {
-	if _, err := os.Stat(dir); err == nil {
-		return nil
-	}
-	if err := os.MkdirAll(dir, dirPerm); err != nil {
-		return ioError(err, "cannot create %s", dir)
-	}
-	return maybeSyncDir(filepath.Dir(dir))
-}
-
-// maybeSyncDir fsyncs dir when AGENTPACK_FSYNC=1.
-func maybeSyncDir(dir string) error {
-	if os.Getenv(fsyncEnv) != "1" {
-		return nil
-	}
-	if err := syncDir(dir); err != nil {
-		return ioError(err, "cannot sync %s", dir)
-	}
-	return nil
+// writeDurable writes one state file through s's durable System: file and
+// folder are on disk when it returns, whatever AGENTPACK_FSYNC says, because
+// the journal must survive a power cut that the target files it protects
+// might not.
+func (s *Store) writeDurable(path fsys.AbsPath, data []byte) error {
+	return writeFile(s.durable, path, data)
 }

@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // Journal describes an apply in flight (SPEC §6). It is written before any
@@ -37,12 +36,13 @@ type Journal struct {
 // folder: a damaged state/journal.json can then be rebuilt from it.
 const journalCopyName = "journal.json"
 
-func (s *Store) journalPath() string { return filepath.Join(s.dir, "journal.json") }
+func (s *Store) journalPath() fsys.AbsPath { return s.dir.JoinName("journal.json") }
 
-// WriteJournal writes j twice, each atomically and fsynced with its folder
-// whatever AGENTPACK_FSYNC says (one small write per apply): first as a copy
-// beside the snapshot's saved bytes, then as state/journal.json. A power cut
-// can then neither lose the journal nor leave only a damaged one.
+// WriteJournal writes j twice, each atomically through the Store's durable
+// System, so fsynced with its folder whatever AGENTPACK_FSYNC says (one
+// small write per apply): first as a copy beside the snapshot's saved bytes,
+// then as state/journal.json. A power cut can then neither lose the journal
+// nor leave only a damaged one.
 func (s *Store) WriteJournal(j *Journal) error {
 	if err := checkID(j.ID); err != nil {
 		return err
@@ -56,10 +56,10 @@ func (s *Store) WriteJournal(j *Journal) error {
 		return apperr.Wrap(err, apperr.Unexpected, "cannot encode the journal")
 	}
 	data = append(data, '\n')
-	if err := writeStateSync(filepath.Join(s.blobDir(j.ID), journalCopyName), data, true); err != nil {
+	if err := s.writeDurable(s.blobDir(j.ID).JoinName(journalCopyName), data); err != nil {
 		return err
 	}
-	return writeStateSync(s.journalPath(), data, true)
+	return s.writeDurable(s.journalPath(), data)
 }
 
 // ReadJournal returns the journal, or nil, nil when there is none. When
@@ -69,7 +69,7 @@ func (s *Store) WriteJournal(j *Journal) error {
 // no usable copy it is E_IO_FAILED, pointing at `agentpack doctor --fix`.
 func (s *Store) ReadJournal() (*Journal, error) {
 	path := s.journalPath()
-	data, err := os.ReadFile(path)
+	data, err := s.sys.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -84,7 +84,7 @@ func (s *Store) ReadJournal() (*Journal, error) {
 	}
 	return nil, apperr.Wrap(err, apperr.IOFailed, "cannot read the apply journal %s: %v", path, err).
 		WithHint("run `agentpack doctor --fix`: it moves the damaged journal aside (keeping it) and reports the files the interrupted apply may have changed").
-		With("path", path).With("path_posix", filepath.ToSlash(path)).With("reason_code", "journal_damaged")
+		With("path", path.String()).With("path_posix", path.ToSlash()).With("reason_code", "journal_damaged")
 }
 
 func parseJournal(data []byte, wantID string) (*Journal, error) {
@@ -122,13 +122,13 @@ func (s *Store) journalCopy() *Journal {
 		if hasRecord[id] || (best != nil && id < best.ID) {
 			continue
 		}
-		p := filepath.Join(s.blobDir(id), journalCopyName)
-		data, err := os.ReadFile(p)
+		p := s.blobDir(id).JoinName(journalCopyName)
+		data, err := s.sys.ReadFile(p)
 		if err != nil {
 			continue
 		}
 		if j, err := parseJournal(data, id); err == nil {
-			j.CopyPath = p
+			j.CopyPath = p.String()
 			best = j
 		}
 	}
@@ -137,15 +137,15 @@ func (s *Store) journalCopy() *Journal {
 
 // RemoveJournal removes state/journal.json; a missing journal is fine.
 func (s *Store) RemoveJournal() error {
-	return removeState(s.journalPath())
+	return s.sys.Remove(s.journalPath())
 }
 
 // SetAsideJournal renames a damaged state/journal.json to
 // journal.json.damaged-<time> (kept for inspection) and returns the new path.
 func (s *Store) SetAsideJournal(now time.Time) (string, error) {
-	to := s.journalPath() + ".damaged-" + now.UTC().Format("20060102T150405Z")
-	if err := os.Rename(s.journalPath(), to); err != nil {
+	to := s.dir.JoinName("journal.json.damaged-" + now.UTC().Format("20060102T150405Z"))
+	if err := s.sys.Rename(s.journalPath(), to); err != nil {
 		return "", ioError(err, "cannot move the damaged journal aside")
 	}
-	return to, maybeSyncDir(s.dir)
+	return to.String(), nil
 }

@@ -12,6 +12,7 @@ import (
 )
 
 func TestJournalWriteReadRemove(t *testing.T) {
+	t.Setenv(fsyncEnv, "1") // exercise the directory fsyncs too; NewStore reads it
 	s := NewStore(filepath.Join(t.TempDir(), "state"))
 	if j, err := s.ReadJournal(); j != nil || err != nil {
 		t.Fatalf("ReadJournal with none = %v, %v", j, err)
@@ -24,7 +25,6 @@ func TestJournalWriteReadRemove(t *testing.T) {
 			{Target: "codex", Root: "/r", Path: "/r/new.md", Op: OpCreate},
 		},
 	}
-	t.Setenv(fsyncEnv, "1") // exercise the directory fsyncs too
 	if err := s.WriteJournal(j); err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,10 @@
 package snapshots
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // Leftovers are what crashed writes leave in the state folder: blob folders
@@ -38,19 +38,19 @@ func (s *Store) FindLeftovers() (Leftovers, error) {
 		}
 	}
 	slices.Sort(out.Orphans)
-	for _, dir := range append([]string{s.dir, s.snapshotsDir()}, s.blobDirs(dirs)...) {
-		entries, _ := os.ReadDir(dir)
+	for _, dir := range append([]fsys.AbsPath{s.dir, s.snapshotsDir()}, s.blobDirs(dirs)...) {
+		entries, _ := s.sys.ReadDir(dir)
 		for _, e := range entries {
 			if isTempName(e.Name()) {
-				out.TempFiles = append(out.TempFiles, filepath.Join(dir, e.Name()))
+				out.TempFiles = append(out.TempFiles, dir.JoinName(e.Name()).String())
 			}
 		}
 	}
 	return out, nil
 }
 
-func (s *Store) blobDirs(ids map[string]bool) []string {
-	out := make([]string, 0, len(ids))
+func (s *Store) blobDirs(ids map[string]bool) []fsys.AbsPath {
+	out := make([]fsys.AbsPath, 0, len(ids))
 	for id := range ids {
 		out = append(out, s.blobDir(id))
 	}
@@ -58,9 +58,12 @@ func (s *Store) blobDirs(ids map[string]bool) []string {
 	return out
 }
 
-// isTempName matches the temp files of writeFileAtomic (".<name>.tmp<n>").
+// isTempName matches the temp files of [fsys.RealSystem.WriteFile]
+// (".agentpack-tmp-<n>") and those of the writer that came before it
+// (".<name>.tmp<n>").
 func isTempName(name string) bool {
-	return strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp")
+	return strings.HasPrefix(name, fsys.TempPrefix) ||
+		strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp")
 }
 
 // CleanLeftovers removes what [Store.FindLeftovers] lists and returns it.
@@ -70,17 +73,15 @@ func (s *Store) CleanLeftovers() (Leftovers, error) {
 		return l, err
 	}
 	for _, id := range l.Orphans {
-		if err := os.RemoveAll(s.blobDir(id)); err != nil {
+		if err := s.sys.RemoveAll(s.blobDir(id)); err != nil {
 			return l, ioError(err, "cannot remove saved bytes of snapshot %s", id)
 		}
 	}
 	for _, p := range l.TempFiles {
-		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
-			return l, ioError(err, "cannot remove %s", p)
+		// FindLeftovers built p from a typed path; a missing file is fine.
+		if err := s.sys.Remove(fsys.AbsPath(p)); err != nil {
+			return l, err
 		}
-	}
-	if !l.Empty() {
-		return l, maybeSyncDir(s.snapshotsDir())
 	}
 	return l, nil
 }

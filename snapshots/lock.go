@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/agentpack/agentpack/internal/apperr"
-	"github.com/gofrs/flock"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // lockPoll is how often Lock retries a held lock.
@@ -35,49 +35,72 @@ type Holder struct {
 // Two Lock calls in one process exclude each other too, since each opens its
 // own file description. On timeout the error is E_LOCKED naming the holder's
 // pid and command, with details pid, command and since.
+//
+// The lock guards the real disk against other processes, so Lock works on
+// the real disk only; the flock itself is [fsys.TryLock].
 func Lock(ctx context.Context, stateDir, command string, timeout time.Duration) (release func(), err error) {
-	if err := ensureDir(stateDir); err != nil {
+	sys, dir := stateSystem(), stateDirPath(stateDir)
+	if err := ensureDir(sys, dir); err != nil {
 		return nil, err
 	}
-	fl := flock.New(filepath.Join(stateDir, "lock"))
-	ok, err := fl.TryLock()
-	if err == nil && !ok && timeout > 0 {
-		wctx, cancel := context.WithTimeout(ctx, timeout)
-		ok, err = fl.TryLockContext(wctx, lockPoll)
-		cancel()
-		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-			return nil, lockedError(stateDir)
-		}
-	}
+	unlock, err := waitLock(ctx, dir.JoinName("lock"), timeout)
 	if err != nil {
-		return nil, ioError(err, "cannot lock %s", fl.Path())
+		return nil, err
 	}
-	if !ok {
-		return nil, lockedError(stateDir)
+	if unlock == nil {
+		return nil, lockedError(sys, dir)
 	}
-	holderPath := filepath.Join(stateDir, "lock.holder")
+	holderPath := dir.JoinName("lock.holder")
 	h := Holder{PID: os.Getpid(), Command: command, Since: time.Now().UTC()}
 	data, _ := json.Marshal(h)
-	if err := writeFileAtomic(holderPath, append(data, '\n'), filePerm, false); err != nil {
-		_ = fl.Unlock()
-		return nil, ioError(err, "cannot write %s", holderPath)
+	if err := writeFile(sys, holderPath, append(data, '\n')); err != nil {
+		_ = unlock()
+		return nil, err
 	}
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			// Remove the holder first: once unlocked, the next holder owns the file.
-			_ = os.Remove(holderPath)
-			_ = fl.Unlock()
+			_ = sys.Remove(holderPath)
+			_ = unlock()
 		})
 	}, nil
+}
+
+// waitLock tries the flock on path every lockPoll until it gets it, timeout
+// passes or ctx ends; timeout <= 0 tries once. A nil unlock with a nil error
+// means someone else kept the lock.
+func waitLock(ctx context.Context, path fsys.AbsPath, timeout time.Duration) (unlock func() error, err error) {
+	unlock, ok, err := fsys.TryLock(path)
+	if err != nil || ok || timeout <= 0 {
+		return unlock, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(lockPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-wctx.Done():
+			return nil, nil
+		case <-tick.C:
+		}
+		if unlock, ok, err = fsys.TryLock(path); err != nil || ok {
+			return unlock, err
+		}
+	}
 }
 
 // ReadHolder returns who holds the lock of stateDir, as last recorded. It is
 // nil when nobody recorded a hold; the record may be stale if a holder
 // crashed, since the kernel drops the flock but not the file.
 func ReadHolder(stateDir string) (*Holder, error) {
-	data, err := os.ReadFile(filepath.Join(stateDir, "lock.holder"))
-	if errors.Is(err, os.ErrNotExist) {
+	return readHolder(stateSystem(), stateDirPath(stateDir))
+}
+
+func readHolder(sys fsys.System, dir fsys.AbsPath) (*Holder, error) {
+	data, err := sys.ReadFile(dir.JoinName("lock.holder"))
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
@@ -91,15 +114,16 @@ func ReadHolder(stateDir string) (*Holder, error) {
 }
 
 // lockedError builds E_LOCKED, naming the holder when lock.holder says who.
-func lockedError(stateDir string) *apperr.Error {
-	h, _ := ReadHolder(stateDir)
+func lockedError(sys fsys.System, dir fsys.AbsPath) *apperr.Error {
+	h, _ := readHolder(sys, dir)
 	who := "another agentpack"
 	if h != nil {
 		who = fmt.Sprintf("another agentpack (pid %d, `%s`)", h.PID, h.Command)
 	}
+	lockPath := dir.JoinName("lock")
 	e := apperr.New(apperr.Locked, "%s holds the lock", who).
-		WithHint("wait for it to finish, then retry; the lock is %s", filepath.Join(stateDir, "lock")).
-		With("lock_path", filepath.Join(stateDir, "lock"))
+		WithHint("wait for it to finish, then retry; the lock is %s", lockPath).
+		With("lock_path", lockPath.String())
 	if h != nil {
 		e = e.With("pid", h.PID).With("command", h.Command).With("since", h.Since)
 	}

@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
+
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // packName is the file that holds many blobs of one snapshot in one write:
@@ -43,7 +43,7 @@ func (s *Store) SavePack(id string, datas [][]byte) ([]string, error) {
 	if len(order) == 0 {
 		return shas, nil
 	}
-	if err := writeState(filepath.Join(s.blobDir(id), packName), pack); err != nil {
+	if err := s.writeState(s.blobDir(id).JoinName(packName), pack); err != nil {
 		return nil, err
 	}
 	data, err := json.Marshal(idx)
@@ -51,7 +51,7 @@ func (s *Store) SavePack(id string, datas [][]byte) ([]string, error) {
 		return nil, ioError(err, "cannot encode the pack index of snapshot %s", id)
 	}
 	// The index is written last: a pack without an index is ignored.
-	if err := writeState(filepath.Join(s.blobDir(id), packName+".idx"), data); err != nil {
+	if err := s.writeState(s.blobDir(id).JoinName(packName+".idx"), data); err != nil {
 		return nil, err
 	}
 	s.packs.Delete(id)
@@ -68,23 +68,16 @@ func (s *Store) readPacked(id, sha string) ([]byte, error) {
 	if !ok {
 		return nil, fs.ErrNotExist
 	}
-	f, err := os.Open(filepath.Join(s.blobDir(id), packName))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	buf := make([]byte, at[1])
-	if _, err := f.ReadAt(buf, at[0]); err != nil {
-		return nil, err
-	}
-	return buf, nil
+	// A positioned read: restoring n files from one pack must not read
+	// the whole pack n times.
+	return fsys.ReadRange(s.sys, s.blobDir(id).JoinName(packName), at[0], at[1])
 }
 
 func (s *Store) packIndex(id string) (packIndex, error) {
 	if v, ok := s.packs.Load(id); ok {
 		return v.(packIndex), nil
 	}
-	data, err := os.ReadFile(filepath.Join(s.blobDir(id), packName+".idx"))
+	data, err := s.sys.ReadFile(s.blobDir(id).JoinName(packName + ".idx"))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return packIndex{}, nil

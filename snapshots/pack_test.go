@@ -2,7 +2,6 @@ package snapshots
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -30,7 +29,7 @@ func TestSavePackRoundTrip(t *testing.T) {
 		t.Fatalf("want 3 distinct blobs in the pack, got %d", n)
 	}
 	// Damage inside the pack is detected by the hash check.
-	pack := filepath.Join(s.blobDir(id), packName)
+	pack := s.blobDir(id).JoinName(packName).String()
 	data, _ := os.ReadFile(pack)
 	data[0] ^= 0xff
 	if err := os.WriteFile(pack, data, 0o600); err != nil {

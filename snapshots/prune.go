@@ -3,7 +3,6 @@ package snapshots
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
 
@@ -38,7 +37,7 @@ func (s *Store) Prune(keep int) (removed []string, err error) {
 			if id == inFlight {
 				continue
 			}
-			if err := removeState(s.recordPath(id)); err != nil {
+			if err := s.sys.Remove(s.recordPath(id)); err != nil {
 				return sorted(gone), err
 			}
 			gone[id] = true // its folder is now an orphan: removed below
@@ -50,21 +49,15 @@ func (s *Store) Prune(keep int) (removed []string, err error) {
 	for _, id := range left.Orphans {
 		gone[id] = true
 	}
-	if err != nil {
-		return sorted(gone), err
-	}
-	if len(gone) > 0 {
-		if err := maybeSyncDir(s.snapshotsDir()); err != nil {
-			return sorted(gone), err
-		}
-	}
-	return sorted(gone), nil
+	// Each removal went through the System, which fsyncs the folder when it
+	// fsyncs at all.
+	return sorted(gone), err
 }
 
 // scan returns the record ids (sorted) and the blob folder ids of the
 // snapshots folder.
 func (s *Store) scan() (records []string, dirs map[string]bool, err error) {
-	entries, err := os.ReadDir(s.snapshotsDir())
+	entries, err := s.sys.ReadDir(s.snapshotsDir())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}

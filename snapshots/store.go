@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // IDLayout is the time layout of snapshot ids: UTC with nanoseconds, so ids
@@ -20,10 +19,14 @@ import (
 const IDLayout = "20060102T150405.000000000Z"
 
 // Store reads and writes snapshot records, their saved bytes and the journal
-// under one state directory (e.g. $AGENTPACK_HOME/state). It is safe for
-// concurrent use by goroutines; separate processes must hold [Lock] to write.
+// under one state directory (e.g. $AGENTPACK_HOME/state), every byte through
+// a [fsys.System]. It is safe for concurrent use by goroutines; separate
+// processes must hold [Lock] to write.
 type Store struct {
-	dir string
+	sys fsys.System
+	// durable is sys's [fsys.Durable] version, for the journal.
+	durable fsys.System
+	dir     fsys.AbsPath
 
 	mu   sync.Mutex
 	last time.Time // newest id this Store handed out
@@ -31,19 +34,30 @@ type Store struct {
 	packs sync.Map // id → packIndex, read once
 }
 
-// NewStore returns a Store rooted at stateDir. Nothing is created until the
-// first write.
+// NewStore returns a Store rooted at stateDir on the real disk, which
+// fsyncs state writes when AGENTPACK_FSYNC=1 (read now) and the journal
+// always. A relative stateDir is resolved against the working directory.
+// Nothing is created until the first write.
 func NewStore(stateDir string) *Store {
-	return &Store{dir: stateDir}
+	return NewStoreOn(stateSystem(), stateDirPath(stateDir))
+}
+
+// NewStoreOn returns a Store rooted at dir that reads and writes only
+// through sys, and writes the journal through [fsys.Durable](sys). Nothing
+// is created until the first write.
+func NewStoreOn(sys fsys.System, dir fsys.AbsPath) *Store {
+	return &Store{sys: sys, durable: fsys.Durable(sys), dir: dir}
 }
 
 // Dir returns the state directory of s.
-func (s *Store) Dir() string { return s.dir }
+func (s *Store) Dir() string { return s.dir.String() }
 
-func (s *Store) snapshotsDir() string           { return filepath.Join(s.dir, "snapshots") }
-func (s *Store) recordPath(id string) string    { return filepath.Join(s.snapshotsDir(), id+".json") }
-func (s *Store) blobDir(id string) string       { return filepath.Join(s.snapshotsDir(), id) }
-func (s *Store) blobPath(id, sha string) string { return filepath.Join(s.blobDir(id), sha) }
+func (s *Store) snapshotsDir() fsys.AbsPath        { return s.dir.JoinName("snapshots") }
+func (s *Store) recordPath(id string) fsys.AbsPath { return s.snapshotsDir().JoinName(id + ".json") }
+func (s *Store) blobDir(id string) fsys.AbsPath    { return s.snapshotsDir().JoinName(id) }
+func (s *Store) blobPath(id, sha string) fsys.AbsPath {
+	return s.blobDir(id).JoinName(sha)
+}
 
 // NewID returns a fresh snapshot id for now, formatted with [IDLayout]. Ids
 // only grow: if now is not after the newest existing id (a clock that went
@@ -62,7 +76,7 @@ func (s *Store) NewID(now time.Time) string {
 	}
 	for {
 		id := t.Format(IDLayout)
-		if !exists(s.recordPath(id)) && !exists(s.blobDir(id)) {
+		if !s.exists(s.recordPath(id)) && !s.exists(s.blobDir(id)) {
 			s.last = t
 			return id
 		}
@@ -72,7 +86,7 @@ func (s *Store) NewID(now time.Time) string {
 
 // newestIDTime returns the time of the newest id-shaped record or blob folder.
 func (s *Store) newestIDTime() (time.Time, bool) {
-	entries, _ := os.ReadDir(s.snapshotsDir())
+	entries, _ := s.sys.ReadDir(s.snapshotsDir())
 	var newest time.Time
 	for _, e := range entries {
 		t, err := time.Parse(IDLayout, strings.TrimSuffix(e.Name(), ".json"))
@@ -83,8 +97,8 @@ func (s *Store) newestIDTime() (time.Time, bool) {
 	return newest, !newest.IsZero()
 }
 
-func exists(path string) bool {
-	_, err := os.Lstat(path)
+func (s *Store) exists(path fsys.AbsPath) bool {
+	_, err := s.sys.Lstat(path)
 	return err == nil
 }
 
@@ -112,7 +126,7 @@ func (s *Store) Save(r *Record) error {
 	if err != nil {
 		return apperr.Wrap(err, apperr.Unexpected, "cannot encode snapshot record %s", r.ID)
 	}
-	return writeState(s.recordPath(r.ID), append(data, '\n'))
+	return s.writeState(s.recordPath(r.ID), append(data, '\n'))
 }
 
 func compareFiles(a, b FileChange) int {
@@ -130,7 +144,7 @@ func (s *Store) Load(id string) (*Record, error) {
 		return nil, err
 	}
 	path := s.recordPath(id)
-	data, err := os.ReadFile(path)
+	data, err := s.sys.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, apperr.New(apperr.SnapshotNotFound, "snapshot %s not found", id).
 			WithHint("run `agentpack snapshots` to list snapshot ids").
@@ -152,11 +166,11 @@ func (s *Store) Load(id string) (*Record, error) {
 	return &r, nil
 }
 
-func corrupted(id, path string, err error) *apperr.Error {
+func corrupted(id string, path fsys.AbsPath, err error) *apperr.Error {
 	return apperr.Wrap(err, apperr.SnapshotCorrupted, "snapshot record %s is corrupted", id).
 		WithHint("move %s aside, or pick another snapshot with `agentpack snapshots`", path).
 		With("id", id).
-		With("path", path)
+		With("path", path.String())
 }
 
 // List returns every readable record, oldest first. A record that cannot be

@@ -29,6 +29,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	if len(args) == 0 {
 		args = []string{"--help"} // bare `agentpack` shows how to use it
 	}
+	if args[0] == completeCommand {
+		// Answered before kong parses, so the hidden command is no part of
+		// the model: never in --help, `help --json` or the schemas.
+		return runComplete(args[1:], stdout, engine.EnvFromOS())
+	}
 	setVersionFromBuild()
 	// The view is chosen before anything can fail, so even a flag error is an
 	// envelope under --json.

@@ -166,13 +166,17 @@ func (c *VersionCmd) Run(a *App) error {
 
 // CompletionCmd is `agentpack completion`.
 type CompletionCmd struct {
-	Shell string `arg:"" enum:"bash,zsh,fish" help:"bash, zsh or fish."`
+	Shell string `arg:"" enum:"bash,zsh,fish,powershell" help:"bash, zsh, fish or powershell."`
 }
+
+// Help implements kong.HelpProvider: `completion --help` says how to
+// install the script in each shell.
+func (c *CompletionCmd) Help() string { return completionInstall }
 
 // Run implements the command.
 func (c *CompletionCmd) Run(a *App) error {
 	return a.run("completion", "completion", func() (*result, error) {
-		script, err := completionScript(a.parser.Model, c.Shell)
+		script, err := completionScript(c.Shell)
 		if err != nil {
 			return nil, err
 		}
@@ -180,4 +184,4 @@ func (c *CompletionCmd) Run(a *App) error {
 	})
 }
 
-var errUnknownShell = apperr.New(apperr.InvalidArgument, "unknown shell").WithHint("use bash, zsh or fish")
+var errUnknownShell = apperr.New(apperr.InvalidArgument, "unknown shell").WithHint("use bash, zsh, fish or powershell")

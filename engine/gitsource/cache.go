@@ -54,11 +54,13 @@ func (c *Cache) root() (fsys.AbsPath, error) {
 	return fsys.NewAbsPath(c.Root)
 }
 
-// marker is the content of [MarkerFile].
+// marker is the content of [MarkerFile]. LinksLeftOut is absent from the
+// markers of checkouts made before it was recorded.
 type marker struct {
-	URL        string `json:"url"`
-	Commit     string `json:"commit"`
-	TreeSHA256 string `json:"tree_sha256"`
+	URL          string `json:"url"`
+	Commit       string `json:"commit"`
+	TreeSHA256   string `json:"tree_sha256"`
+	LinksLeftOut []Link `json:"links_left_out,omitempty"`
 }
 
 // URLKey is the cache folder name of a (normalised) URL: hex sha256 of it,
@@ -95,8 +97,14 @@ func (c *Cache) Path(url, commit string) (string, error) {
 // local paths, which are copied in full) and fall back to a full fetch. The
 // checkout is written to a temporary folder next to its final place, its
 // marker last, and renamed into place, so no partial checkout is ever
-// visible; on failure nothing is left behind. A complete checkout that was
-// edited on disk is E_CACHE_CORRUPTED and is not repaired silently.
+// visible; on failure nothing is left behind. Its files are read-only.
+//
+// Checkout repairs: a checkout in place that fails verification
+// (E_CACHE_CORRUPTED from [Cache.Dir]) is downloaded again, and the damaged
+// copy is evicted just before the fresh one is renamed into place, then
+// reported to [FetchOptions.OnRepair]. If the download fails, the damaged
+// copy stays and the download's error is returned. Reading paths should
+// call [Cache.Dir], which refuses a corrupted checkout and never repairs.
 func (c *Cache) Checkout(ctx context.Context, url, ref string, opt FetchOptions) (commit, dir string, err error) {
 	u, err := NormalizeURL(url)
 	if err != nil {
@@ -123,17 +131,19 @@ func (c *Cache) Checkout(ctx context.Context, url, ref string, opt FetchOptions)
 		if err == nil {
 			return m.commit, dir, nil
 		}
-		if !errors.Is(err, ErrNotCached) {
+		if !errors.Is(err, ErrNotCached) && !isCorrupted(err) {
 			return "", "", err
 		}
 	}
-	return c.fetch(ctx, u, m, opt)
+	return c.fetch(ctx, u, m, opt, false)
 }
 
 // Dir returns the cached checkout of (url, commit) after checking that its
 // files still hash to the value recorded in its marker. It never touches the
-// network. An absent or incomplete checkout is an E_SOURCE_NOT_FOUND error
-// wrapping [ErrNotCached]; an edited one is E_CACHE_CORRUPTED.
+// network and never repairs. An absent or incomplete checkout is an
+// E_SOURCE_NOT_FOUND error wrapping [ErrNotCached]; an edited one is
+// E_CACHE_CORRUPTED, whose hint names `agentpack fetch`, which repairs it
+// through [Cache.Checkout].
 func (c *Cache) Dir(url, commit string) (string, error) {
 	dir, err := c.Path(url, commit)
 	if err != nil {
@@ -168,28 +178,34 @@ func (c *Cache) Dir(url, commit string) (string, error) {
 	return dir, nil
 }
 
+// corrupted is the E_CACHE_CORRUPTED error of the checkout dir.
 func corrupted(dir string, cause error, why string) *apperr.Error {
 	e := apperr.New(apperr.CacheCorrupted, "git cache entry %s is corrupted: %s", dir, why)
 	if cause != nil {
 		e = apperr.Wrap(cause, apperr.CacheCorrupted, "git cache entry %s is corrupted: %s", dir, why)
 	}
-	return e.WithHint("remove it with `rm -rf %s`; `agentpack fetch` downloads it again", dir).With("path", dir)
+	return e.WithHint("run `agentpack fetch`: it downloads the commit again and replaces the damaged copy").With("path", dir)
 }
 
-// install writes the marker into the finished tree and renames it into
-// place. If a complete checkout appeared meanwhile (another process), that
-// one is kept.
-func (c *Cache) install(u, commit string, tree fsys.AbsPath) (string, error) {
+// isCorrupted reports whether err is an E_CACHE_CORRUPTED error.
+func isCorrupted(err error) bool { return apperr.CodeOf(err) == apperr.CacheCorrupted }
+
+// install writes the marker (recording the links left out of the tree)
+// into the finished tree and renames it into place. A complete, verified
+// checkout that appeared meanwhile (another process) is kept, unless
+// replace is set; a corrupted one is evicted and replaced.
+func (c *Cache) install(u, commit string, tree fsys.AbsPath, left []Link, opt FetchOptions, replace bool) (string, error) {
 	sys := c.sys()
 	files, err := hashTree(sys, tree)
 	if err != nil {
 		return "", apperr.Wrap(err, apperr.GitCloneFailed, "hash checkout of %s@%s", u, commit)
 	}
-	raw, err := json.MarshalIndent(marker{URL: u, Commit: commit, TreeSHA256: lockfile.ModuleHash(files)}, "", "  ")
+	mk := marker{URL: u, Commit: commit, TreeSHA256: lockfile.ModuleHash(files), LinksLeftOut: left}
+	raw, err := json.MarshalIndent(mk, "", "  ")
 	if err != nil {
 		return "", apperr.Wrap(err, apperr.Unexpected, "encode checkout marker")
 	}
-	if err := sys.WriteFile(tree.JoinName(MarkerFile), append(raw, '\n'), 0o644); err != nil {
+	if err := sys.WriteFile(tree.JoinName(MarkerFile), append(raw, '\n'), fileMode); err != nil {
 		return "", err
 	}
 	dir, err := c.Path(u, commit)
@@ -197,20 +213,36 @@ func (c *Cache) install(u, commit string, tree fsys.AbsPath) (string, error) {
 		return "", err
 	}
 	final := fsys.AbsPath(dir)
-	for range 2 {
+	for range 3 {
 		if err = sys.Rename(tree, final); err == nil {
 			return dir, nil
 		}
-		if dir, derr := c.Dir(u, commit); derr == nil {
+		derr := c.dirErr(u, commit)
+		switch {
+		case derr == nil && !replace:
 			return dir, nil
-		} else if !errors.Is(derr, ErrNotCached) {
+		case derr == nil || isCorrupted(derr):
+			if err := c.evict(final, derr, opt); err != nil {
+				return "", err
+			}
+			// Replace once: a checkout another process installs after
+			// this eviction is as good as ours.
+			replace = false
+		case errors.Is(derr, ErrNotCached):
+			// An incomplete leftover (or the original tool's checkout,
+			// which has a .git folder and no marker) is in the way.
+			if err := sys.RemoveAll(final); err != nil {
+				return "", err
+			}
+		default:
 			return "", derr
-		}
-		// An incomplete leftover (or the original tool's checkout, which
-		// has a .git folder and no marker) is in the way: replace it.
-		if err := sys.RemoveAll(final); err != nil {
-			return "", err
 		}
 	}
 	return "", apperr.Wrap(err, apperr.IOFailed, "move checkout into %s", final)
+}
+
+// dirErr is the error [Cache.Dir] gives for (u, commit).
+func (c *Cache) dirErr(u, commit string) error {
+	_, err := c.Dir(u, commit)
+	return err
 }

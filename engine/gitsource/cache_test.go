@@ -309,49 +309,78 @@ func TestInvalidInputs(t *testing.T) {
 	}
 }
 
-func TestCorruptedCache(t *testing.T) {
-	u, _, _ := history(t)
-	ctx := context.Background()
-	edits := map[string]func(dir string) error{
-		"edited file": func(dir string) error {
-			return os.WriteFile(filepath.Join(dir, "skills/review/SKILL.md"), []byte("tampered\n"), 0o644)
-		},
-		"deleted file": func(dir string) error { return os.Remove(filepath.Join(dir, "README.md")) },
-		"added file":   func(dir string) error { return os.WriteFile(filepath.Join(dir, "extra.md"), []byte("x"), 0o644) },
-		"bad marker":   func(dir string) error { return os.WriteFile(filepath.Join(dir, MarkerFile), []byte("{"), 0o644) },
+// corruptions are the ways a complete checkout can be damaged on disk.
+var corruptions = map[string]func(dir string) error{
+	"edited file": func(dir string) error {
+		return overwrite(filepath.Join(dir, "skills/review/SKILL.md"), "tampered\n")
+	},
+	"deleted file": func(dir string) error { return os.Remove(filepath.Join(dir, "README.md")) },
+	"added file":   func(dir string) error { return os.WriteFile(filepath.Join(dir, "extra.md"), []byte("x"), 0o644) },
+	"bad marker":   func(dir string) error { return overwrite(filepath.Join(dir, MarkerFile), "{") },
+}
+
+// overwrite replaces the content of a read-only cached file, as a user
+// forcing an edit would.
+func overwrite(p, data string) error {
+	if err := os.Chmod(p, 0o644); err != nil {
+		return err
 	}
-	for name, edit := range edits {
-		t.Run(name, func(t *testing.T) {
-			cache := &Cache{Root: t.TempDir()}
-			commit, dir, err := cache.Checkout(ctx, u.url(), "main", FetchOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := edit(dir); err != nil {
-				t.Fatal(err)
-			}
-			_, err = cache.Dir(u.url(), commit)
-			if apperr.CodeOf(err) != apperr.CacheCorrupted {
-				t.Fatalf("Dir after %s = %v", name, err)
-			}
-			if hint := apperr.As(err).Hint; !strings.Contains(hint, "rm -rf "+dir) || !strings.Contains(hint, "agentpack fetch") {
-				t.Errorf("hint = %q", hint)
-			}
-			// Checkout does not repair it silently either.
-			if _, _, err := cache.Checkout(ctx, u.url(), commit, FetchOptions{}); apperr.CodeOf(err) != apperr.CacheCorrupted {
-				t.Errorf("Checkout of a corrupted entry = %v", err)
-			}
-			// After rm -rf, fetching again restores it.
-			if err := os.RemoveAll(dir); err != nil {
-				t.Fatal(err)
-			}
-			if _, _, err := cache.Checkout(ctx, u.url(), commit, FetchOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := cache.Dir(u.url(), commit); err != nil {
-				t.Fatal(err)
-			}
-		})
+	return os.WriteFile(p, []byte(data), 0o644)
+}
+
+func TestCorruptedCache(t *testing.T) {
+	u, _, c2 := history(t)
+	ctx := context.Background()
+	for name, edit := range corruptions {
+		for _, ref := range []string{c2.String(), "main"} {
+			t.Run(name+" "+ref[:4], func(t *testing.T) {
+				cache := &Cache{Root: t.TempDir()}
+				commit, dir, err := cache.Checkout(ctx, u.url(), "main", FetchOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := edit(dir); err != nil {
+					t.Fatal(err)
+				}
+
+				// test that reading refuses the entry with a hint naming fetch, not rm -rf
+				_, err = cache.Dir(u.url(), commit)
+				if apperr.CodeOf(err) != apperr.CacheCorrupted {
+					t.Fatalf("Dir after %s = %v", name, err)
+				}
+				if hint := apperr.As(err).Hint; strings.Contains(hint, "rm -rf") || !strings.Contains(hint, "agentpack fetch") {
+					t.Errorf("hint = %q", hint)
+				}
+
+				// test that Checkout evicts the damaged entry, downloads it again and reports it
+				var repaired []string
+				opt := FetchOptions{OnRepair: func(p string, cause error) {
+					if apperr.CodeOf(cause) != apperr.CacheCorrupted {
+						t.Errorf("OnRepair cause = %v", cause)
+					}
+					repaired = append(repaired, p)
+				}}
+				got, gotDir, err := cache.Checkout(ctx, u.url(), ref, opt)
+				if err != nil || got != commit || gotDir != dir {
+					t.Fatalf("Checkout of a corrupted entry = %s %s %v", got, gotDir, err)
+				}
+				if len(repaired) != 1 || repaired[0] != dir {
+					t.Errorf("OnRepair saw %v, want [%s]", repaired, dir)
+				}
+				if _, err := cache.Dir(u.url(), commit); err != nil {
+					t.Fatalf("Dir after the repair = %v", err)
+				}
+				if got := readFile(t, dir, "skills/review/SKILL.md"); got != "v2\n" {
+					t.Errorf("SKILL.md after the repair = %q", got)
+				}
+				if _, err := os.Stat(filepath.Join(dir, "extra.md")); !os.IsNotExist(err) {
+					t.Errorf("extra.md survived the repair: %v", err)
+				}
+				if got := entries(t, filepath.Dir(dir)); slices.ContainsFunc(got, func(e string) bool { return strings.HasPrefix(e, tmpPrefix) }) {
+					t.Errorf("leftovers after the repair: %v", got)
+				}
+			})
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -54,6 +55,15 @@ func removeStale(sys fsys.System, base fsys.AbsPath, age time.Duration) {
 
 // makeTemp creates a new, empty temporary folder in base.
 func makeTemp(sys fsys.System, base fsys.AbsPath) (fsys.AbsPath, error) {
+	tmp, err := freeTemp(sys, base)
+	if err != nil {
+		return "", err
+	}
+	return tmp, sys.MkdirAll(tmp, 0o755)
+}
+
+// freeTemp returns a temporary name in base that nothing holds yet.
+func freeTemp(sys fsys.System, base fsys.AbsPath) (fsys.AbsPath, error) {
 	for range 3 {
 		// Over 128 random bits: another process picking the same name at
 		// the same moment is not a concern, so checking that the name is
@@ -61,7 +71,7 @@ func makeTemp(sys fsys.System, base fsys.AbsPath) (fsys.AbsPath, error) {
 		tmp := base.JoinName(tmpPrefix + rand.Text())
 		_, err := sys.Lstat(tmp)
 		if errors.Is(err, fs.ErrNotExist) {
-			return tmp, sys.MkdirAll(tmp, 0o755)
+			return tmp, nil
 		}
 		if err != nil {
 			return "", err
@@ -106,10 +116,12 @@ func isLocalURL(u string) bool {
 }
 
 // fetch downloads m from u into memory, writes the work tree of its commit
-// into a temporary folder under the URL's cache folder and installs it.
-// Whatever happens, the temporary folder is removed, and so is the URL's
-// folder if it is empty.
-func (c *Cache) fetch(ctx context.Context, u string, m match, opt FetchOptions) (string, string, error) {
+// into a temporary folder under the URL's cache folder and installs it. A
+// verified checkout already in place is returned as it is unless replace is
+// set; a corrupted one is replaced by the new download. Whatever happens,
+// the temporary folder is removed, and so is the URL's folder if it is
+// empty.
+func (c *Cache) fetch(ctx context.Context, u string, m match, opt FetchOptions, replace bool) (string, string, error) {
 	root, err := c.root()
 	if err != nil {
 		return "", "", err
@@ -140,10 +152,14 @@ func (c *Cache) fetch(ctx context.Context, u string, m match, opt FetchOptions) 
 	}
 
 	sha := commit.Hash.String()
-	if dir, err := c.Dir(u, sha); err == nil {
-		return sha, dir, nil
-	} else if !errors.Is(err, ErrNotCached) {
-		return "", "", err
+	if !replace {
+		dir, err := c.Dir(u, sha)
+		switch {
+		case err == nil:
+			return sha, dir, nil
+		case !errors.Is(err, ErrNotCached) && !isCorrupted(err):
+			return "", "", err
+		}
 	}
 	if err := sys.MkdirAll(base, 0o755); err != nil {
 		return "", "", err
@@ -156,10 +172,11 @@ func (c *Cache) fetch(ctx context.Context, u string, m match, opt FetchOptions) 
 	}
 	defer sys.RemoveAll(tmp)
 	tree := tmp.JoinName("tree")
-	if err := materialise(sys, commit, tree); err != nil {
+	left, err := materialise(sys, commit, tree)
+	if err != nil {
 		return "", "", err
 	}
-	dir, err := c.install(u, sha, tree)
+	dir, err := c.install(u, sha, tree, left, opt, replace)
 	if err != nil {
 		return "", "", err
 	}
@@ -243,20 +260,30 @@ func commitOf(repo *git.Repository, h plumbing.Hash) (*object.Commit, error) {
 	return c, nil
 }
 
+// Modes of the files of a checkout: read-only, so that an editor warns
+// before changing the cache (verification still catches an edit made
+// anyway). Folders stay writable: eviction, and any `rm -rf` of the cache,
+// must be able to delete what they hold.
+const (
+	fileMode = 0o444
+	execMode = 0o555
+)
+
 // materialise writes the files of commit's tree into dir through sys:
-// regular files with 0644 or 0755, and symlinks only when they resolve to
-// something inside dir (others are left out, since nothing may follow them
-// out of the cache). Submodules are not fetched. A root file named
-// [MarkerFile] is left out.
-func materialise(sys fsys.System, commit *object.Commit, dir fsys.AbsPath) error {
+// read-only regular files ([fileMode], [execMode]), and symlinks only when
+// they resolve to something inside dir. The others are left out, since
+// nothing may follow them out of the cache, and returned so that the marker
+// can record them and the module loader refuse a module holding one.
+// Submodules are not fetched. A root file named [MarkerFile] is left out.
+func materialise(sys fsys.System, commit *object.Commit, dir fsys.AbsPath) ([]Link, error) {
 	tree, err := commit.Tree()
 	if err != nil {
-		return apperr.Wrap(err, apperr.GitCloneFailed, "read tree of %s", commit.Hash)
+		return nil, apperr.Wrap(err, apperr.GitCloneFailed, "read tree of %s", commit.Hash)
 	}
 	if err := sys.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return nil, err
 	}
-	var links [][2]string
+	var links []Link
 	err = tree.Files().ForEach(func(f *object.File) error {
 		if skip, err := checkTreePath(f.Name); skip || err != nil {
 			return err
@@ -269,21 +296,21 @@ func materialise(sys fsys.System, commit *object.Commit, dir fsys.AbsPath) error
 		switch f.Mode {
 		case filemode.Symlink:
 			target, err := f.Contents()
-			links = append(links, [2]string{f.Name, target})
+			links = append(links, Link{Path: f.Name, Target: target})
 			return err
 		case filemode.Executable:
-			return writeBlob(sys, f, dst, 0o755)
+			return writeBlob(sys, f, dst, execMode)
 		case filemode.Regular, filemode.Deprecated:
-			return writeBlob(sys, f, dst, 0o644)
+			return writeBlob(sys, f, dst, fileMode)
 		}
 		return sys.MkdirAll(dst.Dir(), 0o755)
 	})
 	var ae *apperr.Error
 	if errors.As(err, &ae) {
-		return err // an I/O failure of sys, already explained
+		return nil, err // an I/O failure of sys, already explained
 	}
 	if err != nil {
-		return apperr.Wrap(err, apperr.GitCloneFailed, "write checkout of %s", commit.Hash)
+		return nil, apperr.Wrap(err, apperr.GitCloneFailed, "write checkout of %s", commit.Hash)
 	}
 	return placeLinks(sys, dir, links)
 }
@@ -325,35 +352,41 @@ func writeBlob(sys fsys.System, f *object.File, dst fsys.AbsPath, mode fs.FileMo
 
 // placeLinks creates the relative symlinks whose targets stay inside dir,
 // then removes, until none is left, any that dangle or resolve outside dir
-// (through other links).
-func placeLinks(sys fsys.System, dir fsys.AbsPath, links [][2]string) error {
-	var placed []string
+// (through other links). It returns the links it left out, sorted by path.
+func placeLinks(sys fsys.System, dir fsys.AbsPath, links []Link) ([]Link, error) {
+	var placed, left []Link
 	for _, l := range links {
-		name, target := l[0], l[1]
+		target := l.Target
 		if target == "" || strings.HasPrefix(target, "/") || filepath.IsAbs(target) || strings.ContainsRune(target, 0) {
+			left = append(left, l)
 			continue
 		}
-		if j := path.Join(path.Dir(name), target); j == ".." || strings.HasPrefix(j, "../") {
+		if j := path.Join(path.Dir(l.Path), target); j == ".." || strings.HasPrefix(j, "../") {
+			left = append(left, l)
 			continue
 		}
-		dst := dir.Join(fsys.RelPath(name))
+		dst := dir.Join(fsys.RelPath(l.Path))
 		if sys.MkdirAll(dst.Dir(), 0o755) == nil && sys.Symlink(filepath.FromSlash(target), dst) == nil {
-			placed = append(placed, name)
+			placed = append(placed, l)
+		} else {
+			left = append(left, l)
 		}
 	}
 	for changed := true; changed; {
 		changed = false
-		for i, name := range placed {
-			if name == "" {
+		for i, l := range placed {
+			if l.Path == "" {
 				continue
 			}
-			if _, err := evalBelow(sys, dir, name); err != nil {
-				if err := sys.Remove(dir.Join(fsys.RelPath(name))); err != nil {
-					return err
+			if _, err := evalBelow(sys, dir, l.Path); err != nil {
+				if err := sys.Remove(dir.Join(fsys.RelPath(l.Path))); err != nil {
+					return nil, err
 				}
-				placed[i], changed = "", true
+				left = append(left, l)
+				placed[i], changed = Link{}, true
 			}
 		}
 	}
-	return nil
+	slices.SortFunc(left, func(a, b Link) int { return strings.Compare(a.Path, b.Path) })
+	return left, nil
 }

@@ -28,6 +28,12 @@ type FetchOptions struct {
 	// Progress, when not nil, receives go-git's progress output and retry
 	// notices.
 	Progress io.Writer
+	// OnRepair, when not nil, is called after a cached checkout was evicted
+	// to make room for a fresh download of the same commit, with the
+	// checkout's folder and the verification error that condemned it (nil
+	// when [Cache.Repair] replaced a checkout that verified). The engine
+	// can turn it into a warning.
+	OnRepair func(path string, cause error)
 }
 
 // DefaultTimeout and DefaultRetries are used for zero [FetchOptions] fields.

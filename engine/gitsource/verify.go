@@ -18,7 +18,10 @@ func VerifySubdir(dir, subdir string, want []lockfile.File) error {
 // subdir of the checkout dir (an absolute path) are exactly want (a locked
 // module's file manifest). A difference is E_CHECKSUM_MISMATCH naming the
 // first differing file (in path order) and whether it is missing,
-// unexpected or modified; a missing subdir is a mismatch too.
+// unexpected or modified; a missing subdir is a mismatch too. Called after
+// [Cache.Dir] has verified the checkout, a mismatch means the lockfile and
+// the commit disagree; only a checkout whose files and marker were both
+// rewritten escapes Dir, and [Cache.Repair] replaces that one.
 func (c *Cache) VerifySubdir(dir, subdir string, want []lockfile.File) error {
 	sub, err := CleanSubdir(subdir)
 	if err != nil {
@@ -50,7 +53,7 @@ func (c *Cache) VerifySubdir(dir, subdir string, want []lockfile.File) error {
 	}
 	path, reason, exp, act := firstDifference(lockfile.SortFiles(want), got)
 	return apperr.New(apperr.ChecksumMismatch, "%s in %s does not match the lockfile: %s", path, root, reason).
-		WithHint("run `agentpack lock` to accept the new content, or `rm -rf %s` and `agentpack fetch` to download it again", dir).
+		WithHint("run `agentpack lock` to accept the new content").With("checkout", dir).
 		With("path", path).With("subdir", sub).With("reason", reason).
 		With("expected_sha256", exp).With("actual_sha256", act)
 }

@@ -6,15 +6,13 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
+	"github.com/agentpack/agentpack/internal/workers"
 )
 
 // TreeMarker is the name of the marker file the git cache writes at the root
@@ -55,36 +53,53 @@ func SortFiles(files []File) []File {
 	return out
 }
 
-// HashDir hashes a module: every regular file under dir, or dir itself when
-// it is a single file (then the one entry is named after its base name).
+// HashDir is [HashDirOn] on the real disk. A relative dir is resolved
+// against the working directory.
+func HashDir(dir string) ([]File, error) {
+	p, err := absPath(dir)
+	if err != nil {
+		return nil, err
+	}
+	return HashDirOn(diskSystem, p)
+}
+
+// HashDirOn hashes a module read through sys: every regular file under dir,
+// or dir itself when it is a single file (then the one entry is named after
+// its base name).
 //
 // Entries named .git are skipped at any depth, as is [TreeMarker] at the
 // root. A symlink to a regular file inside dir is hashed by its content (as
 // the original tool does); a symlink to a directory is not followed; a
 // symlink that dangles or leads outside dir, and any special file, is an
-// error. Files are hashed in parallel, at most GOMAXPROCS at a time, and the
-// result is sorted by path.
-func HashDir(dir string) ([]File, error) {
-	info, err := os.Stat(dir)
+// error. Links are resolved with [fsys.EvalSymlinks], so dir itself may be
+// a link. Files are hashed in parallel and the result is sorted by path.
+func HashDirOn(sys fsys.System, dir fsys.AbsPath) ([]File, error) {
+	info, err := sys.Stat(dir)
 	if err != nil {
 		return nil, ioErr(err, dir)
 	}
 	if info.Mode().IsRegular() {
-		f, err := hashFile(dir, make([]byte, 64<<10))
+		f, err := hashFile(sys, dir)
 		if err != nil {
 			return nil, err
 		}
-		f.Path = filepath.Base(dir)
+		f.Path = dir.Base()
 		return []File{f}, nil
 	}
 	if !info.IsDir() {
-		return nil, apperr.New(apperr.IOInvalidPath, "%s is neither a file nor a folder", dir).With("path", dir)
+		return nil, apperr.New(apperr.IOInvalidPath, "%s is neither a file nor a folder", dir).With("path", dir.String())
 	}
-	jobs, err := listFiles(dir)
+	// Walk the resolved root, so that links are judged against where the
+	// files really are.
+	realRoot, err := fsys.EvalSymlinks(sys, dir)
 	if err != nil {
+		return nil, ioErr(err, dir)
+	}
+	var jobs []hashJob
+	if err := listFiles(sys, realRoot, realRoot, "", &jobs); err != nil {
 		return nil, err
 	}
-	files, err := hashAll(jobs)
+	files, err := hashAll(sys, jobs)
 	if err != nil {
 		return nil, err
 	}
@@ -93,71 +108,60 @@ func HashDir(dir string) ([]File, error) {
 }
 
 // hashJob is one file to hash: its manifest path and where to read it.
-type hashJob struct{ rel, abs string }
+type hashJob struct {
+	rel string
+	abs fsys.AbsPath
+}
 
-func listFiles(root string) ([]hashJob, error) {
-	realRoot, err := filepath.EvalSymlinks(root)
+// listFiles appends to jobs the files to hash in dir, which is rel below
+// realRoot ("" for realRoot itself), in lexical order.
+func listFiles(sys fsys.System, realRoot, dir fsys.AbsPath, rel string, jobs *[]hashJob) error {
+	entries, err := sys.ReadDir(dir)
 	if err != nil {
-		return nil, ioErr(err, root)
+		return ioErr(err, dir)
 	}
-	var jobs []hashJob
-	// Walk the resolved root: WalkDir does not descend into a root that is
-	// itself a symlink.
-	err = filepath.WalkDir(realRoot, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return ioErr(err, p)
+	for _, d := range entries {
+		p, child := dir.JoinName(d.Name()), d.Name()
+		if rel != "" {
+			child = rel + "/" + child
 		}
-		if p == realRoot {
-			return nil
-		}
-		if d.Name() == ".git" {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		rel, err := filepath.Rel(realRoot, p)
-		if err != nil {
-			return ioErr(err, p)
-		}
-		rel = filepath.ToSlash(rel)
-		if rel == TreeMarker {
-			return nil
+		if d.Name() == ".git" || child == TreeMarker {
+			continue
 		}
 		switch t := d.Type(); {
 		case t.IsDir():
-			return nil
+			if err := listFiles(sys, realRoot, p, child, jobs); err != nil {
+				return err
+			}
 		case t.IsRegular():
-			jobs = append(jobs, hashJob{rel, p})
-			return nil
+			*jobs = append(*jobs, hashJob{child, p})
 		case t&fs.ModeSymlink != 0:
-			follow, err := checkSymlink(realRoot, p)
+			follow, err := checkSymlink(sys, realRoot, p)
 			if err != nil {
 				return err
 			}
 			if follow {
-				jobs = append(jobs, hashJob{rel, p})
+				*jobs = append(*jobs, hashJob{child, p})
 			}
-			return nil
 		default:
-			return apperr.New(apperr.IOInvalidPath, "cannot hash special file %s", p).With("path", p)
+			return apperr.New(apperr.IOInvalidPath, "cannot hash special file %s", p).With("path", p.String())
 		}
-	})
-	return jobs, err
+	}
+	return nil
 }
 
 // checkSymlink reports whether the symlink p should be hashed (it leads to a
 // regular file inside realRoot) or skipped (it leads to a folder inside
 // realRoot), and fails for anything else.
-func checkSymlink(realRoot, p string) (bool, error) {
-	target, err := filepath.EvalSymlinks(p)
+func checkSymlink(sys fsys.System, realRoot, p fsys.AbsPath) (bool, error) {
+	target, err := fsys.EvalSymlinks(sys, p)
 	if err != nil {
-		return false, apperr.Wrap(err, apperr.IOInvalidPath, "dangling symlink %s", p).With("path", p)
+		return false, apperr.Wrap(err, apperr.IOInvalidPath, "dangling symlink %s", p).With("path", p.String())
 	}
-	if rel, err := filepath.Rel(realRoot, target); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return false, apperr.New(apperr.IOInvalidPath, "symlink %s points outside %s", p, realRoot).With("path", p)
+	if !realRoot.Contains(target) {
+		return false, apperr.New(apperr.IOInvalidPath, "symlink %s points outside %s", p, realRoot).With("path", p.String())
 	}
-	info, err := os.Stat(target)
+	info, err := sys.Stat(target)
 	if err != nil {
 		return false, ioErr(err, p)
 	}
@@ -167,32 +171,18 @@ func checkSymlink(realRoot, p string) (bool, error) {
 	case info.IsDir():
 		return false, nil
 	default:
-		return false, apperr.New(apperr.IOInvalidPath, "symlink %s points to a special file", p).With("path", p)
+		return false, apperr.New(apperr.IOInvalidPath, "symlink %s points to a special file", p).With("path", p.String())
 	}
 }
 
-// hashAll hashes jobs on GOMAXPROCS workers and returns the first error.
-func hashAll(jobs []hashJob) ([]File, error) {
+// hashAll hashes jobs on a few workers and returns the first error.
+func hashAll(sys fsys.System, jobs []hashJob) ([]File, error) {
 	files := make([]File, len(jobs))
 	errs := make([]error, len(jobs))
-	workers := min(runtime.GOMAXPROCS(0), len(jobs))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			buf := make([]byte, 64<<10)
-			for i := range next {
-				f, err := hashFile(jobs[i].abs, buf)
-				f.Path = jobs[i].rel
-				files[i], errs[i] = f, err
-			}
-		})
-	}
-	for i := range jobs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	workers.Parallel(len(jobs), func(i int) {
+		files[i], errs[i] = hashFile(sys, jobs[i].abs)
+		files[i].Path = jobs[i].rel
+	})
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
@@ -201,23 +191,19 @@ func hashAll(jobs []hashJob) ([]File, error) {
 	return files, nil
 }
 
-// hashFile hashes the file at p using buf, one per worker (hiding
-// os.File's WriteTo, which would allocate a fresh buffer per file).
-func hashFile(p string, buf []byte) (File, error) {
-	f, err := os.Open(p)
+// hashFile hashes the file at p, following symlinks.
+func hashFile(sys fsys.System, p fsys.AbsPath) (File, error) {
+	data, err := sys.ReadFile(p)
 	if err != nil {
 		return File{}, ioErr(err, p)
 	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.CopyBuffer(h, struct{ io.Reader }{f}, buf)
-	if err != nil {
-		return File{}, ioErr(err, p)
-	}
-	return File{SHA256: hex.EncodeToString(h.Sum(nil)), Bytes: n}, nil
+	sum := sha256.Sum256(data)
+	return File{SHA256: hex.EncodeToString(sum[:]), Bytes: int64(len(data))}, nil
 }
 
-func ioErr(err error, p string) error {
+// ioErr returns err, from a System, as it is when it carries an apperr
+// code, and as E_IO_FAILED (or E_IO_PERMISSION_DENIED) naming p otherwise.
+func ioErr(err error, p fsys.AbsPath) error {
 	var ae *apperr.Error
 	if errors.As(err, &ae) {
 		return err
@@ -226,5 +212,5 @@ func ioErr(err error, p string) error {
 	if errors.Is(err, fs.ErrPermission) {
 		code = apperr.IOPermissionDenied
 	}
-	return apperr.Wrap(err, code, "hash %s", p).With("path", p)
+	return apperr.Wrap(err, code, "hash %s", p).With("path", p.String())
 }

@@ -13,13 +13,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/agentpack/agentpack/internal/apperr"
-	"github.com/google/renameio/v2/maybe"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // FileName is the lockfile's name inside a desired-state repo.
@@ -27,6 +27,20 @@ const FileName = "agentpack.lock.json"
 
 // Version is the only lockfile version this package reads and writes.
 const Version = 1
+
+// diskSystem is the real disk for the string-path functions. It fsyncs:
+// the lockfile is written once per command and is what a user commits.
+var diskSystem fsys.System = fsys.NewRealSystem(fsys.RealSystemOptions{Fsync: true})
+
+// absPath types a path given as a string, resolving a relative one against
+// the working directory as the os calls it replaces did.
+func absPath(p string) (fsys.AbsPath, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", apperr.Wrap(err, apperr.IOInvalidPath, "cannot resolve %s: %v", p, err).With("path", p)
+	}
+	return fsys.NewAbsPath(abs)
+}
 
 // Lockfile is the parsed content of agentpack.lock.json.
 type Lockfile struct {
@@ -96,28 +110,34 @@ func New() *Lockfile {
 	}
 }
 
-// Load reads and validates the lockfile at path.
+// Load is [LoadOn] on the real disk. A relative path is resolved against
+// the working directory.
+func Load(path string) (*Lockfile, error) {
+	p, err := absPath(path)
+	if err != nil {
+		return nil, err
+	}
+	return LoadOn(diskSystem, p)
+}
+
+// LoadOn reads and validates the lockfile at path through sys.
 //
 // A missing file is E_LOCKFILE_MISSING, unparsable JSON (or a missing or
 // non-numeric version) is E_LOCKFILE_INVALID, and any version other than 1 is
 // E_LOCKFILE_UNSUPPORTED_VERSION. The version is checked before the rest of
 // the document, so a future lockfile with a different shape is reported as
 // unsupported rather than invalid.
-func Load(path string) (*Lockfile, error) {
-	raw, err := os.ReadFile(path)
+func LoadOn(sys fsys.System, path fsys.AbsPath) (*Lockfile, error) {
+	raw, err := sys.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, apperr.New(apperr.LockfileMissing, "missing lockfile: %s", path).
 			WithHint("run `agentpack update` (or `agentpack lock`) to generate %s", FileName).
-			With("path", path).
+			With("path", path.String()).
 			With("reason_code", "lockfile_missing").
 			With("next_actions", []string{"run_lock", "run_update", "retry_command"})
 	}
 	if err != nil {
-		code := apperr.IOFailed
-		if errors.Is(err, fs.ErrPermission) {
-			code = apperr.IOPermissionDenied
-		}
-		return nil, apperr.Wrap(err, code, "read lockfile %s", path).With("path", path)
+		return nil, ioError(err, "read lockfile %s", path)
 	}
 
 	var probe struct {
@@ -136,7 +156,7 @@ func Load(path string) (*Lockfile, error) {
 	if version != Version {
 		return nil, apperr.New(apperr.LockfileUnsupported, "unsupported lockfile version: %d", version).
 			WithHint("upgrade agentpack or regenerate %s with `agentpack lock`", FileName).
-			With("path", path).
+			With("path", path.String()).
 			With("version", version).
 			With("supported", []int{Version}).
 			With("reason_code", "lockfile_unsupported_version").
@@ -156,10 +176,10 @@ func Load(path string) (*Lockfile, error) {
 	return &l, nil
 }
 
-func invalid(path string, cause error) *apperr.Error {
+func invalid(path fsys.AbsPath, cause error) *apperr.Error {
 	return apperr.Wrap(cause, apperr.LockfileInvalid, "invalid lockfile json: %s", path).
 		WithHint("regenerate %s with `agentpack lock`", FileName).
-		With("path", path).
+		With("path", path.String()).
 		With("error", cause.Error()).
 		With("reason_code", "lockfile_invalid_json").
 		With("next_actions", []string{"regenerate_lockfile", "retry_command"})
@@ -180,22 +200,45 @@ func (l *Lockfile) validate() error {
 	return nil
 }
 
-// Save writes the lockfile to path atomically (temp file + rename), with
-// modules sorted by id and files sorted by path, a two-space indent and a
-// trailing newline. l itself is not reordered.
+// Save is [Lockfile.SaveOn] on the real disk, fsynced. A relative path is
+// resolved against the working directory.
 func (l *Lockfile) Save(path string) error {
+	p, err := absPath(path)
+	if err != nil {
+		return err
+	}
+	return l.SaveOn(diskSystem, p)
+}
+
+// SaveOn writes the lockfile to path through sys, whose WriteFile is atomic,
+// with modules sorted by id and files sorted by path, a two-space indent and
+// a trailing newline. l itself is not reordered.
+func (l *Lockfile) SaveOn(sys fsys.System, path fsys.AbsPath) error {
 	out, err := l.Marshal()
 	if err != nil {
 		return err
 	}
-	if err := maybe.WriteFile(path, out, 0o644); err != nil {
-		code := apperr.IOFailed
-		if errors.Is(err, fs.ErrPermission) {
-			code = apperr.IOPermissionDenied
-		}
-		return apperr.Wrap(err, code, "write lockfile %s", path).With("path", path)
+	if err := sys.WriteFile(path, out, 0o644); err != nil {
+		return ioError(err, "write lockfile %s", path)
 	}
 	return nil
+}
+
+// ioError puts what the lockfile code was doing in front of err, an error
+// from a [fsys.System], keeping its code (E_IO_FAILED when it has none).
+func ioError(err error, format string, path fsys.AbsPath) *apperr.Error {
+	code := apperr.IOFailed
+	var ae *apperr.Error
+	if errors.As(err, &ae) {
+		code = ae.Code
+	} else if errors.Is(err, fs.ErrPermission) {
+		code = apperr.IOPermissionDenied
+	}
+	e := apperr.Wrap(err, code, format, path).With("path", path.String())
+	if ae != nil && ae.Hint != "" {
+		e.Hint = ae.Hint
+	}
+	return e
 }
 
 // Marshal returns the exact bytes [Lockfile.Save] writes.

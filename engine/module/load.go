@@ -2,7 +2,6 @@ package module
 
 import (
 	"encoding/json"
-	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentpack/agentpack/engine/gitsource"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/frontmatter"
 	"github.com/agentpack/agentpack/internal/workers"
@@ -53,69 +53,60 @@ type MCPServer struct {
 	Headers   map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
 }
 
-// loadModuleFiles reads a module's files from path (a folder or a file).
-func loadModuleFiles(mod *Module, path string) ([]File, error) {
-	fi, err := os.Stat(path)
+// loadModuleFiles reads a module's files from path (a folder or a file),
+// applying the symlink rule described at the top of links.go. A path inside
+// a cached git checkout is also refused when it holds a link the cache left
+// out, and its files get git's modes instead of the cache's read-only ones.
+func loadModuleFiles(mod *Module, path, within string) ([]File, error) {
+	abs, err := filepath.Abs(path)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, moduleErr(mod, path, "source path %s does not exist", path).
-				WithHint("fix source.local_path.path or create the folder")
-		}
-		return nil, moduleErr(mod, path, "cannot read %s: %v", path, err)
+		return nil, moduleErr(mod, path, "cannot resolve %s: %v", path, err)
 	}
-	if !fi.IsDir() {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, moduleErr(mod, path, "cannot read %s: %v", path, err)
-		}
-		return []File{{Path: filepath.Base(path), Data: data, Mode: fi.Mode().Perm()}}, nil
-	}
-	var paths []string
-	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if d.Name() == ".git" && p != path {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			target, err := filepath.EvalSymlinks(p)
-			if err != nil {
-				return moduleErr(mod, p, "broken symlink %s", p)
-			}
-			root, _ := filepath.EvalSymlinks(path)
-			if rel, err := filepath.Rel(root, target); err != nil || strings.HasPrefix(rel, "..") {
-				return moduleErr(mod, p, "symlink %s points outside the module folder", p).
-					WithHint("copy the file into the module instead of linking it")
-			}
-		}
-		paths = append(paths, p)
-		return nil
-	})
+	co, err := gitsource.FindCheckout(abs)
 	if err != nil {
 		return nil, err
 	}
-	files := make([]File, len(paths))
-	errs := make([]error, len(paths))
-	workers.Parallel(len(paths), func(i int) {
-		p := paths[i]
-		data, fi, err := readWithInfo(p)
+	if co != nil {
+		if err := refuseLinksLeftOut(mod, abs, co); err != nil {
+			return nil, err
+		}
+	}
+	real, fi, err := resolveModulePath(mod, abs, within)
+	if err != nil {
+		return nil, err
+	}
+	if co != nil && real != abs {
+		if err := refuseLinksLeftOut(mod, real, co); err != nil {
+			return nil, err
+		}
+	}
+	var jobs []readJob
+	if fi.IsDir() {
+		w := &folderWalk{mod: mod, root: real}
+		if err := w.walk("", "", []string{""}); err != nil {
+			return nil, err
+		}
+		jobs = w.jobs
+	} else {
+		jobs = []readJob{{filepath.Base(abs), real}}
+	}
+	files := make([]File, len(jobs))
+	errs := make([]error, len(jobs))
+	workers.Parallel(len(jobs), func(i int) {
+		data, fi, err := readWithInfo(jobs[i].abs)
 		if err != nil {
-			errs[i] = moduleErr(mod, p, "cannot read %s: %v", p, err)
+			errs[i] = moduleErr(mod, jobs[i].abs, "cannot read %s: %v", jobs[i].abs, err)
 			return
 		}
-		rel, _ := filepath.Rel(path, p)
-		files[i] = File{Path: filepath.ToSlash(rel), Data: data, Mode: fi.Mode().Perm()}
+		files[i] = File{Path: jobs[i].rel, Data: data, Mode: fi.Mode().Perm()}
 	})
-	if err := errors.Join(errs...); err != nil {
-		for _, e := range errs {
-			if e != nil {
-				return nil, e
-			}
+	for _, e := range errs {
+		if e != nil {
+			return nil, e
 		}
+	}
+	if co != nil {
+		gitModes(files)
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	return files, nil
@@ -149,9 +140,19 @@ func readWithInfo(p string) ([]byte, fs.FileInfo, error) {
 	}
 }
 
-// LoadModule reads and validates a module from its resolved source path.
+// LoadModule reads and validates a module from its resolved source path. A
+// link at path itself may resolve anywhere inside the folder holding it.
 func LoadModule(mod *Module, path string) (*LoadedModule, error) {
-	files, err := loadModuleFiles(mod, path)
+	return LoadModuleIn(mod, path, "")
+}
+
+// LoadModuleIn is [LoadModule] for a module inside the folder within (the
+// desired-state repo): a link at path itself — a single-file module or a
+// module folder that is a link — may resolve anywhere inside within, so a
+// prompt linked to a shared file of the repo loads, while one linked out of
+// the repo does not. Links inside a module folder must stay inside it.
+func LoadModuleIn(mod *Module, path, within string) (*LoadedModule, error) {
+	files, err := loadModuleFiles(mod, path, within)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/internal/envelope"
 )
 
@@ -12,6 +13,10 @@ import (
 
 func runPlan(_ context.Context, c *call) *envelope.Envelope {
 	st, p, err := c.eng.Plan(c.req)
+	if w, ok := noRepoWarning(c.req, err); ok {
+		p = &plan.Plan{Profile: profileOf(c.req), Targets: []string{}, Changes: []plan.Change{}}
+		return envelope.New("plan", "plan").Succeed(p, []string{w})
+	}
 	return finish(envelope.New("plan", "plan"), p, warningsOf(st), err)
 }
 
@@ -27,7 +32,20 @@ func runPreview(_ context.Context, c *call) *envelope.Envelope {
 
 func runStatus(_ context.Context, c *call) *envelope.Envelope {
 	st, d, err := c.eng.Status(c.req, c.args.Only)
+	if w, ok := noRepoWarning(c.req, err); ok {
+		d = &engine.StatusData{Profile: profileOf(c.req), Targets: []string{}, Drift: []engine.DriftItem{},
+			SummaryByRoot: []engine.RootSummary{}, NextActions: []string{}, NextActionsDetailed: []engine.NextAction{}}
+		return envelope.New("status", "status").Succeed(d, []string{w})
+	}
 	return finish(envelope.New("status", "status"), d, warningsOf(st), err)
+}
+
+// profileOf is the profile req names, as the engine defaults it.
+func profileOf(req engine.Request) string {
+	if req.Profile == "" {
+		return "default"
+	}
+	return req.Profile
 }
 
 func runDoctor(_ context.Context, c *call) *envelope.Envelope {

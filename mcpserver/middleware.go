@@ -142,7 +142,7 @@ func (s *Server) readResource(uri string) (*mcp.ReadResourceResult, error) {
 	if err != nil {
 		return nil, rpcError(err)
 	}
-	res := &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: c.URI, MIMEType: c.MIMEType, Text: c.Text}}}
+	res := &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: c.URI, MIMEType: c.MIMEType, Text: c.Text, Blob: c.Blob}}}
 	res.CacheScope = "private"
 	return res, nil
 }

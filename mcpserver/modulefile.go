@@ -1,9 +1,11 @@
 package mcpserver
 
 import (
+	"bytes"
 	"net/url"
 	"path"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/engine/module"
@@ -35,23 +37,66 @@ func moduleURI(id, file string) string {
 }
 
 func (f moduleFile) info() resourceInfo {
-	return resourceInfo{URI: moduleURI(f.module.ID, f.file), Name: f.module.ID + "/" + f.file, MIMEType: mimeOf(f.file),
+	return resourceInfo{URI: moduleURI(f.module.ID, f.file), Name: f.module.ID + "/" + f.file, MIMEType: mimeFor(f.file, f.data),
 		Description: "File " + f.file + " of " + string(f.module.Type) + " module " + f.module.ID + ".", Size: f.size}
+}
+
+// mimeTypes maps a lower-case file extension to the MIME type of its
+// resource. Shell scripts stay text/plain (SPEC §8: anything else is
+// text/plain), which every client can show.
+var mimeTypes = map[string]string{
+	".md":   mimeMarkdown,
+	".yaml": mimeYAML,
+	".yml":  mimeYAML,
+	".json": mimeJSON,
+	".toml": mimeTOML,
+	".xml":  "application/xml",
+	".csv":  "text/csv",
+	".py":   "text/x-python",
+	".txt":  mimeText,
+}
+
+// binaryTypes maps the extensions of common binary files to their MIME
+// type; any other binary file is application/octet-stream.
+var binaryTypes = map[string]string{
+	".png":  "image/png",
+	".jpg":  "image/jpeg",
+	".jpeg": "image/jpeg",
+	".gif":  "image/gif",
+	".webp": "image/webp",
+	".ico":  "image/vnd.microsoft.icon",
+	".pdf":  "application/pdf",
+	".zip":  "application/zip",
+	".gz":   "application/gzip",
+	".wasm": "application/wasm",
 }
 
 // mimeOf maps a file name to the MIME type its resource is served with.
 func mimeOf(name string) string {
-	switch strings.ToLower(path.Ext(name)) {
-	case ".md":
-		return mimeMarkdown
-	case ".yaml", ".yml":
-		return mimeYAML
-	case ".json":
-		return mimeJSON
-	case ".toml":
-		return mimeTOML
+	if m, ok := mimeTypes[strings.ToLower(path.Ext(name))]; ok {
+		return m
 	}
 	return mimeText
+}
+
+// mimeFor is the MIME type of a module file with content data: by
+// extension for text, and for a binary file the type of its extension when
+// that is a known binary type, else application/octet-stream (a .txt or
+// .md that is not text is not served as one).
+func mimeFor(name string, data []byte) string {
+	if !isBinary(data) {
+		return mimeOf(name)
+	}
+	if m, ok := binaryTypes[strings.ToLower(path.Ext(name))]; ok {
+		return m
+	}
+	return mimeBinary
+}
+
+// isBinary reports whether data cannot be served as text: it is not UTF-8
+// (JSON would turn each bad byte into U+FFFD) or holds a NUL byte.
+func isBinary(data []byte) bool {
+	return bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data)
 }
 
 // moduleFiles loads req's profile fresh and lists every module file.
@@ -108,7 +153,8 @@ func badModulePath(uri, why string) error {
 }
 
 // readModuleURI serves one module file as the engine loaded it: the exact
-// bytes a deploy would start from. The server never reads the module's
+// bytes a deploy would start from, as text, or as a blob when they are not
+// text (see [isBinary]). The server never reads the module's
 // folder itself, so nothing the engine refused (a link leaving the module,
 // a path outside it) can be served.
 func readModuleURI(eng *engine.Engine, req engine.Request, uri string) (*contents, error) {
@@ -130,6 +176,9 @@ func readModuleURI(eng *engine.Engine, req engine.Request, uri string) (*content
 			}
 			if len(f.Data) > maxModuleFile {
 				return nil, apperr.New(apperr.InvalidArgument, "module file %q is over the %d-byte limit", file, maxModuleFile).With("uri", uri)
+			}
+			if isBinary(f.Data) {
+				return &contents{URI: uri, MIMEType: mimeFor(file, f.Data), Blob: f.Data}, nil
 			}
 			return &contents{URI: uri, MIMEType: mimeOf(file), Text: string(f.Data)}, nil
 		}

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"encoding/base64"
 	"encoding/json"
 
 	"github.com/agentpack/agentpack/engine"
@@ -25,6 +26,7 @@ const (
 	mimeYAML     = "application/x-yaml"
 	mimeMarkdown = "text/markdown"
 	mimeText     = "text/plain"
+	mimeBinary   = "application/octet-stream"
 )
 
 // resourceInfo describes one readable resource.
@@ -47,11 +49,27 @@ var fixedResources = []resourceInfo{
 	{URI: URISources, Name: "sources", MIMEType: mimeJSON, Description: "Artifact sources: the data of `agentpack source list --json`."},
 }
 
-// contents is what reading a resource returns.
+// contents is what reading a resource returns: Text, or Blob for a module
+// file that is not text (then Text is empty).
 type contents struct {
 	URI      string
 	MIMEType string
 	Text     string
+	Blob     []byte
+}
+
+// encodingBase64 is the encoding of the resources tool's text when the
+// resource is a blob.
+const encodingBase64 = "base64"
+
+// toolText is c as the resources tool's read data carries it: the text,
+// or a blob in standard base64 with encoding "base64" (the envelope is
+// JSON, which cannot hold raw bytes).
+func (c *contents) toolText() (text, encoding string) {
+	if c.Blob != nil {
+		return base64.StdEncoding.EncodeToString(c.Blob), encodingBase64
+	}
+	return c.Text, ""
 }
 
 // jsonNull is the content of a resource whose file does not exist.

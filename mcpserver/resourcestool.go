@@ -13,11 +13,13 @@ import (
 // maxSearchMatches caps the matches of one search.
 const maxSearchMatches = 50
 
-// ResourceText is the data of `resources` with action read.
+// ResourceText is the data of `resources` with action read. A module file
+// that is not text has Encoding "base64" and its bytes base64 in Text.
 type ResourceText struct {
 	URI      string `json:"uri"`
 	MIMEType string `json:"mime_type"`
 	Text     string `json:"text"`
+	Encoding string `json:"encoding,omitempty"`
 }
 
 // SearchMatch is one hit of `resources` with action search; Line is 0 when
@@ -53,7 +55,8 @@ func runResources(_ context.Context, c *call) *envelope.Envelope {
 		if err != nil {
 			return env.Fail(err, nil)
 		}
-		return env.Succeed(ResourceText{URI: got.URI, MIMEType: got.MIMEType, Text: got.Text}, nil)
+		text, encoding := got.toolText()
+		return env.Succeed(ResourceText{URI: got.URI, MIMEType: got.MIMEType, Text: text, Encoding: encoding}, nil)
 	default: // search; the schema's enum allows nothing else
 		if strings.TrimSpace(a.Query) == "" {
 			return env.Fail(missingArg("query", "search"), nil)
@@ -96,8 +99,8 @@ func search(files []moduleFile, query string) ([]SearchMatch, bool) {
 		if strings.Contains(strings.ToLower(f.module.ID+"/"+f.file), q) && !add(f, 0, f.module.ID+"/"+f.file) {
 			return out, true
 		}
-		if bytes.IndexByte(f.data, 0) >= 0 {
-			continue // binary
+		if isBinary(f.data) {
+			continue
 		}
 		sc := bufio.NewScanner(bytes.NewReader(f.data))
 		sc.Buffer(make([]byte, 0, 64<<10), 1<<20)

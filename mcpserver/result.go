@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/envelope"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -47,4 +48,17 @@ func warningsOf(st *engine.State) []string {
 		return nil
 	}
 	return st.Warnings
+}
+
+// noRepoWarning says whether err is the E_CONFIG_MISSING of a machine where
+// no desired-state repo was created yet, and returns the warning that
+// plan, status, source_list and agentpack://sources answer with instead,
+// next to empty data: nothing to deploy is not a failure. That is the
+// default repo only (no repo argument, no --repo); a repo named on purpose
+// that has no agentpack.yaml stays an error, as it is most likely a typo.
+func noRepoWarning(req engine.Request, err error) (string, bool) {
+	if req.Repo != "" || apperr.CodeOf(err) != apperr.ConfigMissing {
+		return "", false
+	}
+	return apperr.As(err).Message + "; create one with `agentpack init`, or pass repo", true
 }

@@ -60,6 +60,9 @@ func sourceEnvelope[T any](id string, data T, warnings []string, err error) *env
 
 func runSourceList(_ context.Context, c *call) *envelope.Envelope {
 	d, w, err := c.eng.SourceList(c.req)
+	if nw, ok := noRepoWarning(c.req, err); ok {
+		d, w, err = &engine.SourceListData{Sources: []engine.SourceInfo{}}, []string{nw}, nil
+	}
 	return sourceEnvelope("source list", d, w, err)
 }
 
@@ -110,6 +113,9 @@ const (
 func readSourceResource(eng *engine.Engine, req engine.Request, uri string) (*contents, error) {
 	if uri == URISources {
 		d, _, err := eng.SourceList(req)
+		if _, ok := noRepoWarning(req, err); ok {
+			d, err = &engine.SourceListData{Sources: []engine.SourceInfo{}}, nil
+		}
 		if err != nil {
 			return nil, err
 		}

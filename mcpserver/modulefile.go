@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"net/url"
 	"path"
 	"strings"
@@ -55,8 +56,8 @@ func mimeOf(name string) string {
 }
 
 // moduleFiles loads req's profile fresh and lists every module file.
-func moduleFiles(eng *engine.Engine, req engine.Request) ([]moduleFile, error) {
-	st, err := eng.Load(req)
+func moduleFiles(ctx context.Context, eng *engine.Engine, req engine.Request) ([]moduleFile, error) {
+	st, err := eng.Load(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -111,12 +112,12 @@ func badModulePath(uri, why string) error {
 // bytes a deploy would start from. The server never reads the module's
 // folder itself, so nothing the engine refused (a link leaving the module,
 // a path outside it) can be served.
-func readModuleURI(eng *engine.Engine, req engine.Request, uri string) (*contents, error) {
+func readModuleURI(ctx context.Context, eng *engine.Engine, req engine.Request, uri string) (*contents, error) {
 	id, file, err := parseModuleURI(uri)
 	if err != nil {
 		return nil, err
 	}
-	st, err := eng.Load(req)
+	st, err := eng.Load(ctx, req)
 	if err != nil {
 		return nil, err
 	}

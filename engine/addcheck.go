@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -16,7 +17,7 @@ import (
 // it means), then from the repo; it is stored repo-relative when it lies in
 // the repo. Files are validated by the same rules as plan. Git and package
 // sources are checked when they are locked.
-func (e *Engine) CheckNewModule(req Request, mod *module.Module) ([]string, error) {
+func (e *Engine) CheckNewModule(ctx context.Context, req Request, mod *module.Module) ([]string, error) {
 	var warnings []string
 	if !e.supportedAnywhere(mod.Type) {
 		warnings = append(warnings, fmt.Sprintf("no target deploys %s modules yet: %s is recorded but writes no files", mod.Type, mod.ID))
@@ -50,14 +51,14 @@ func (e *Engine) CheckNewModule(req Request, mod *module.Module) ([]string, erro
 	if _, err := module.LoadModule(mod, found); err != nil {
 		return warnings, err
 	}
-	return warnings, e.trialCompile(req, *mod)
+	return warnings, e.trialCompile(ctx, req, *mod)
 }
 
 // trialCompile compiles every profile that would select mod with mod added,
 // so `add` refuses a module that collides with another (the same file
 // written with other bytes) instead of breaking the next plan.
-func (e *Engine) trialCompile(req Request, mod module.Module) error {
-	m, repo, err := e.LoadManifest(req)
+func (e *Engine) trialCompile(ctx context.Context, req Request, mod module.Module) error {
+	m, repo, err := e.LoadManifest(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -67,7 +68,7 @@ func (e *Engine) trialCompile(req Request, mod module.Module) error {
 		if err != nil || !slices.ContainsFunc(sel, func(x *module.Module) bool { return x.ID == mod.ID }) {
 			continue
 		}
-		if _, err := e.loadFrom(Request{Repo: req.Repo, Profile: name, Machine: req.Machine}, m, repo, nil); apperr.CodeOf(err) == apperr.DesiredStateConflict {
+		if _, err := e.loadFrom(ctx, Request{Repo: req.Repo, Profile: name, Machine: req.Machine}, m, repo, nil); apperr.CodeOf(err) == apperr.DesiredStateConflict {
 			return err
 		}
 	}

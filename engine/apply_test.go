@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,7 +22,7 @@ func TestWriteErrorRollsBack(t *testing.T) {
 	mustWrite(t, agents, "mine\n")
 	// .agents/skills is a file: the skill's writes must fail.
 	mustWrite(t, filepath.Join(env.Cwd, ".agents", "skills"), "not a dir\n")
-	_, _, err := e.Deploy(engine.Request{Repo: repo}, true, engine.ApplyOptions{Adopt: true})
+	_, _, err := e.Deploy(context.Background(), engine.Request{Repo: repo}, true, engine.ApplyOptions{Adopt: true})
 	if code := apperr.CodeOf(err); !strings.HasPrefix(string(code), "E_IO_") {
 		t.Fatalf("want an E_IO_* error, got %v", err)
 	}
@@ -46,21 +47,21 @@ func TestRollbackToRestoresExactBytes(t *testing.T) {
 	e := engine.New(env, targets.NewSet())
 	req := engine.Request{Repo: repo}
 	agents := filepath.Join(env.Cwd, "AGENTS.md")
-	_, d1, err := e.Deploy(req, true, engine.ApplyOptions{})
+	_, d1, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	v1 := mustRead(t, agents)
 	mustWrite(t, filepath.Join(repo, "modules/base/AGENTS.md"), "# v2\n")
 	mustWrite(t, filepath.Join(repo, "modules/s/new.txt"), "new in v2\n")
-	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil {
+	if _, _, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	newFile := filepath.Join(env.Cwd, ".agents/skills/s/new.txt")
 	if _, err := os.Stat(newFile); err != nil {
 		t.Fatal("v2 file missing:", err)
 	}
-	rb, _, err := e.Rollback(engine.RollbackOptions{To: d1.SnapshotID})
+	rb, _, err := e.Rollback(context.Background(), engine.RollbackOptions{To: d1.SnapshotID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,14 +75,14 @@ func TestRollbackToRestoresExactBytes(t *testing.T) {
 		t.Fatalf("unexpected rollback data %+v", rb)
 	}
 	// The rollback is a snapshot too: undoing it brings v2 back.
-	if _, _, err := e.Rollback(engine.RollbackOptions{Last: true}); err != nil {
+	if _, _, err := e.Rollback(context.Background(), engine.RollbackOptions{Last: true}); err != nil {
 		t.Fatal(err)
 	}
 	if got := mustRead(t, agents); got != "# v2\n" {
 		t.Fatalf("undoing the rollback should restore v2, got %q", got)
 	}
 	// Status after all that is clean.
-	_, st, err := e.Status(req, nil)
+	_, st, err := e.Status(context.Background(), req, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,14 +95,14 @@ func TestRollbackToRestoresExactBytes(t *testing.T) {
 func TestStatCacheSeesEdits(t *testing.T) {
 	env, e, req, _ := deployedCodexRepo(t)
 	for i := 0; i < 2; i++ { // warm the cache
-		if _, _, err := e.Status(req, nil); err != nil {
+		if _, _, err := e.Status(context.Background(), req, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	agents := filepath.Join(env.Cwd, "AGENTS.md")
 	orig := mustRead(t, agents)
 	mustWrite(t, agents, strings.ToUpper(orig)) // same size, new bytes
-	_, st, err := e.Status(req, nil)
+	_, st, err := e.Status(context.Background(), req, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,17 +115,17 @@ func TestStatCacheSeesEdits(t *testing.T) {
 func TestSnapshotIDShortcuts(t *testing.T) {
 	env := testEnv(t)
 	e := engine.New(env, targets.NewSet())
-	_, d, err := e.Deploy(engine.Request{Repo: codexRepo(t)}, true, engine.ApplyOptions{})
+	_, d, err := e.Deploy(context.Background(), engine.Request{Repo: codexRepo(t)}, true, engine.ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"last", d.SnapshotID[:15], d.SnapshotID} {
-		s, err := e.Snapshot(id)
+		s, err := e.Snapshot(context.Background(), id)
 		if err != nil || s.ID != d.SnapshotID {
 			t.Fatalf("Snapshot(%q) = %+v, %v", id, s, err)
 		}
 	}
-	if _, err := e.Snapshot("1999"); apperr.CodeOf(err) != apperr.SnapshotNotFound {
+	if _, err := e.Snapshot(context.Background(), "1999"); apperr.CodeOf(err) != apperr.SnapshotNotFound {
 		t.Fatalf("want E_SNAPSHOT_NOT_FOUND, got %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"io/fs"
@@ -43,7 +44,7 @@ func BenchmarkPlan10k(b *testing.B) {
 	e := engine.New(env, targets.NewSet())
 	b.ResetTimer()
 	for b.Loop() {
-		_, p, err := e.Plan(engine.Request{Repo: repo})
+		_, p, err := e.Plan(context.Background(), engine.Request{Repo: repo})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -93,7 +94,7 @@ func BenchmarkDeploy10k(b *testing.B) {
 		b.StopTimer()
 		e := engine.New(testEnv(b), targets.NewSet())
 		b.StartTimer()
-		if _, _, err := e.Deploy(engine.Request{Repo: repo}, true, engine.ApplyOptions{}); err != nil {
+		if _, _, err := e.Deploy(context.Background(), engine.Request{Repo: repo}, true, engine.ApplyOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -105,11 +106,11 @@ func BenchmarkRollback10k(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		e := engine.New(testEnv(b), targets.NewSet())
-		if _, _, err := e.Deploy(engine.Request{Repo: repo}, true, engine.ApplyOptions{}); err != nil {
+		if _, _, err := e.Deploy(context.Background(), engine.Request{Repo: repo}, true, engine.ApplyOptions{}); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		if _, _, err := e.Rollback(engine.RollbackOptions{Last: true}); err != nil {
+		if _, _, err := e.Rollback(context.Background(), engine.RollbackOptions{Last: true}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -120,12 +121,12 @@ func BenchmarkStatus10k(b *testing.B) {
 	env := testEnv(b)
 	repo := benchRepo(b, 1000, 10)
 	e := engine.New(env, targets.NewSet())
-	if _, _, err := e.Deploy(engine.Request{Repo: repo}, true, engine.ApplyOptions{}); err != nil {
+	if _, _, err := e.Deploy(context.Background(), engine.Request{Repo: repo}, true, engine.ApplyOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		_, s, err := e.Status(engine.Request{Repo: repo}, nil)
+		_, s, err := e.Status(context.Background(), engine.Request{Repo: repo}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -18,11 +19,11 @@ func TestRollbackLastWithDamagedNewestRecord(t *testing.T) {
 	e := engine.New(env, targets.NewSet())
 	req := engine.Request{Repo: repo}
 	agents := filepath.Join(env.Cwd, "AGENTS.md")
-	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil {
+	if _, _, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	mustWrite(t, filepath.Join(repo, "modules/base/AGENTS.md"), "# v2\n")
-	_, d2, err := e.Deploy(req, true, engine.ApplyOptions{})
+	_, d2, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func TestRollbackLastWithDamagedNewestRecord(t *testing.T) {
 	if err := os.WriteFile(rec, []byte("{"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rb, warnings, err := e.Rollback(engine.RollbackOptions{Last: true})
+	rb, warnings, err := e.Rollback(context.Background(), engine.RollbackOptions{Last: true})
 	if err != nil {
 		return // refusing is the safe answer
 	}

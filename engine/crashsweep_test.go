@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -72,11 +73,11 @@ func TestCrashChild(t *testing.T) {
 	var err error
 	switch job.Op {
 	case "deploy":
-		_, _, err = e.Deploy(engine.Request{Repo: job.Repo}, true, engine.ApplyOptions{Adopt: job.Adopt, Force: job.Force})
+		_, _, err = e.Deploy(context.Background(), engine.Request{Repo: job.Repo}, true, engine.ApplyOptions{Adopt: job.Adopt, Force: job.Force})
 	case "rollback":
-		_, _, err = e.Rollback(engine.RollbackOptions{Last: true})
+		_, _, err = e.Rollback(context.Background(), engine.RollbackOptions{Last: true})
 	case "recover":
-		_, _, err = e.Snapshots()
+		_, _, err = e.Snapshots(context.Background())
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -195,7 +196,7 @@ type crashScenario struct {
 
 func deployOK(t *testing.T, e *engine.Engine, repo string) {
 	t.Helper()
-	if _, _, err := e.Deploy(engine.Request{Repo: repo}, true, engine.ApplyOptions{}); err != nil {
+	if _, _, err := e.Deploy(context.Background(), engine.Request{Repo: repo}, true, engine.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/agentpack/agentpack/engine/apply"
@@ -37,9 +38,9 @@ func deployData(p *plan.Plan) *DeployData {
 }
 
 // Deploy plans and, when apply is set, applies the plan as one transaction.
-func (e *Engine) Deploy(req Request, doApply bool, opt ApplyOptions) (*State, *DeployData, error) {
+func (e *Engine) Deploy(ctx context.Context, req Request, doApply bool, opt ApplyOptions) (*State, *DeployData, error) {
 	if !doApply {
-		st, p, err := e.Plan(req)
+		st, p, err := e.Plan(ctx, req)
 		if err != nil {
 			return st, nil, err
 		}
@@ -50,10 +51,10 @@ func (e *Engine) Deploy(req Request, doApply bool, opt ApplyOptions) (*State, *D
 	if opt.Command == "" {
 		opt.Command = "deploy --apply"
 	}
-	err := e.WithLock(opt.Command, func(recovered []string) error {
+	err := e.WithLock(ctx, opt.Command, func(recovered []string) error {
 		var p *plan.Plan
 		var err error
-		st, p, err = e.Plan(req)
+		st, p, err = e.Plan(ctx, req)
 		if st != nil {
 			st.Warnings = append(recovered, st.Warnings...)
 		}
@@ -125,7 +126,7 @@ func sample(paths []string) []string {
 
 // DryRun runs p's transaction against a recording System and returns what
 // an apply would write, in order, without touching the disk or the store.
-func (e *Engine) DryRun(st *State, p *plan.Plan) ([]fsys.Op, error) {
+func (e *Engine) DryRun(ctx context.Context, st *State, p *plan.Plan) ([]fsys.Op, error) {
 	return e.writer().DryRun(e.deployment(st, p, ""))
 }
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -48,7 +49,7 @@ const ManifestIgnoreLine = ".agentpack.manifest*.json"
 
 // Doctor checks that agentpack can work here; with fix it repairs what it
 // safely can (an interrupted apply, missing .gitignore lines).
-func (e *Engine) Doctor(req Request, fix bool) (*DoctorData, []string, error) {
+func (e *Engine) Doctor(ctx context.Context, req Request, fix bool) (*DoctorData, []string, error) {
 	d := &DoctorData{Checks: []DoctorCheck{}, Summary: map[string]int{CheckPass: 0, CheckWarn: 0, CheckFail: 0}}
 	var warnings []string
 	add := func(name, status, msg, suggestion string) {
@@ -56,7 +57,7 @@ func (e *Engine) Doctor(req Request, fix bool) (*DoctorData, []string, error) {
 	}
 	run := func() error {
 		e.checkJournal(add, fix, d)
-		st, err := e.Load(req)
+		st, err := e.Load(ctx, req)
 		if err != nil {
 			ae := apperr.As(err)
 			add("manifest", CheckFail, fmt.Sprintf("[%s] %s", ae.Code, ae.Message), ae.Hint)
@@ -74,7 +75,7 @@ func (e *Engine) Doctor(req Request, fix bool) (*DoctorData, []string, error) {
 	var err error
 	if fix {
 		e.recoverBestEffort = true
-		err = e.WithLock("doctor --fix", func(recovered []string) error {
+		err = e.WithLock(ctx, "doctor --fix", func(recovered []string) error {
 			d.Fixed = append(d.Fixed, recovered...)
 			return run()
 		})

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -29,7 +30,7 @@ type Engine struct {
 	Sys fsys.System
 	// ResolveSource maps a non-local module source to a folder or file on
 	// disk (git checkouts, package cache). Nil: only local sources work.
-	ResolveSource func(st *State, mod *module.Module) (string, error)
+	ResolveSource func(ctx context.Context, st *State, mod *module.Module) (string, error)
 	// GitProgress receives go-git's progress text (nil: none).
 	GitProgress io.Writer
 	// Progress is told as each repo of a multi-repo fetch finishes.
@@ -127,7 +128,7 @@ func (st *State) Warn(format string, args ...any) {
 }
 
 // LoadManifest reads the request's agentpack.yaml without loading modules.
-func (e *Engine) LoadManifest(req Request) (*manifest.Manifest, string, error) {
+func (e *Engine) LoadManifest(ctx context.Context, req Request) (*manifest.Manifest, string, error) {
 	repo := e.Env.ResolveRepo(req.Repo)
 	m, err := manifest.Load(e.Sys, abs(repo), e.Adapters.Names())
 	return m, repo, err
@@ -135,20 +136,20 @@ func (e *Engine) LoadManifest(req Request) (*manifest.Manifest, string, error) {
 
 // Load reads the manifest, selects modules and targets, loads module files
 // and compiles the desired state. Nothing is written.
-func (e *Engine) Load(req Request) (*State, error) {
-	recovered, err := e.recoverFirst()
+func (e *Engine) Load(ctx context.Context, req Request) (*State, error) {
+	recovered, err := e.recoverFirst(ctx)
 	if err != nil {
 		return nil, err
 	}
-	m, repo, err := e.LoadManifest(req)
+	m, repo, err := e.LoadManifest(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	return e.loadFrom(req, m, repo, recovered)
+	return e.loadFrom(ctx, req, m, repo, recovered)
 }
 
 // loadFrom is Load for an already parsed manifest.
-func (e *Engine) loadFrom(req Request, m *manifest.Manifest, repo string, warnings []string) (*State, error) {
+func (e *Engine) loadFrom(ctx context.Context, req Request, m *manifest.Manifest, repo string, warnings []string) (*State, error) {
 	var err error
 	st := &State{Req: req, Repo: repo, Project: e.projectRoot(), Manifest: m, Profile: req.Profile, Warnings: append(warnings, m.Warnings...)}
 	if st.Profile == "" {
@@ -165,7 +166,7 @@ func (e *Engine) loadFrom(req Request, m *manifest.Manifest, repo string, warnin
 	// serial walk would leave the disk idle between them.
 	st.Modules = make([]*module.LoadedModule, len(mods))
 	errs := make([]error, len(mods))
-	workers.Parallel(len(mods), func(i int) { st.Modules[i], errs[i] = e.loadModule(st, mods[i]) })
+	workers.Parallel(len(mods), func(i int) { st.Modules[i], errs[i] = e.loadModule(ctx, st, mods[i]) })
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
@@ -179,7 +180,7 @@ func (e *Engine) loadFrom(req Request, m *manifest.Manifest, repo string, warnin
 	return st, nil
 }
 
-func (e *Engine) loadModule(st *State, mod *module.Module) (*module.LoadedModule, error) {
+func (e *Engine) loadModule(ctx context.Context, st *State, mod *module.Module) (*module.LoadedModule, error) {
 	var path string
 	switch {
 	case mod.Source.LocalPath != nil:
@@ -194,7 +195,7 @@ func (e *Engine) loadModule(st *State, mod *module.Module) (*module.LoadedModule
 		path = p
 	case e.ResolveSource != nil:
 		var err error
-		if path, err = e.ResolveSource(st, mod); err != nil {
+		if path, err = e.ResolveSource(ctx, st, mod); err != nil {
 			return nil, err
 		}
 	default:

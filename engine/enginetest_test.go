@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -97,7 +98,7 @@ func deployedCodexRepo(t testing.TB) (engine.Env, *engine.Engine, engine.Request
 	repo := codexRepo(t)
 	e := engine.New(env, targets.NewSet())
 	req := engine.Request{Repo: repo}
-	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil {
+	if _, _, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return env, e, req, repo

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"context"
+
 	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/fsys"
@@ -34,14 +36,14 @@ type ExplainData struct {
 
 // Explain says, for each path of the plan (or of status drift), which
 // modules and sources produced it.
-func (e *Engine) Explain(req Request, kind string) (*State, *ExplainData, error) {
+func (e *Engine) Explain(ctx context.Context, req Request, kind string) (*State, *ExplainData, error) {
 	switch kind {
 	case "plan", "diff", "status":
 	default:
 		return nil, nil, apperr.New(apperr.InvalidArgument, "explain takes plan, diff or status, not %q", kind).
 			WithHint("run `agentpack explain plan`")
 	}
-	st, p, err := e.Plan(req)
+	st, p, err := e.Plan(ctx, req)
 	if err != nil {
 		return st, nil, err
 	}

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,13 +77,13 @@ modules:
 	dest := filepath.Join(env.Cwd, ".agents/skills/review/SKILL.md")
 
 	// Without a lockfile the git module cannot be planned.
-	if _, _, err := e.Plan(req); apperr.CodeOf(err) != apperr.LockfileMissing {
+	if _, _, err := e.Plan(context.Background(), req); apperr.CodeOf(err) != apperr.LockfileMissing {
 		t.Fatalf("want E_LOCKFILE_MISSING, got %v", err)
 	}
-	if _, _, err := e.Lock(req); err != nil {
+	if _, _, err := e.Lock(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil {
+	if _, _, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := mustRead(t, dest); !strings.Contains(got, "v1") {
@@ -91,7 +92,7 @@ modules:
 
 	// Upstream moves the tag: the plan stays pinned to the locked commit.
 	up.commit(map[string]string{"skills/review/SKILL.md": skillMD("v2")}, "v1")
-	_, p, err := e.Plan(req)
+	_, p, err := e.Plan(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,20 +100,20 @@ modules:
 		t.Fatalf("plan moved with upstream: %+v", p.Changes)
 	}
 	// lock keeps a pin whose source did not change; update moves it.
-	if _, _, err := e.Lock(req); err != nil {
+	if _, _, err := e.Lock(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
-	if _, p, _ = e.Plan(req); len(p.Changes) != 0 {
+	if _, p, _ = e.Plan(context.Background(), req); len(p.Changes) != 0 {
 		t.Fatalf("lock moved an unchanged pin: %+v", p.Changes)
 	}
-	ud, _, err := e.Update(req)
+	ud, _, err := e.Update(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if m := ud.Modules[0]; m.PreviousVersion == "" || m.PreviousVersion == m.ResolvedVersion {
 		t.Fatalf("update should report the pin it moved: %+v", m)
 	}
-	_, p, _ = e.Plan(req)
+	_, p, _ = e.Plan(context.Background(), req)
 	if len(p.Changes) != 1 || p.Changes[0].Path.String() != dest {
 		t.Fatalf("want one update of %s after lock, got %+v", dest, p.Changes)
 	}
@@ -121,18 +122,18 @@ modules:
 	if err := os.RemoveAll(filepath.Join(env.AgentpackHome, "cache", "git")); err != nil {
 		t.Fatal(err)
 	}
-	if _, p, err = e.Plan(req); err != nil || len(p.Changes) != 1 {
+	if _, p, err = e.Plan(context.Background(), req); err != nil || len(p.Changes) != 1 {
 		t.Fatalf("plan should re-fetch the pinned commit: %v %+v", err, p)
 	}
 
 	// Offline: with the upstream gone, the fetched checkout still serves.
-	if _, _, err := e.Fetch(req); err != nil {
+	if _, _, err := e.Fetch(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.RemoveAll(up.dir); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := e.Plan(req); err != nil {
+	if _, _, err := e.Plan(context.Background(), req); err != nil {
 		t.Fatalf("offline plan failed: %v", err)
 	}
 
@@ -153,7 +154,7 @@ modules:
 		}
 		mustWrite(t, c, "tampered\n")
 	}
-	_, _, err = e.Deploy(req, true, engine.ApplyOptions{})
+	_, _, err = e.Deploy(context.Background(), req, true, engine.ApplyOptions{})
 	if code := apperr.CodeOf(err); code != apperr.CacheCorrupted && code != apperr.ChecksumMismatch {
 		t.Fatalf("want E_CACHE_CORRUPTED or E_CHECKSUM_MISMATCH, got %v", err)
 	}
@@ -180,18 +181,18 @@ modules:
 	repo := writeRepo(t, map[string]string{"agentpack.yaml": strings.Replace(manifest, "REF", "master", 1)})
 	e := engine.New(env, targets.NewSet())
 	req := engine.Request{Repo: repo}
-	if _, _, err := e.Lock(req); err != nil {
+	if _, _, err := e.Lock(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
 	mustWrite(t, filepath.Join(repo, "agentpack.yaml"), strings.Replace(manifest, "REF", "v1", 1))
-	st, _, err := e.Plan(req)
+	st, _, err := e.Plan(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(strings.Join(st.Warnings, "\n"), "changed its git source") {
 		t.Fatalf("want a stale-lock warning, got %v", st.Warnings)
 	}
-	d, _, err := e.Doctor(req, false)
+	d, _, err := e.Doctor(context.Background(), req, false)
 	if err != nil {
 		t.Fatal(err)
 	}

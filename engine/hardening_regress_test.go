@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -43,7 +44,7 @@ func TestConcurrentAddRemoveKeepEveryEdit(t *testing.T) {
 		}
 	}
 	run(func(e *engine.Engine, id string) error {
-		_, err := e.AddModule(req, localModule(id, "base"))
+		_, err := e.AddModule(context.Background(), req, localModule(id, "base"))
 		return err
 	})
 	m, err := loadManifest(filepath.Dir(path))
@@ -57,7 +58,7 @@ func TestConcurrentAddRemoveKeepEveryEdit(t *testing.T) {
 		}
 	}
 	run(func(e *engine.Engine, id string) error {
-		_, err := e.RemoveModule(req, id)
+		_, err := e.RemoveModule(context.Background(), req, id)
 		return err
 	})
 	if got := mustRead(t, path); got != codexOnlyManifest {
@@ -84,15 +85,15 @@ func TestEditsTakeTheStateLock(t *testing.T) {
 	initDir := filepath.Join(t.TempDir(), "new")
 	edits := map[string]func(e *engine.Engine) error{
 		"add": func(e *engine.Engine) error {
-			_, err := e.AddModule(req, localModule("skill:new", "base"))
+			_, err := e.AddModule(context.Background(), req, localModule("skill:new", "base"))
 			return err
 		},
 		"remove": func(e *engine.Engine) error {
-			_, err := e.RemoveModule(req, "skill:s")
+			_, err := e.RemoveModule(context.Background(), req, "skill:s")
 			return err
 		},
 		"init": func(e *engine.Engine) error {
-			_, err := e.InitRepo(initDir)
+			_, err := e.InitRepo(context.Background(), initDir)
 			return err
 		},
 	}
@@ -110,7 +111,7 @@ func TestEditsTakeTheStateLock(t *testing.T) {
 	}
 	holding, release, done := make(chan struct{}), make(chan struct{}), make(chan error)
 	go func() {
-		done <- engine.New(env, targets.NewSet()).WithLock("deploy --apply", func([]string) error {
+		done <- engine.New(env, targets.NewSet()).WithLock(context.Background(), "deploy --apply", func([]string) error {
 			close(holding)
 			<-release
 			return nil
@@ -163,11 +164,11 @@ func TestRepeatedTopLevelKeyRefused(t *testing.T) {
 			}
 			_, err := manifest.Parse([]byte(yaml), targets.NewSet().Names())
 			check("manifest.Parse", err)
-			_, _, err = e.Plan(req)
+			_, _, err = e.Plan(context.Background(), req)
 			check("plan", err)
-			_, err = e.AddModule(req, localModule("skill:new", "base"))
+			_, err = e.AddModule(context.Background(), req, localModule("skill:new", "base"))
 			check("add", err)
-			_, err = e.RemoveModule(req, "instructions:base")
+			_, err = e.RemoveModule(context.Background(), req, "instructions:base")
 			check("remove", err)
 			if got := mustRead(t, path); got != yaml {
 				t.Fatalf("agentpack.yaml was edited:\n%s", got)
@@ -212,18 +213,18 @@ func TestEnvRefusesMissingOrRelativeHomes(t *testing.T) {
 				t.Fatalf("Check() = %v (hint %q, details %v), want %s naming %s", err, ae.Hint, ae.Details, apperr.ConfigInvalid, tc.variable)
 			}
 			e := engine.New(env, targets.NewSet())
-			if _, err := e.InitRepo(env.ResolveRepo("")); apperr.CodeOf(err) != apperr.ConfigInvalid {
+			if _, err := e.InitRepo(context.Background(), env.ResolveRepo("")); apperr.CodeOf(err) != apperr.ConfigInvalid {
 				t.Errorf("init = %v, want %s", err, apperr.ConfigInvalid)
 			}
 			repo := codexRepo(t)
 			before := mustRead(t, filepath.Join(repo, "agentpack.yaml"))
-			if _, err := e.AddModule(engine.Request{Repo: repo}, localModule("skill:new", "base")); apperr.CodeOf(err) != apperr.ConfigInvalid {
+			if _, err := e.AddModule(context.Background(), engine.Request{Repo: repo}, localModule("skill:new", "base")); apperr.CodeOf(err) != apperr.ConfigInvalid {
 				t.Errorf("add = %v, want %s", err, apperr.ConfigInvalid)
 			}
-			if _, err := e.RemoveModule(engine.Request{Repo: repo}, "skill:s"); apperr.CodeOf(err) != apperr.ConfigInvalid {
+			if _, err := e.RemoveModule(context.Background(), engine.Request{Repo: repo}, "skill:s"); apperr.CodeOf(err) != apperr.ConfigInvalid {
 				t.Errorf("remove = %v, want %s", err, apperr.ConfigInvalid)
 			}
-			if _, _, err := e.SourceList(engine.Request{Repo: repo}); apperr.CodeOf(err) != apperr.ConfigInvalid {
+			if _, _, err := e.SourceList(context.Background(), engine.Request{Repo: repo}); apperr.CodeOf(err) != apperr.ConfigInvalid {
 				t.Errorf("source list = %v, want %s", err, apperr.ConfigInvalid)
 			}
 			if got := mustRead(t, filepath.Join(repo, "agentpack.yaml")); got != before {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 
@@ -107,12 +108,12 @@ type ImportOptions struct {
 // manifest are skipped, as are ids agentpack.yaml already has. With Apply
 // the plan is written, unless a destination already exists in the repo
 // (E_IMPORT_CONFLICT, nothing written).
-func (e *Engine) Import(req Request, opt ImportOptions) (*ImportData, []string, error) {
+func (e *Engine) Import(ctx context.Context, req Request, opt ImportOptions) (*ImportData, []string, error) {
 	var out *ImportData
 	var warnings []string
 	run := func(recovered []string) error {
 		warnings = recovered
-		m, err := e.loadSources(req)
+		m, err := e.loadSources(ctx, req)
 		if err != nil {
 			return err
 		}
@@ -140,7 +141,7 @@ func (e *Engine) Import(req Request, opt ImportOptions) (*ImportData, []string, 
 	}
 	var err error
 	if opt.Apply {
-		err = e.WithLock("import --apply", run)
+		err = e.WithLock(ctx, "import --apply", run)
 	} else {
 		err = run(nil)
 	}

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"io/fs"
@@ -111,7 +112,7 @@ func TestImportDryRunThenApply(t *testing.T) {
 	req := engine.Request{Repo: repo}
 
 	before := digest(t, repo, env.Home, env.Cwd)
-	d, warnings, err := e.Import(req, engine.ImportOptions{})
+	d, warnings, err := e.Import(context.Background(), req, engine.ImportOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func TestImportDryRunThenApply(t *testing.T) {
 		}
 	}
 
-	d, _, err = e.Import(req, engine.ImportOptions{Apply: true})
+	d, _, err = e.Import(context.Background(), req, engine.ImportOptions{Apply: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +171,7 @@ func TestImportDryRunThenApply(t *testing.T) {
 	// The linked skill folder stays the user's: planning refuses to read or
 	// write through it until it is a real folder again.
 	link := filepath.Join(env.Home, ".claude/skills/linked")
-	if _, _, err := e.Plan(engine.Request{Repo: repo, Profile: engine.ImportProfile}); apperr.CodeOf(err) != apperr.IOInvalidPath || !strings.Contains(err.Error(), link) {
+	if _, _, err := e.Plan(context.Background(), engine.Request{Repo: repo, Profile: engine.ImportProfile}); apperr.CodeOf(err) != apperr.IOInvalidPath || !strings.Contains(err.Error(), link) {
 		t.Fatalf("plan through the linked skill folder: %v, want E_IO_INVALID_PATH naming %s", err, link)
 	}
 	if err := os.Remove(link); err != nil {
@@ -179,7 +180,7 @@ func TestImportDryRunThenApply(t *testing.T) {
 	if err := os.CopyFS(link, os.DirFS(filepath.Join(env.Home, "elsewhere/linked"))); err != nil {
 		t.Fatal(err)
 	}
-	st, p, err := e.Plan(engine.Request{Repo: repo, Profile: engine.ImportProfile})
+	st, p, err := e.Plan(context.Background(), engine.Request{Repo: repo, Profile: engine.ImportProfile})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +203,7 @@ func TestImportDryRunThenApply(t *testing.T) {
 	}
 
 	// Importing again finds nothing new.
-	d, _, err = e.Import(req, engine.ImportOptions{Apply: true})
+	d, _, err = e.Import(context.Background(), req, engine.ImportOptions{Apply: true})
 	if err != nil || d.Applied || d.Reason != "no_changes" || d.Summary.SkippedExistingModule != 9 {
 		t.Fatalf("second import: %+v %v", d, err)
 	}
@@ -218,14 +219,14 @@ func TestImportConflictWritesNothing(t *testing.T) {
 	})
 	e := engine.New(env, targets.NewSet())
 	before := digest(t, repo)
-	d, _, err := e.Import(engine.Request{Repo: repo}, engine.ImportOptions{})
+	d, _, err := e.Import(context.Background(), engine.Request{Repo: repo}, engine.ImportOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(d.Conflicts) != 1 || d.Conflicts[0].Kind != "dest_path_exists" || d.Conflicts[0].Count != 2 {
 		t.Fatalf("dry-run conflicts: %+v", d.Conflicts)
 	}
-	_, _, err = e.Import(engine.Request{Repo: repo}, engine.ImportOptions{Apply: true})
+	_, _, err = e.Import(context.Background(), engine.Request{Repo: repo}, engine.ImportOptions{Apply: true})
 	srcWantCode(t, err, apperr.ImportConflict)
 	paths, _ := apperr.As(err).Details["paths"].([]string)
 	if !slices.Equal(paths, []string{filepath.Join(repo, "modules/prompts/ask.md"), filepath.Join(repo, "modules/skills/review")}) {
@@ -243,7 +244,7 @@ func TestImportDuplicateIDsSameTarget(t *testing.T) {
 	mustWrite(t, filepath.Join(env.Home, ".claude/agents/same.md"), "---\nname: same\ndescription: d\n---\n")
 	mustWrite(t, filepath.Join(env.Cwd, ".claude/agents/same.md"), "---\nname: same\ndescription: d\n---\n")
 	repo := writeRepo(t, map[string]string{"agentpack.yaml": importManifest})
-	d, _, err := engine.New(env, targets.NewSet()).Import(engine.Request{Repo: repo, Target: "claude_code"}, engine.ImportOptions{})
+	d, _, err := engine.New(env, targets.NewSet()).Import(context.Background(), engine.Request{Repo: repo, Target: "claude_code"}, engine.ImportOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

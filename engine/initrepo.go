@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"path/filepath"
@@ -115,9 +116,9 @@ type InitData struct {
 // InitRepo writes the example repo into dir under the state lock. It
 // refuses to touch a folder that already has an agentpack.yaml and never
 // overwrites an existing file.
-func (e *Engine) InitRepo(dir string) (*InitData, error) {
+func (e *Engine) InitRepo(ctx context.Context, dir string) (*InitData, error) {
 	var out *InitData
-	err := e.WithEditLock("init", func([]string) error {
+	err := e.WithEditLock(ctx, "init", func([]string) error {
 		var err error
 		out, err = e.initRepo(dir)
 		return err

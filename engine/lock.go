@@ -49,7 +49,7 @@ type repoRef struct{ url, ref string }
 
 // checkoutAll fetches each distinct (url, ref) once, in parallel (bounded),
 // reporting progress as repos finish.
-func (e *Engine) checkoutAll(refs []repoRef) (map[repoRef][2]string, error) {
+func (e *Engine) checkoutAll(ctx context.Context, refs []repoRef) (map[repoRef][2]string, error) {
 	out := make(map[repoRef][2]string, len(refs))
 	var mu sync.Mutex
 	var errs []error
@@ -62,7 +62,7 @@ func (e *Engine) checkoutAll(refs []repoRef) (map[repoRef][2]string, error) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			commit, dir, err := e.GitCache().Checkout(context.Background(), r.url, r.ref, e.fetchOptions())
+			commit, dir, err := e.GitCache().Checkout(ctx, r.url, r.ref, e.fetchOptions())
 			mu.Lock()
 			defer mu.Unlock()
 			done++
@@ -85,30 +85,30 @@ func (e *Engine) checkoutAll(refs []repoRef) (map[repoRef][2]string, error) {
 
 // Lock resolves every module's source to exact bytes and writes
 // agentpack.lock.json: git refs become commits, every file gets a sha256.
-func (e *Engine) Lock(req Request) (*LockData, []string, error) {
-	return e.syncSources(req, "lock", true, false)
+func (e *Engine) Lock(ctx context.Context, req Request) (*LockData, []string, error) {
+	return e.syncSources(ctx, req, "lock", true, false)
 }
 
 // Fetch fills the cache with every git checkout the lockfile pins and
 // verifies them against it.
-func (e *Engine) Fetch(req Request) (*LockData, []string, error) {
-	return e.syncSources(req, "fetch", false, true)
+func (e *Engine) Fetch(ctx context.Context, req Request) (*LockData, []string, error) {
+	return e.syncSources(ctx, req, "fetch", false, true)
 }
 
 // Update re-resolves every source (lock) and fills the cache (fetch).
-func (e *Engine) Update(req Request) (*LockData, []string, error) {
-	return e.syncSources(req, "update", true, true)
+func (e *Engine) Update(ctx context.Context, req Request) (*LockData, []string, error) {
+	return e.syncSources(ctx, req, "update", true, true)
 }
 
 // syncSources is lock, fetch and update under the state lock: relock
 // re-resolves sources into a new lockfile, fetch fills and verifies the cache
 // for the lockfile (new or existing).
-func (e *Engine) syncSources(req Request, command string, relock, fetch bool) (*LockData, []string, error) {
+func (e *Engine) syncSources(ctx context.Context, req Request, command string, relock, fetch bool) (*LockData, []string, error) {
 	var out *LockData
 	var warnings []string
-	err := e.WithLock(command, func(recovered []string) error {
+	err := e.WithLock(ctx, command, func(recovered []string) error {
 		warnings = recovered
-		m, repo, err := e.LoadManifest(req)
+		m, repo, err := e.LoadManifest(ctx, req)
 		if err != nil {
 			return err
 		}
@@ -123,7 +123,7 @@ func (e *Engine) syncSources(req Request, command string, relock, fetch bool) (*
 			if fetch {
 				keep = nil
 			}
-			lf, err = e.lockModules(m, repo, keep)
+			lf, err = e.lockModules(ctx, m, repo, keep)
 		} else {
 			lf, err = lockfile.Load(path)
 		}
@@ -132,7 +132,7 @@ func (e *Engine) syncSources(req Request, command string, relock, fetch bool) (*
 		}
 		fetched := 0
 		if fetch {
-			if fetched, err = e.fetchLocked(lf); err != nil {
+			if fetched, err = e.fetchLocked(ctx, lf); err != nil {
 				return err
 			}
 		}
@@ -156,7 +156,7 @@ func (e *Engine) syncSources(req Request, command string, relock, fetch bool) (*
 	return out, warnings, err
 }
 
-func (e *Engine) lockModules(m *manifest.Manifest, repo string, prev *lockfile.Lockfile) (*lockfile.Lockfile, error) {
+func (e *Engine) lockModules(ctx context.Context, m *manifest.Manifest, repo string, prev *lockfile.Lockfile) (*lockfile.Lockfile, error) {
 	var refs []repoRef
 	seen := map[repoRef]bool{}
 	want := map[string]repoRef{} // module id → what to check out
@@ -178,7 +178,7 @@ func (e *Engine) lockModules(m *manifest.Manifest, repo string, prev *lockfile.L
 		}
 	}
 	sort.Slice(refs, func(i, j int) bool { return refs[i].url+refs[i].ref < refs[j].url+refs[j].ref })
-	checkouts, err := e.checkoutAll(refs)
+	checkouts, err := e.checkoutAll(ctx, refs)
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +246,7 @@ func lockData(lf *lockfile.Lockfile, path string) *LockData {
 	return out
 }
 
-func (e *Engine) fetchLocked(lf *lockfile.Lockfile) (int, error) {
+func (e *Engine) fetchLocked(ctx context.Context, lf *lockfile.Lockfile) (int, error) {
 	var refs []repoRef
 	seen := map[repoRef]bool{}
 	for _, m := range lf.Modules {
@@ -255,7 +255,7 @@ func (e *Engine) fetchLocked(lf *lockfile.Lockfile) (int, error) {
 			refs = append(refs, repoRef{g.URL, g.Commit})
 		}
 	}
-	if _, err := e.checkoutAll(refs); err != nil {
+	if _, err := e.checkoutAll(ctx, refs); err != nil {
 		return 0, err
 	}
 	dirs := map[repoRef]string{} // Dir re-hashes a checkout: once per commit
@@ -281,7 +281,7 @@ func (e *Engine) fetchLocked(lf *lockfile.Lockfile) (int, error) {
 // resolveLocked maps a git module to its verified cached checkout, fetching
 // the pinned commit when the cache lacks it. Plan and deploy use exactly the
 // locked bytes, offline once fetched.
-func (e *Engine) resolveLocked(st *State, mod *module.Module) (string, error) {
+func (e *Engine) resolveLocked(ctx context.Context, st *State, mod *module.Module) (string, error) {
 	if mod.Source.Git == nil {
 		return "", apperr.New(apperr.ModuleInvalid, "module %q: package sources are not supported by this build yet", mod.ID).
 			WithHint("use a local_path or git source")
@@ -306,7 +306,7 @@ func (e *Engine) resolveLocked(st *State, mod *module.Module) (string, error) {
 	dir, err := e.GitCache().Dir(g.URL, g.Commit)
 	if errors.Is(err, gitsource.ErrNotCached) {
 		var co map[repoRef][2]string
-		co, err = e.checkoutAll([]repoRef{{g.URL, g.Commit}})
+		co, err = e.checkoutAll(ctx, []repoRef{{g.URL, g.Commit}})
 		if err == nil {
 			dir = co[repoRef{g.URL, g.Commit}][1]
 		}

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,7 +23,7 @@ func TestDeployLongFileName(t *testing.T) {
 		"modules/s/" + long:      "long\n",
 	})
 	e := engine.New(env, targets.NewSet())
-	if _, _, err := e.Deploy(engine.Request{Repo: repo}, true, engine.ApplyOptions{}); err != nil {
+	if _, _, err := e.Deploy(context.Background(), engine.Request{Repo: repo}, true, engine.ApplyOptions{}); err != nil {
 		t.Fatalf("deploying a skill file with a %d-byte name: %v", len(long), err)
 	}
 	if got := mustRead(t, filepath.Join(env.Cwd, ".agents", "skills", "s", long)); got != "long\n" {

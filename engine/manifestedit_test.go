@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand"
 	"path/filepath"
@@ -45,7 +46,7 @@ modules:
     source: {local_path: {path: modules/s}}
 `
 	e, req, path := editRepo(t, yaml)
-	if _, err := e.RemoveModule(req, "review"); err != nil {
+	if _, err := e.RemoveModule(context.Background(), req, "review"); err != nil {
 		t.Fatal(err)
 	}
 	m, err := loadManifest(filepath.Dir(path))
@@ -83,7 +84,7 @@ modules:
     source: {local_path: {path: modules/s}}
 `
 	e, req, path := editRepo(t, yaml)
-	if _, err := e.RemoveModule(req, "skill:b"); err != nil {
+	if _, err := e.RemoveModule(context.Background(), req, "skill:b"); err != nil {
 		t.Fatal(err)
 	}
 	m, err := loadManifest(filepath.Dir(path))
@@ -117,7 +118,7 @@ modules:
     source: {local_path: {path: modules/base}}
 `
 	e, req, path := editRepo(t, yaml)
-	if _, err := e.RemoveModule(req, "instructions:base"); err != nil {
+	if _, err := e.RemoveModule(context.Background(), req, "instructions:base"); err != nil {
 		t.Fatalf("remove the only module: %v", err)
 	}
 	m, err := loadManifest(filepath.Dir(path))
@@ -146,7 +147,7 @@ modules:
 ...
 `
 	e, req, path := editRepo(t, yaml)
-	_, err := e.AddModule(req, module.Module{ID: "skill:s", Type: module.TypeSkill, Tags: []string{"base"},
+	_, err := e.AddModule(context.Background(), req, module.Module{ID: "skill:s", Type: module.TypeSkill, Tags: []string{"base"},
 		Source: module.Source{LocalPath: &module.LocalPathSource{Path: "modules/s"}}})
 	if err != nil {
 		return // refusing is fine; silently losing the module is not
@@ -166,7 +167,7 @@ modules:
 func TestAddModuleKeepsCRLF(t *testing.T) {
 	yaml := "version: 1\r\nprofiles:\r\n  default: {include_tags: [base]}\r\ntargets:\r\n  codex: {scope: project}\r\nmodules:\r\n  - id: instructions:base\r\n    type: instructions\r\n    tags: [base]\r\n    source: {local_path: {path: modules/base}}\r\n"
 	e, req, path := editRepo(t, yaml)
-	if _, err := e.AddModule(req, module.Module{ID: "skill:s", Type: module.TypeSkill, Tags: []string{"base"},
+	if _, err := e.AddModule(context.Background(), req, module.Module{ID: "skill:s", Type: module.TypeSkill, Tags: []string{"base"},
 		Source: module.Source{LocalPath: &module.LocalPathSource{Path: "modules/s"}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -196,13 +197,13 @@ func TestAddModuleCRLFExact(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, req, path := editRepo(t, tc.orig)
-			if _, err := e.AddModule(req, localModule("skill:s", "base")); err != nil {
+			if _, err := e.AddModule(context.Background(), req, localModule("skill:s", "base")); err != nil {
 				t.Fatal(err)
 			}
 			if got := mustRead(t, path); got != tc.want {
 				t.Fatalf("after add:\n got %q\nwant %q", got, tc.want)
 			}
-			if _, err := e.RemoveModule(req, "skill:s"); err != nil {
+			if _, err := e.RemoveModule(context.Background(), req, "skill:s"); err != nil {
 				t.Fatal(err)
 			}
 			if got := mustRead(t, path); got != tc.orig {
@@ -229,7 +230,7 @@ func TestAddModuleSequenceIndent(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, req, path := editRepo(t, head+tc.item)
-			if _, err := e.AddModule(req, localModule("skill:s", "base")); err != nil {
+			if _, err := e.AddModule(context.Background(), req, localModule("skill:s", "base")); err != nil {
 				t.Fatal(err)
 			}
 			got := mustRead(t, path)
@@ -279,7 +280,7 @@ modules:
 	} {
 		t.Run(tc.id, func(t *testing.T) {
 			e, req, path := editRepo(t, orig)
-			if _, err := e.RemoveModule(req, tc.id); err != nil {
+			if _, err := e.RemoveModule(context.Background(), req, tc.id); err != nil {
 				t.Fatal(err)
 			}
 			want := strings.Replace(fmt.Sprintf(tmpl, tc.include, tc.exclude), modules[tc.id], "", 1)
@@ -334,7 +335,7 @@ modules: []    # every module
 # trailing comment
 `
 	e, req, path := editRepo(t, orig)
-	if _, err := e.RemoveModule(req, "skill:s"); err != nil {
+	if _, err := e.RemoveModule(context.Background(), req, "skill:s"); err != nil {
 		t.Fatal(err)
 	}
 	if got := mustRead(t, path); got != want {
@@ -377,7 +378,7 @@ modules:
 	} {
 		t.Run(tc.id, func(t *testing.T) {
 			e, req, path := editRepo(t, orig)
-			if _, err := e.RemoveModule(req, tc.id); err != nil {
+			if _, err := e.RemoveModule(context.Background(), req, tc.id); err != nil {
 				t.Fatal(err)
 			}
 			want := strings.Replace(strings.Replace(orig, tc.from, tc.to, 1), item(tc.id), "", 1)
@@ -492,7 +493,7 @@ modules:
 		for _, mod := range added {
 			t.Run(name+"/"+mod.ID, func(t *testing.T) {
 				e, req, path := editRepo(t, orig)
-				if _, err := e.AddModule(req, mod); err != nil {
+				if _, err := e.AddModule(context.Background(), req, mod); err != nil {
 					t.Fatal(err)
 				}
 				after := mustRead(t, path)
@@ -508,7 +509,7 @@ modules:
 					strings.Join(got.Tags, "|") != strings.Join(mod.Tags, "|") {
 					t.Fatalf("added module reads back as %+v, want %+v", got, mod)
 				}
-				if _, err := e.RemoveModule(req, mod.ID); err != nil {
+				if _, err := e.RemoveModule(context.Background(), req, mod.ID); err != nil {
 					t.Fatal(err)
 				}
 				if got := mustRead(t, path); got != orig {
@@ -558,11 +559,11 @@ func TestAddRemoveFlowModulesCRLF(t *testing.T) {
 			t.Fatalf("after %s: modules %q, profile %+v", step, have, m.Profiles["default"])
 		}
 	}
-	if _, err := e.AddModule(req, localModule("skill:b")); err != nil {
+	if _, err := e.AddModule(context.Background(), req, localModule("skill:b")); err != nil {
 		t.Fatal(err)
 	}
 	check("add", "skill:a", "skill:b")
-	if _, err := e.RemoveModule(req, "skill:a"); err != nil {
+	if _, err := e.RemoveModule(context.Background(), req, "skill:a"); err != nil {
 		t.Fatal(err)
 	}
 	check("remove", "skill:b")
@@ -587,7 +588,7 @@ func TestAddRemoveRoundTripRandomIDs(t *testing.T) {
 			continue
 		}
 		e, req, path := editRepo(t, base)
-		if _, err := e.AddModule(req, localModule(id, id, "base")); err != nil {
+		if _, err := e.AddModule(context.Background(), req, localModule(id, id, "base")); err != nil {
 			t.Fatalf("add %q: %v", id, err)
 		}
 		added := mustRead(t, path)
@@ -603,7 +604,7 @@ func TestAddRemoveRoundTripRandomIDs(t *testing.T) {
 		list := added[k : k+strings.Index(added[k:], "\r\n")]
 		mustWrite(t, path, strings.Replace(added, "{include_tags: [base]}",
 			"{include_tags: "+list+", include_modules: "+list+", exclude_modules: [q, "+list[1:]+"}", 1))
-		if _, err := e.RemoveModule(req, id); err != nil {
+		if _, err := e.RemoveModule(context.Background(), req, id); err != nil {
 			t.Fatalf("remove %q: %v", id, err)
 		}
 		want := strings.Replace(base, "{include_tags: [base]}",

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"path/filepath"
 
 	"github.com/agentpack/agentpack/engine/manifest"
@@ -23,28 +24,28 @@ type AddData struct {
 // first (SPEC §6). It runs fn directly when this engine already holds the
 // lock, and without the lock when its System only records: a dry run writes
 // nothing, not even the lock file.
-func (e *Engine) WithEditLock(command string, fn func(recovered []string) error) error {
+func (e *Engine) WithEditLock(ctx context.Context, command string, fn func(recovered []string) error) error {
 	if e.locked {
 		return fn(nil) // nested in an operation that holds the lock
 	}
 	_, dryRun := e.Sys.(*fsys.DryRunSystem)
-	return e.maybeLock(dryRun, command, fn)
+	return e.maybeLock(ctx, dryRun, command, fn)
 }
 
 // AddModule appends mod to the request's agentpack.yaml under the state
 // lock; only the new module's lines are added.
-func (e *Engine) AddModule(req Request, mod module.Module) (*AddData, error) {
+func (e *Engine) AddModule(ctx context.Context, req Request, mod module.Module) (*AddData, error) {
 	var out *AddData
-	err := e.WithEditLock("add", func([]string) error {
+	err := e.WithEditLock(ctx, "add", func([]string) error {
 		var err error
-		out, err = e.addModule(req, mod)
+		out, err = e.addModule(ctx, req, mod)
 		return err
 	})
 	return out, err
 }
 
-func (e *Engine) addModule(req Request, mod module.Module) (*AddData, error) {
-	m, _, err := e.LoadManifest(req)
+func (e *Engine) addModule(ctx context.Context, req Request, mod module.Module) (*AddData, error) {
+	m, _, err := e.LoadManifest(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -84,18 +85,18 @@ type RemoveData struct {
 // RemoveModule deletes a module's lines (with the comments right above it)
 // and its mentions in profiles, under the state lock; the rest of the file
 // is kept byte for byte.
-func (e *Engine) RemoveModule(req Request, id string) (*RemoveData, error) {
+func (e *Engine) RemoveModule(ctx context.Context, req Request, id string) (*RemoveData, error) {
 	var out *RemoveData
-	err := e.WithEditLock("remove", func([]string) error {
+	err := e.WithEditLock(ctx, "remove", func([]string) error {
 		var err error
-		out, err = e.removeModule(req, id)
+		out, err = e.removeModule(ctx, req, id)
 		return err
 	})
 	return out, err
 }
 
-func (e *Engine) removeModule(req Request, id string) (*RemoveData, error) {
-	m, _, err := e.LoadManifest(req)
+func (e *Engine) removeModule(ctx context.Context, req Request, id string) (*RemoveData, error) {
+	m, _, err := e.LoadManifest(ctx, req)
 	if err != nil {
 		return nil, err
 	}

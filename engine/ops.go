@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/agentpack/agentpack/engine/plan"
@@ -8,8 +9,8 @@ import (
 )
 
 // Plan loads the request's desired state and compares it with the disk.
-func (e *Engine) Plan(req Request) (*State, *plan.Plan, error) {
-	st, err := e.Load(req)
+func (e *Engine) Plan(ctx context.Context, req Request) (*State, *plan.Plan, error) {
+	st, err := e.Load(ctx, req)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -38,8 +39,8 @@ type DiffData struct {
 
 // Diff returns the plan with a unified diff per change. Binary files and
 // diffs over 100 KiB are left out with a warning.
-func (e *Engine) Diff(req Request) (*State, *DiffData, error) {
-	st, p, err := e.Plan(req)
+func (e *Engine) Diff(ctx context.Context, req Request) (*State, *DiffData, error) {
+	st, p, err := e.Plan(ctx, req)
 	if err != nil {
 		return st, nil, err
 	}
@@ -101,8 +102,8 @@ type PreviewFile struct {
 }
 
 // Preview is plan plus, when withDiff, per-file diffs.
-func (e *Engine) Preview(req Request, withDiff bool) (*State, *PreviewData, error) {
-	st, p, err := e.Plan(req)
+func (e *Engine) Preview(ctx context.Context, req Request, withDiff bool) (*State, *PreviewData, error) {
+	st, p, err := e.Plan(ctx, req)
 	if err != nil {
 		return st, nil, err
 	}

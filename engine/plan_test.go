@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"sort"
@@ -35,7 +36,7 @@ func TestPlanKinds(t *testing.T) {
 
 	// Unmanaged existing file → adopt_update.
 	mustWrite(t, agents, "mine\n")
-	_, p, err := e.Plan(req)
+	_, p, err := e.Plan(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,39 +46,39 @@ func TestPlanKinds(t *testing.T) {
 	if c := changeFor(p, skill); c == nil || c.Op != plan.OpCreate || c.Reason != plan.ReasonMissing {
 		t.Fatalf("want create for skill, got %+v", c)
 	}
-	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); apperr.CodeOf(err) != apperr.AdoptConfirmRequired {
+	if _, _, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{}); apperr.CodeOf(err) != apperr.AdoptConfirmRequired {
 		t.Fatalf("want E_ADOPT_CONFIRM_REQUIRED, got %v", err)
 	}
 	if got := mustRead(t, agents); got != "mine\n" {
 		t.Fatalf("refused apply changed the file: %q", got)
 	}
-	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{Adopt: true}); err != nil {
+	if _, _, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{Adopt: true}); err != nil {
 		t.Fatal(err)
 	}
 
 	// In sync → no changes.
-	_, p, _ = e.Plan(req)
+	_, p, _ = e.Plan(context.Background(), req)
 	if len(p.Changes) != 0 {
 		t.Fatalf("want no changes after deploy, got %+v", p.Changes)
 	}
 
 	// Desired changes, disk as last applied → managed_update.
 	mustWrite(t, filepath.Join(repo, "modules/base/AGENTS.md"), "# base v2\n")
-	_, p, _ = e.Plan(req)
+	_, p, _ = e.Plan(context.Background(), req)
 	if c := changeFor(p, agents); c == nil || c.UpdateKind != plan.UpdateManaged {
 		t.Fatalf("want managed_update, got %+v", c)
 	}
 
 	// Hand edit → drifted_update, refused without --force.
 	mustWrite(t, agents, "hand edit\n")
-	_, p, _ = e.Plan(req)
+	_, p, _ = e.Plan(context.Background(), req)
 	if c := changeFor(p, agents); c == nil || c.UpdateKind != plan.UpdateDrifted || c.Reason != plan.ReasonDiffers {
 		t.Fatalf("want drifted_update, got %+v", c)
 	}
-	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); apperr.CodeOf(err) != apperr.DriftConflict {
+	if _, _, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{}); apperr.CodeOf(err) != apperr.DriftConflict {
 		t.Fatalf("want E_DRIFT_CONFLICT, got %v", err)
 	}
-	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{Force: true}); err != nil {
+	if _, _, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{Force: true}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -87,7 +88,7 @@ func TestPlanKinds(t *testing.T) {
     tags: [base]
     source: {local_path: {path: modules/s}}
 `)])
-	_, p, err = e.Plan(req)
+	_, p, err = e.Plan(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,11 +97,11 @@ func TestPlanKinds(t *testing.T) {
 	}
 	// Edited and no longer desired → delete "edited since last deploy", needs --force.
 	mustWrite(t, skill, "edited\n")
-	_, p, _ = e.Plan(req)
+	_, p, _ = e.Plan(context.Background(), req)
 	if c := changeFor(p, skill); c == nil || c.Reason != plan.ReasonEdited {
 		t.Fatalf("want delete edited since last deploy, got %+v", c)
 	}
-	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); apperr.CodeOf(err) != apperr.DriftConflict {
+	if _, _, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{}); apperr.CodeOf(err) != apperr.DriftConflict {
 		t.Fatalf("want E_DRIFT_CONFLICT for edited delete, got %v", err)
 	}
 }
@@ -156,22 +157,22 @@ func TestDryRunMatchesApply(t *testing.T) {
 	repo := codexRepo(t)
 	e := engine.New(env, targets.NewSet())
 	req := engine.Request{Repo: repo}
-	st, p, err := e.Plan(req)
+	st, p, err := e.Plan(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ops, err := e.DryRun(st, p)
+	ops, err := e.DryRun(context.Background(), st, p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(filepath.Join(env.Cwd, "AGENTS.md")); err == nil {
 		t.Fatal("dry run wrote a file")
 	}
-	_, d, err := e.Deploy(req, true, engine.ApplyOptions{})
+	_, d, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, err := e.Snapshot(d.SnapshotID)
+	snap, err := e.Snapshot(context.Background(), d.SnapshotID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -68,7 +69,7 @@ func TestReconcileTable(t *testing.T) {
 
 			e := engine.New(env, targets.NewSet())
 			req := engine.Request{Repo: repo, Target: "codex"}
-			_, p, err := e.Plan(req)
+			_, p, err := e.Plan(context.Background(), req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,7 +84,7 @@ func TestReconcileTable(t *testing.T) {
 			if gotOp != tc.op || gotKind != tc.kind || gotReason != tc.reason {
 				t.Errorf("plan: got (%q, %q, %q), want (%q, %q, %q)", gotOp, gotKind, gotReason, tc.op, tc.kind, tc.reason)
 			}
-			_, s, err := e.Status(req, nil)
+			_, s, err := e.Status(context.Background(), req, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

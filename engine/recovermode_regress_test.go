@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -36,7 +37,7 @@ func TestRecoverRestoresModeOfModeOnlyChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustWrite(t, filepath.Join(repo, "modules", "base", "AGENTS.md"), "# base v2\n")
-	_, p, err := e.Plan(req)
+	_, p, err := e.Plan(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func TestRecoverRestoresModeOfModeOnlyChange(t *testing.T) {
 	}
 
 	e.Sys = failAgentsSys{e.Sys}
-	_, _, err = e.Deploy(req, true, engine.ApplyOptions{})
+	_, _, err = e.Deploy(context.Background(), req, true, engine.ApplyOptions{})
 	if err == nil || !strings.Contains(err.Error(), "injected") {
 		t.Fatalf("want the injected failure, got %v", err)
 	}

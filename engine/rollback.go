@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"time"
@@ -60,7 +61,7 @@ type RollbackOptions struct {
 // Rollback restores the exact bytes the disk had right after snapshot To
 // (or before the newest snapshot, with Last) and records the rollback as a
 // snapshot of its own, so it can be undone too.
-func (e *Engine) Rollback(opt RollbackOptions) (*RollbackData, []string, error) {
+func (e *Engine) Rollback(ctx context.Context, opt RollbackOptions) (*RollbackData, []string, error) {
 	if (opt.To == "") == !opt.Last {
 		return nil, nil, apperr.New(apperr.InvalidArgument, "give exactly one of --to <snapshot> or --last").
 			WithHint("list snapshots with `agentpack snapshots`")
@@ -74,7 +75,7 @@ func (e *Engine) Rollback(opt RollbackOptions) (*RollbackData, []string, error) 
 	}
 	var out *RollbackData
 	var warnings []string
-	err := e.WithLock("rollback", func(recovered []string) error {
+	err := e.WithLock(ctx, "rollback", func(recovered []string) error {
 		warnings = recovered
 		w := e.writer()
 		store := w.Store
@@ -153,8 +154,8 @@ type SnapshotSummary struct {
 }
 
 // Snapshots lists snapshot records, oldest first.
-func (e *Engine) Snapshots() ([]SnapshotSummary, []string, error) {
-	recovered, err := e.recoverFirst()
+func (e *Engine) Snapshots(ctx context.Context) ([]SnapshotSummary, []string, error) {
+	recovered, err := e.recoverFirst(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -200,8 +201,8 @@ type SnapshotDetail struct {
 
 // Snapshot returns one snapshot's details. id may be "last" (the newest) or
 // an unambiguous prefix of an id.
-func (e *Engine) Snapshot(id string) (*SnapshotDetail, error) {
-	if _, err := e.recoverFirst(); err != nil {
+func (e *Engine) Snapshot(ctx context.Context, id string) (*SnapshotDetail, error) {
+	if _, err := e.recoverFirst(ctx); err != nil {
 		return nil, err
 	}
 	id, err := e.resolveSnapshotID(id)
@@ -221,8 +222,8 @@ func (e *Engine) Snapshot(id string) (*SnapshotDetail, error) {
 }
 
 // PruneSnapshots keeps the newest keep snapshots.
-func (e *Engine) PruneSnapshots(keep int) (removed []string, kept int, err error) {
-	err = e.WithLock("snapshots prune", func([]string) error {
+func (e *Engine) PruneSnapshots(ctx context.Context, keep int) (removed []string, kept int, err error) {
+	err = e.WithLock(ctx, "snapshots prune", func([]string) error {
 		removed, err = e.Store().Prune(keep)
 		if err != nil {
 			return err

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -52,19 +53,19 @@ func TestLinkedSkillFolderIsNeverWrittenThrough(t *testing.T) {
 
 	// A changed module is not written through the link.
 	mustWrite(t, filepath.Join(repo, "modules/s/extra.txt"), "x2\n")
-	_, _, err := e.Deploy(req, true, engine.ApplyOptions{Force: true, Adopt: true})
+	_, _, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{Force: true, Adopt: true})
 	wantCode(t, err, apperr.IOInvalidPath, skill)
 	untouched("update")
 
 	// A removed module's files are not deleted through it.
 	yaml := mustRead(t, filepath.Join(repo, "agentpack.yaml"))
 	mustWrite(t, filepath.Join(repo, "agentpack.yaml"), yaml[:strings.Index(yaml, "  - id: skill:s")])
-	_, _, err = e.Deploy(req, true, engine.ApplyOptions{Force: true})
+	_, _, err = e.Deploy(context.Background(), req, true, engine.ApplyOptions{Force: true})
 	wantCode(t, err, apperr.IOInvalidPath, skill)
 	untouched("remove")
 
 	// Rollback neither deletes through it nor replaces it with a folder.
-	_, _, err = e.Rollback(engine.RollbackOptions{Last: true})
+	_, _, err = e.Rollback(context.Background(), engine.RollbackOptions{Last: true})
 	wantCode(t, err, apperr.IOInvalidPath, skill)
 	untouched("rollback")
 	if _, err := os.Stat(filepath.Join(env.Cwd, "AGENTS.md")); err != nil {
@@ -77,7 +78,7 @@ func TestLinkedSkillFolderIsNeverWrittenThrough(t *testing.T) {
 func TestRollbackKeepsAFileLink(t *testing.T) {
 	env, e, req, repo := deployedCodexRepo(t)
 	mustWrite(t, filepath.Join(repo, "modules/s/extra.txt"), "x2\n")
-	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil {
+	if _, _, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	extra := filepath.Join(env.Cwd, ".agents/skills/s/extra.txt")
@@ -89,7 +90,7 @@ func TestRollbackKeepsAFileLink(t *testing.T) {
 	if err := os.Symlink(mine, extra); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := e.Rollback(engine.RollbackOptions{Last: true})
+	_, _, err := e.Rollback(context.Background(), engine.RollbackOptions{Last: true})
 	wantCode(t, err, apperr.IOInvalidPath, extra)
 	if fi, err := os.Lstat(extra); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Fatalf("the link was replaced by a file: %v", err)
@@ -128,7 +129,7 @@ func TestRecoveryKeepsAnEditMadeAfterTheCrash(t *testing.T) {
 	mustWrite(t, extra, "edited after the crash\n")
 
 	e := engine.New(env, targets.NewSet())
-	_, warnings, err := e.Snapshots() // any command recovers first
+	_, warnings, err := e.Snapshots(context.Background()) // any command recovers first
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,13 +144,13 @@ func TestRecoveryKeepsAnEditMadeAfterTheCrash(t *testing.T) {
 	}
 	// The pre-apply bytes come back with rollback --last, and the edit is
 	// saved by that rollback in turn.
-	if _, _, err := e.Rollback(engine.RollbackOptions{Last: true}); err != nil {
+	if _, _, err := e.Rollback(context.Background(), engine.RollbackOptions{Last: true}); err != nil {
 		t.Fatal(err)
 	}
 	if got := mustRead(t, extra); got != "x\n" {
 		t.Fatalf("rollback --last after recovery: %q, want the pre-apply bytes", got)
 	}
-	if _, _, err := e.Rollback(engine.RollbackOptions{Last: true}); err != nil {
+	if _, _, err := e.Rollback(context.Background(), engine.RollbackOptions{Last: true}); err != nil {
 		t.Fatal(err)
 	}
 	if got := mustRead(t, extra); got != "edited after the crash\n" {
@@ -165,7 +166,7 @@ func TestDamagedJournalIsRecoveredFromItsCopy(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			env, _ := crashMidDeploy(t, "", 2)
 			mustWrite(t, filepath.Join(env.AgentpackHome, "state/journal.json"), body)
-			_, warnings, err := engine.New(env, targets.NewSet()).Snapshots()
+			_, warnings, err := engine.New(env, targets.NewSet()).Snapshots(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -198,12 +199,12 @@ func TestDamagedJournalWithoutCopyNeedsDoctorFix(t *testing.T) {
 		}
 	}
 	e := engine.New(env, targets.NewSet())
-	_, _, err := e.Deploy(engine.Request{Repo: repo}, true, engine.ApplyOptions{})
+	_, _, err := e.Deploy(context.Background(), engine.Request{Repo: repo}, true, engine.ApplyOptions{})
 	wantCode(t, err, apperr.IOFailed, "journal")
 	if hint := apperr.As(err).Hint; !strings.Contains(hint, "agentpack doctor --fix") {
 		t.Fatalf("hint %q does not name doctor --fix", hint)
 	}
-	d, _, err := e.Doctor(engine.Request{Repo: repo}, true)
+	d, _, err := e.Doctor(context.Background(), engine.Request{Repo: repo}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +215,7 @@ func TestDamagedJournalWithoutCopyNeedsDoctorFix(t *testing.T) {
 	if len(aside) != 1 || mustRead(t, aside[0]) != "garbage" {
 		t.Fatalf("the damaged journal was not kept: %v", aside)
 	}
-	if _, _, err := e.Deploy(engine.Request{Repo: repo}, true, engine.ApplyOptions{Force: true}); err != nil {
+	if _, _, err := e.Deploy(context.Background(), engine.Request{Repo: repo}, true, engine.ApplyOptions{Force: true}); err != nil {
 		t.Fatalf("deploy after doctor --fix: %v", err)
 	}
 }
@@ -234,12 +235,12 @@ func TestRecoveryWithDamagedBytesChangesNothing(t *testing.T) {
 	mustWrite(t, newest, "damaged")
 	before := fileTree(t, env)
 	e := engine.New(env, targets.NewSet())
-	_, _, err := e.Snapshots()
+	_, _, err := e.Snapshots(context.Background())
 	wantCode(t, err, apperr.SnapshotCorrupted, "")
 	if after := fileTree(t, env); !sameTree(before, after) {
 		t.Fatalf("a failed recovery changed files:\n%s", treeDiff(before, after))
 	}
-	if _, _, err := e.Doctor(engine.Request{}, true); err != nil {
+	if _, _, err := e.Doctor(context.Background(), engine.Request{}, true); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(state, "journal.json")); !os.IsNotExist(err) {
@@ -260,7 +261,7 @@ func TestRecoveryCleansStateLeftovers(t *testing.T) {
 	for _, j := range junk {
 		mustWrite(t, j, "x")
 	}
-	if _, _, err := engine.New(env, targets.NewSet()).Snapshots(); err != nil {
+	if _, _, err := engine.New(env, targets.NewSet()).Snapshots(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	for _, j := range junk {
@@ -299,14 +300,14 @@ func TestFailedApplyWhoseRollbackFailsSaysSo(t *testing.T) {
 	e := engine.New(env, targets.NewSet())
 	real := e.Sys
 	e.Sys = &failAfter{System: real, n: 1}
-	_, _, err := e.Deploy(engine.Request{Repo: repo}, true, engine.ApplyOptions{})
+	_, _, err := e.Deploy(context.Background(), engine.Request{Repo: repo}, true, engine.ApplyOptions{})
 	for _, part := range []string{"disk on fire", "rolling the partial apply back failed too", "half-applied", "journal.json is pending"} {
 		if err == nil || !strings.Contains(apperr.As(err).Message, part) {
 			t.Fatalf("error %v does not say %q", err, part)
 		}
 	}
 	e.Sys = real
-	if _, _, err := e.Snapshots(); err != nil {
+	if _, _, err := e.Snapshots(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"AGENTS.md", ".agents"} {
@@ -322,7 +323,7 @@ func TestDoctorReportsAndCleansStateLeftovers(t *testing.T) {
 	junk := filepath.Join(env.AgentpackHome, "state", ".journal.json.tmp42")
 	mustWrite(t, junk, "x")
 	e := engine.New(env, targets.NewSet())
-	d, _, err := e.Doctor(req, false)
+	d, _, err := e.Doctor(context.Background(), req, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +333,7 @@ func TestDoctorReportsAndCleansStateLeftovers(t *testing.T) {
 	if _, err := os.Stat(junk); err != nil {
 		t.Fatalf("doctor without --fix removed it: %v", err)
 	}
-	if _, _, err := e.Doctor(req, true); err != nil {
+	if _, _, err := e.Doctor(context.Background(), req, true); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(junk); !os.IsNotExist(err) {

@@ -133,11 +133,11 @@ func repoKey(u string) string {
 }
 
 // loadSources loads the manifest of req (sources included).
-func (e *Engine) loadSources(req Request) (*manifest.Manifest, error) {
+func (e *Engine) loadSources(ctx context.Context, req Request) (*manifest.Manifest, error) {
 	if err := e.Env.Check(); err != nil {
 		return nil, err // the cache lives under $AGENTPACK_HOME
 	}
-	m, _, err := e.LoadManifest(req)
+	m, _, err := e.LoadManifest(ctx, req)
 	return m, err
 }
 
@@ -172,8 +172,8 @@ func (e *Engine) sourceInfo(s manifest.ArtifactSource) SourceInfo {
 }
 
 // SourceList lists the registered artifact sources.
-func (e *Engine) SourceList(req Request) (*SourceListData, []string, error) {
-	m, err := e.loadSources(req)
+func (e *Engine) SourceList(ctx context.Context, req Request) (*SourceListData, []string, error) {
+	m, err := e.loadSources(ctx, req)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -186,12 +186,12 @@ func (e *Engine) SourceList(req Request) (*SourceListData, []string, error) {
 
 // SourceAdd registers a git repository as an artifact source under
 // `sources:` in agentpack.yaml, pinned to the commit its ref names now.
-func (e *Engine) SourceAdd(req Request, opt SourceAddOptions) (*SourceAddData, []string, error) {
+func (e *Engine) SourceAdd(ctx context.Context, req Request, opt SourceAddOptions) (*SourceAddData, []string, error) {
 	var out *SourceAddData
 	var warnings []string
-	err := e.maybeLock(opt.DryRun, "source add", func(recovered []string) error {
+	err := e.maybeLock(ctx, opt.DryRun, "source add", func(recovered []string) error {
 		warnings = recovered
-		m, err := e.loadSources(req)
+		m, err := e.loadSources(ctx, req)
 		if err != nil {
 			return err
 		}
@@ -206,7 +206,7 @@ func (e *Engine) SourceAdd(req Request, opt SourceAddOptions) (*SourceAddData, [
 					WithHint("pick another --name, or `agentpack source remove %s` first", src.Name).With("name", src.Name)
 			}
 		}
-		commit, dir, err := e.GitCache().Checkout(context.Background(), src.URL, src.Ref, e.fetchOptions())
+		commit, dir, err := e.GitCache().Checkout(ctx, src.URL, src.Ref, e.fetchOptions())
 		if err != nil {
 			return err
 		}
@@ -279,24 +279,24 @@ func newSource(opt SourceAddOptions) (manifest.ArtifactSource, error) {
 // maybeLock checks the environment (a relative $HOME would put the lock
 // and every user-scope file in the working directory), then runs fn under
 // the state lock unless dryRun.
-func (e *Engine) maybeLock(dryRun bool, command string, fn func(recovered []string) error) error {
+func (e *Engine) maybeLock(ctx context.Context, dryRun bool, command string, fn func(recovered []string) error) error {
 	if err := e.Env.Check(); err != nil {
 		return err
 	}
 	if dryRun {
 		return fn(nil)
 	}
-	return e.WithLock(command, fn)
+	return e.WithLock(ctx, command, fn)
 }
 
 // SourceRemove deletes a source from agentpack.yaml; with purgeCache it also
 // deletes the cached checkouts of its URL that no locked module pins.
-func (e *Engine) SourceRemove(req Request, name string, purgeCache, dryRun bool) (*SourceRemoveData, []string, error) {
+func (e *Engine) SourceRemove(ctx context.Context, req Request, name string, purgeCache, dryRun bool) (*SourceRemoveData, []string, error) {
 	var out *SourceRemoveData
 	var warnings []string
-	err := e.maybeLock(dryRun, "source remove", func(recovered []string) error {
+	err := e.maybeLock(ctx, dryRun, "source remove", func(recovered []string) error {
 		warnings = recovered
-		m, err := e.loadSources(req)
+		m, err := e.loadSources(ctx, req)
 		if err != nil {
 			return err
 		}
@@ -393,14 +393,14 @@ func modulesUsing(m *manifest.Manifest, src manifest.ArtifactSource) []string {
 
 // sourceCheckout returns the cached checkout of the source's pinned commit,
 // fetching it when the cache lacks it.
-func (e *Engine) sourceCheckout(src manifest.ArtifactSource) (string, error) {
+func (e *Engine) sourceCheckout(ctx context.Context, src manifest.ArtifactSource) (string, error) {
 	if src.Commit == "" {
 		return "", apperr.New(apperr.SourceNotFound, "artifact source %q has no pinned commit", src.Name).
 			WithHint("run `agentpack source update %s` to pin it", src.Name).With("name", src.Name)
 	}
 	dir, err := e.GitCache().Dir(src.URL, src.Commit)
 	if errors.Is(err, gitsource.ErrNotCached) {
-		_, dir, err = e.GitCache().Checkout(context.Background(), src.URL, src.Commit, e.fetchOptions())
+		_, dir, err = e.GitCache().Checkout(ctx, src.URL, src.Commit, e.fetchOptions())
 	}
 	return dir, err
 }

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -155,7 +156,7 @@ func TestSourceLifecycle(t *testing.T) {
 	e := engine.New(env, targets.NewSet())
 	req := engine.Request{Repo: repo}
 
-	add, _, err := e.SourceAdd(req, engine.SourceAddOptions{Spec: up.url()})
+	add, _, err := e.SourceAdd(context.Background(), req, engine.SourceAddOptions{Spec: up.url()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,11 +169,11 @@ func TestSourceLifecycle(t *testing.T) {
 			t.Fatalf("agentpack.yaml lacks %q after source add:\n%s", want, text)
 		}
 	}
-	if _, _, err := e.SourceAdd(req, engine.SourceAddOptions{Spec: up.url()}); apperr.CodeOf(err) != apperr.SourceAlreadyExists {
+	if _, _, err := e.SourceAdd(context.Background(), req, engine.SourceAddOptions{Spec: up.url()}); apperr.CodeOf(err) != apperr.SourceAlreadyExists {
 		t.Fatalf("duplicate add: want E_SOURCE_ALREADY_EXISTS, got %v", err)
 	}
 
-	scan, _, err := e.SourceScan(req, "up", "")
+	scan, _, err := e.SourceScan(context.Background(), req, "up", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,21 +205,21 @@ func TestSourceLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.AddModule(req, module.Module{ID: "skill:review", Type: module.TypeSkill, Tags: []string{"base"},
+	if _, err := e.AddModule(context.Background(), req, module.Module{ID: "skill:review", Type: module.TypeSkill, Tags: []string{"base"},
 		Source: module.Source{Git: &module.GitSource{URL: sp.URL, Ref: sp.Ref, Subdir: sp.Subdir}}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := e.Lock(req); err != nil {
+	if _, _, err := e.Lock(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
-	cands, _, err := e.SourceCandidates(req, "", "")
+	cands, _, err := e.SourceCandidates(context.Background(), req, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(cands.Candidates) != 5 || artifactByPath(cands.Candidates, "skills/review") != nil {
 		t.Fatalf("candidates: %+v", cands.Candidates)
 	}
-	scan, _, _ = e.SourceScan(req, "up", "skill")
+	scan, _, _ = e.SourceScan(context.Background(), req, "up", "skill")
 	if len(scan.Artifacts) != 1 || !slices.Equal(scan.Artifacts[0].UsedBy, []string{"skill:review"}) {
 		t.Fatalf("scan --type skill: %+v", scan.Artifacts)
 	}
@@ -229,7 +230,7 @@ func TestSourceLifecycle(t *testing.T) {
 		"prompts/new.md":         "new\n",
 	}, "commands/fix.md")
 	lockBefore := mustRead(t, filepath.Join(repo, lockfile.FileName))
-	diff, _, err := e.SourceDiff(req, "up")
+	diff, _, err := e.SourceDiff(context.Background(), req, "up")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +250,7 @@ func TestSourceLifecycle(t *testing.T) {
 		t.Fatal("diff changed the lockfile")
 	}
 
-	upd, _, err := e.SourceUpdate(req, engine.SourceUpdateOptions{Name: "up"})
+	upd, _, err := e.SourceUpdate(context.Background(), req, engine.SourceUpdateOptions{Name: "up"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,20 +274,20 @@ func TestSourceLifecycle(t *testing.T) {
 		t.Fatalf("comments lost:\n%s", text)
 	}
 	// The new pin plans: the module deploys v2.
-	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil {
+	if _, _, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := mustRead(t, filepath.Join(env.Cwd, ".agents/skills/review/SKILL.md")); !strings.Contains(got, "v2") {
 		t.Fatalf("deployed %q", got)
 	}
 	// Up to date now: a second update changes nothing.
-	upd, _, err = e.SourceUpdate(req, engine.SourceUpdateOptions{All: true})
+	upd, _, err = e.SourceUpdate(context.Background(), req, engine.SourceUpdateOptions{All: true})
 	if err != nil || upd.Updated[0].Changed || len(upd.Relocked) != 0 {
 		t.Fatalf("second update: %+v %v", upd, err)
 	}
 
 	// Remove with --purge-cache keeps the commit the lockfile pins.
-	rm, w, err := e.SourceRemove(req, "up", true, false)
+	rm, w, err := e.SourceRemove(context.Background(), req, "up", true, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,33 +312,36 @@ func TestSourceErrors(t *testing.T) {
 	before := mustRead(t, filepath.Join(repo, "agentpack.yaml"))
 
 	for _, spec := range []string{"http://example.com/o/r.git", "ftp://example.com/o/r.git", "local:./x", "./relative", "pkg:@a/b"} {
-		_, _, err := e.SourceAdd(req, engine.SourceAddOptions{Spec: spec})
+		_, _, err := e.SourceAdd(context.Background(), req, engine.SourceAddOptions{Spec: spec})
 		if apperr.CodeOf(err) != apperr.SourceURLInvalid {
 			t.Errorf("%s: want E_SOURCE_URL_INVALID, got %v", spec, err)
 		}
 	}
-	_, _, err := e.SourceAdd(req, engine.SourceAddOptions{Spec: up.url(), Path: "nope"})
+	_, _, err := e.SourceAdd(context.Background(), req, engine.SourceAddOptions{Spec: up.url(), Path: "nope"})
 	srcWantCode(t, err, apperr.SourceNotFound)
-	_, _, err = e.SourceAdd(req, engine.SourceAddOptions{Spec: up.url(), Name: "bad name"})
+	_, _, err = e.SourceAdd(context.Background(), req, engine.SourceAddOptions{Spec: up.url(), Name: "bad name"})
 	srcWantCode(t, err, apperr.InvalidArgument)
 	if got := mustRead(t, filepath.Join(repo, "agentpack.yaml")); got != before {
 		t.Fatalf("failed adds changed agentpack.yaml:\n%s", got)
 	}
 
-	_, _, err = e.SourceScan(req, "nope", "")
+	_, _, err = e.SourceScan(context.Background(), req, "nope", "")
 	srcWantCode(t, err, apperr.SourceNotFound)
 	if !strings.Contains(apperr.As(err).Hint, "source add") {
 		t.Fatalf("hint %q", apperr.As(err).Hint)
 	}
-	if _, _, err := e.SourceAdd(req, engine.SourceAddOptions{Spec: up.url(), Name: "skills", Path: "skills"}); err != nil {
+	if _, _, err := e.SourceAdd(context.Background(), req, engine.SourceAddOptions{Spec: up.url(), Name: "skills", Path: "skills"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, op := range []func() error{
-		func() error { _, _, err := e.SourceScan(req, "nope", ""); return err },
-		func() error { _, _, err := e.SourceDiff(req, "nope"); return err },
-		func() error { _, _, err := e.SourceCandidates(req, "nope", ""); return err },
-		func() error { _, _, err := e.SourceUpdate(req, engine.SourceUpdateOptions{Name: "nope"}); return err },
-		func() error { _, _, err := e.SourceRemove(req, "nope", false, false); return err },
+		func() error { _, _, err := e.SourceScan(context.Background(), req, "nope", ""); return err },
+		func() error { _, _, err := e.SourceDiff(context.Background(), req, "nope"); return err },
+		func() error { _, _, err := e.SourceCandidates(context.Background(), req, "nope", ""); return err },
+		func() error {
+			_, _, err := e.SourceUpdate(context.Background(), req, engine.SourceUpdateOptions{Name: "nope"})
+			return err
+		},
+		func() error { _, _, err := e.SourceRemove(context.Background(), req, "nope", false, false); return err },
 	} {
 		err := op()
 		srcWantCode(t, err, apperr.SourceNotFound)
@@ -345,13 +349,13 @@ func TestSourceErrors(t *testing.T) {
 			t.Fatalf("hint does not list the sources: %q", apperr.As(err).Hint)
 		}
 	}
-	_, _, err = e.SourceScan(req, "skills", "widget")
+	_, _, err = e.SourceScan(context.Background(), req, "skills", "widget")
 	srcWantCode(t, err, apperr.InvalidArgument)
-	_, _, err = e.SourceUpdate(req, engine.SourceUpdateOptions{})
+	_, _, err = e.SourceUpdate(context.Background(), req, engine.SourceUpdateOptions{})
 	srcWantCode(t, err, apperr.InvalidArgument)
 
 	// Only the source's path is scanned.
-	scan, _, err := e.SourceScan(req, "skills", "")
+	scan, _, err := e.SourceScan(context.Background(), req, "skills", "")
 	if err != nil || len(scan.Artifacts) != 1 || scan.Artifacts[0].Path != "skills/a" {
 		t.Fatalf("scan below path: %+v %v", scan, err)
 	}
@@ -444,10 +448,10 @@ func BenchmarkLockFetch(b *testing.B) {
 		env := testEnv(b)
 		e := engine.New(env, targets.NewSet())
 		b.StartTimer()
-		if _, _, err := e.Lock(req); err != nil {
+		if _, _, err := e.Lock(context.Background(), req); err != nil {
 			b.Fatal(err)
 		}
-		d, _, err := e.Fetch(req)
+		d, _, err := e.Fetch(context.Background(), req)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -345,11 +345,11 @@ type SourceScanData struct {
 
 // SourceScan lists the artifacts of a source at its pinned commit, fetching
 // the commit into the cache when it is missing. typ ("" for all) filters.
-func (e *Engine) SourceScan(req Request, name, typ string) (*SourceScanData, []string, error) {
+func (e *Engine) SourceScan(ctx context.Context, req Request, name, typ string) (*SourceScanData, []string, error) {
 	if err := checkArtifactType(typ); err != nil {
 		return nil, nil, err
 	}
-	m, err := e.loadSources(req)
+	m, err := e.loadSources(ctx, req)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -357,7 +357,7 @@ func (e *Engine) SourceScan(req Request, name, typ string) (*SourceScanData, []s
 	if err != nil {
 		return nil, m.Warnings, err
 	}
-	dir, err := e.sourceCheckout(*src)
+	dir, err := e.sourceCheckout(ctx, *src)
 	if err != nil {
 		return nil, m.Warnings, err
 	}
@@ -378,11 +378,11 @@ type SourceCandidatesData struct {
 
 // SourceCandidates lists the artifacts of every source (or only the named
 // one) that no module uses yet.
-func (e *Engine) SourceCandidates(req Request, name, typ string) (*SourceCandidatesData, []string, error) {
+func (e *Engine) SourceCandidates(ctx context.Context, req Request, name, typ string) (*SourceCandidatesData, []string, error) {
 	if err := checkArtifactType(typ); err != nil {
 		return nil, nil, err
 	}
-	m, err := e.loadSources(req)
+	m, err := e.loadSources(ctx, req)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -401,7 +401,7 @@ func (e *Engine) SourceCandidates(req Request, name, typ string) (*SourceCandida
 			warnings = append(warnings, "source "+src.Name+" has no pinned commit; run `agentpack source update "+src.Name+"`")
 			continue
 		}
-		dir, err := e.sourceCheckout(src)
+		dir, err := e.sourceCheckout(ctx, src)
 		if err != nil {
 			return nil, warnings, err
 		}
@@ -444,8 +444,8 @@ type SourceDiffData struct {
 // SourceDiff fetches the commit the source's ref names now into the cache,
 // without moving the pin, and compares its artifacts with the pinned ones by
 // git tree hash.
-func (e *Engine) SourceDiff(req Request, name string) (*SourceDiffData, []string, error) {
-	m, err := e.loadSources(req)
+func (e *Engine) SourceDiff(ctx context.Context, req Request, name string) (*SourceDiffData, []string, error) {
+	m, err := e.loadSources(ctx, req)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -453,13 +453,13 @@ func (e *Engine) SourceDiff(req Request, name string) (*SourceDiffData, []string
 	if err != nil {
 		return nil, m.Warnings, err
 	}
-	newCommit, newDir, err := e.GitCache().Checkout(context.Background(), src.URL, src.Ref, e.fetchOptions())
+	newCommit, newDir, err := e.GitCache().Checkout(ctx, src.URL, src.Ref, e.fetchOptions())
 	if err != nil {
 		return nil, m.Warnings, err
 	}
 	var old []Artifact
 	if src.Commit != "" {
-		oldDir, err := e.sourceCheckout(*src)
+		oldDir, err := e.sourceCheckout(ctx, *src)
 		if err != nil {
 			return nil, m.Warnings, err
 		}

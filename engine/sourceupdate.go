@@ -62,16 +62,16 @@ type SourceUpdateData struct {
 // is the source's old commit (as `source candidates` suggests) gets the new
 // commit as its ref; others are re-resolved from their own ref. Other
 // modules' lock entries are left alone.
-func (e *Engine) SourceUpdate(req Request, opt SourceUpdateOptions) (*SourceUpdateData, []string, error) {
+func (e *Engine) SourceUpdate(ctx context.Context, req Request, opt SourceUpdateOptions) (*SourceUpdateData, []string, error) {
 	if (opt.Name == "") == !opt.All {
 		return nil, nil, apperr.New(apperr.InvalidArgument, "give either a source name or --all").
 			WithHint("run `agentpack source update <name>` or `agentpack source update --all`")
 	}
 	var out *SourceUpdateData
 	var warnings []string
-	err := e.maybeLock(opt.DryRun, "source update", func(recovered []string) error {
+	err := e.maybeLock(ctx, opt.DryRun, "source update", func(recovered []string) error {
 		warnings = recovered
-		m, err := e.loadSources(req)
+		m, err := e.loadSources(ctx, req)
 		if err != nil {
 			return err
 		}
@@ -91,11 +91,11 @@ func (e *Engine) SourceUpdate(req Request, opt SourceUpdateOptions) (*SourceUpda
 		if err != nil {
 			return err
 		}
-		relock, err := e.moveSources(m, md, srcs, out)
+		relock, err := e.moveSources(ctx, m, md, srcs, out)
 		if err != nil {
 			return err
 		}
-		lf, err := e.relock(m, relock, out)
+		lf, err := e.relock(ctx, m, relock, out)
 		if err != nil || opt.DryRun {
 			return err
 		}
@@ -124,11 +124,11 @@ func anyChanged(us []SourceUpdate) bool {
 // moveSources resolves each source's ref, records the move in out and in
 // the manifest document, and returns the modules to re-lock (with their
 // refs already moved when they named the old commit).
-func (e *Engine) moveSources(m *manifest.Manifest, md *manifest.Doc, srcs []manifest.ArtifactSource, out *SourceUpdateData) ([]relockItem, error) {
+func (e *Engine) moveSources(ctx context.Context, m *manifest.Manifest, md *manifest.Doc, srcs []manifest.ArtifactSource, out *SourceUpdateData) ([]relockItem, error) {
 	var items []relockItem
 	seen := map[string]bool{}
 	for _, src := range srcs {
-		commit, _, err := e.GitCache().Checkout(context.Background(), src.URL, src.Ref, e.fetchOptions())
+		commit, _, err := e.GitCache().Checkout(ctx, src.URL, src.Ref, e.fetchOptions())
 		if err != nil {
 			return nil, err
 		}
@@ -172,7 +172,7 @@ type relockItem struct {
 
 // relock locks items into the existing lockfile (or a new one) and records
 // them in out; it returns nil when there is nothing to re-lock.
-func (e *Engine) relock(m *manifest.Manifest, items []relockItem, out *SourceUpdateData) (*lockfile.Lockfile, error) {
+func (e *Engine) relock(ctx context.Context, m *manifest.Manifest, items []relockItem, out *SourceUpdateData) (*lockfile.Lockfile, error) {
 	if len(items) == 0 {
 		return nil, nil
 	}
@@ -187,7 +187,7 @@ func (e *Engine) relock(m *manifest.Manifest, items []relockItem, out *SourceUpd
 	for _, it := range items {
 		sub.Modules = append(sub.Modules, it.mod)
 	}
-	fresh, err := e.lockModules(sub, m.Dir, nil) // update moves pins
+	fresh, err := e.lockModules(ctx, sub, m.Dir, nil) // update moves pins
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,7 +24,7 @@ func TestDisabledOutputIsCleanedUp(t *testing.T) {
 	y := filepath.Join(repo, "agentpack.yaml")
 	mustWrite(t, y, strings.Replace(mustRead(t, y), "codex: {scope: project}", "codex: {scope: project, options: {write_repo_skills: false}}", 1))
 
-	_, p, err := e.Plan(req)
+	_, p, err := e.Plan(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func TestDisabledOutputIsCleanedUp(t *testing.T) {
 			deletes++
 		}
 	}
-	_, st, err := e.Status(req, nil)
+	_, st, err := e.Status(context.Background(), req, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func TestDisabledOutputIsCleanedUp(t *testing.T) {
 			deletes, p.Changes, st.Drift)
 	}
 	// Deploying removes the files, the old root's manifest, and its empty folders.
-	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil {
+	if _, _, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, gone := range []string{skill, filepath.Join(env.Cwd, ".agents", "skills", ".agentpack.manifest.codex.json")} {
@@ -50,12 +51,12 @@ func TestDisabledOutputIsCleanedUp(t *testing.T) {
 			t.Fatalf("%s should be gone: %v", gone, err)
 		}
 	}
-	if _, p, _ = e.Plan(req); len(p.Changes) != 0 {
+	if _, p, _ = e.Plan(context.Background(), req); len(p.Changes) != 0 {
 		t.Fatalf("want a clean plan afterwards, got %+v", p.Changes)
 	}
 	// Turning the output back on redeploys the skill.
 	mustWrite(t, y, strings.Replace(mustRead(t, y), ", options: {write_repo_skills: false}", "", 1))
-	if _, p, _ = e.Plan(req); p.Summary.Create != 2 {
+	if _, p, _ = e.Plan(context.Background(), req); p.Summary.Create != 2 {
 		t.Fatalf("want the skill created again, got %+v", p.Changes)
 	}
 }
@@ -66,13 +67,13 @@ func TestStaleRootsStayInTheirProject(t *testing.T) {
 	env := testEnv(t)
 	repo := codexRepo(t)
 	req := engine.Request{Repo: repo}
-	if _, _, err := engine.New(env, targets.NewSet()).Deploy(req, true, engine.ApplyOptions{}); err != nil {
+	if _, _, err := engine.New(env, targets.NewSet()).Deploy(context.Background(), req, true, engine.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	other := env
 	other.Cwd = filepath.Join(t.TempDir(), "other")
 	mustWrite(t, filepath.Join(other.Cwd, ".git", "HEAD"), "ref: refs/heads/main\n")
-	_, p, err := engine.New(other, targets.NewSet()).Plan(req)
+	_, p, err := engine.New(other, targets.NewSet()).Plan(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,16 +102,16 @@ modules:
 	})
 	e := engine.New(env, targets.NewSet())
 	req := engine.Request{Repo: repo}
-	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil {
+	if _, _, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	y := filepath.Join(repo, "agentpack.yaml")
 	mustWrite(t, y, strings.Replace(mustRead(t, y), "  claude_code: {scope: project}\n", "", 1))
 	// Narrowing with --target leaves claude_code alone.
-	if _, p, err := e.Plan(engine.Request{Repo: repo, Target: "codex"}); err != nil || len(p.Changes) != 0 {
+	if _, p, err := e.Plan(context.Background(), engine.Request{Repo: repo, Target: "codex"}); err != nil || len(p.Changes) != 0 {
 		t.Fatalf("--target codex must not touch claude_code: %v %+v", err, p)
 	}
-	_, p, err := e.Plan(req)
+	_, p, err := e.Plan(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,13 +126,13 @@ func TestRollbackReRegistersRoots(t *testing.T) {
 	_, e, req, repo := deployedCodexRepo(t)
 	y := filepath.Join(repo, "agentpack.yaml")
 	mustWrite(t, y, strings.Replace(mustRead(t, y), "codex: {scope: project}", "codex: {scope: project, options: {write_repo_skills: false}}", 1))
-	if _, _, err := e.Deploy(req, true, engine.ApplyOptions{}); err != nil {
+	if _, _, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := e.Rollback(engine.RollbackOptions{Last: true}); err != nil {
+	if _, _, err := e.Rollback(context.Background(), engine.RollbackOptions{Last: true}); err != nil {
 		t.Fatal(err)
 	}
-	_, p, err := e.Plan(req)
+	_, p, err := e.Plan(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +17,7 @@ import (
 func TestStatCacheSeesInPlaceRewriteWithRestoredMtime(t *testing.T) {
 	env, e, req, _ := deployedCodexRepo(t)
 	for i := 0; i < 2; i++ { // warm the cache
-		if _, _, err := e.Status(req, nil); err != nil {
+		if _, _, err := e.Status(context.Background(), req, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -33,7 +34,7 @@ func TestStatCacheSeesInPlaceRewriteWithRestoredMtime(t *testing.T) {
 	if err := os.Chtimes(agents, fi.ModTime(), fi.ModTime()); err != nil {
 		t.Fatal(err)
 	}
-	_, st, err := e.Status(req, nil)
+	_, st, err := e.Status(context.Background(), req, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"path/filepath"
@@ -12,13 +13,13 @@ import (
 
 // ConfigText returns the bytes of $AGENTPACK_HOME/config.toml, or nil when
 // there is none.
-func (e *Engine) ConfigText() ([]byte, error) {
+func (e *Engine) ConfigText(ctx context.Context) ([]byte, error) {
 	return e.optionalFile(filepath.Join(e.Env.AgentpackHome, "config.toml"))
 }
 
 // LockfileText returns the bytes of the request's agentpack.lock.json, or
 // nil when there is none.
-func (e *Engine) LockfileText(req Request) ([]byte, error) {
+func (e *Engine) LockfileText(ctx context.Context, req Request) ([]byte, error) {
 	return e.optionalFile(filepath.Join(e.Env.ResolveRepo(req.Repo), lockfile.FileName))
 }
 

@@ -17,13 +17,13 @@ func (e *Engine) Store() *snapshots.Store { return snapshots.NewStore(e.Env.Stat
 
 // WithLock runs fn holding the cross-process state lock, after rolling back
 // any interrupted apply. The warnings of a recovery are returned.
-func (e *Engine) WithLock(command string, fn func(recovered []string) error) error {
-	release, err := snapshots.Lock(context.Background(), e.Env.StateDir(), command, 0)
+func (e *Engine) WithLock(ctx context.Context, command string, fn func(recovered []string) error) error {
+	release, err := snapshots.Lock(ctx, e.Env.StateDir(), command, 0)
 	if apperr.CodeOf(err) == apperr.Locked {
 		if e.OnLockWait != nil {
 			e.OnLockWait(apperr.As(err).Message)
 		}
-		release, err = snapshots.Lock(context.Background(), e.Env.StateDir(), command, LockTimeout)
+		release, err = snapshots.Lock(ctx, e.Env.StateDir(), command, LockTimeout)
 	}
 	if err != nil {
 		return err
@@ -43,7 +43,7 @@ func (e *Engine) WithLock(command string, fn func(recovered []string) error) err
 // recoverFirst rolls back an interrupted apply before a command that does
 // not otherwise take the lock reads anything (SPEC §6: the next command,
 // whatever it is, recovers first). It returns the recovery's warnings.
-func (e *Engine) recoverFirst() ([]string, error) {
+func (e *Engine) recoverFirst(ctx context.Context) ([]string, error) {
 	if e.locked || e.inspectOnly {
 		return nil, nil
 	}
@@ -51,7 +51,7 @@ func (e *Engine) recoverFirst() ([]string, error) {
 		return nil, nil
 	}
 	var warnings []string
-	err := e.WithLock("recover", func(recovered []string) error {
+	err := e.WithLock(ctx, "recover", func(recovered []string) error {
 		warnings = recovered
 		return nil
 	})

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"slices"
 	"sort"
 	"strings"
@@ -83,14 +84,14 @@ type StatusData struct {
 }
 
 // Status reports three-way drift: desired vs actual vs last applied.
-func (e *Engine) Status(req Request, only []string) (*State, *StatusData, error) {
+func (e *Engine) Status(ctx context.Context, req Request, only []string) (*State, *StatusData, error) {
 	for _, k := range only {
 		if !slices.Contains(DriftKinds, k) {
 			return nil, nil, apperr.New(apperr.InvalidArgument, "unknown --only kind %q", k).
 				WithHint("use any of: %s", strings.Join(DriftKinds, ", "))
 		}
 	}
-	st, p, err := e.Plan(req)
+	st, p, err := e.Plan(ctx, req)
 	if err != nil {
 		return st, nil, err
 	}

@@ -30,9 +30,9 @@ func planHash(d *engine.DeployData) string {
 
 // runDeploy is `deploy` without --apply, plus a confirm token bound to the
 // request and the plan's hash.
-func runDeploy(_ context.Context, c *call) *envelope.Envelope {
+func runDeploy(ctx context.Context, c *call) *envelope.Envelope {
 	env := envelope.New("deploy", "deploy")
-	st, d, err := c.eng.Deploy(c.req, false, engine.ApplyOptions{Command: "deploy"})
+	st, d, err := c.eng.Deploy(ctx, c.req, false, engine.ApplyOptions{Command: "deploy"})
 	if err != nil {
 		return env.Fail(err, warningsOf(st))
 	}
@@ -55,10 +55,10 @@ type confirmedDeploy struct {
 // plan still matches the disk. The engine takes the cross-process lock and
 // re-plans under it. With dry_run it is `deploy --apply --dry-run`: the
 // plan, nothing written, no token used.
-func runDeployApply(_ context.Context, c *call) *envelope.Envelope {
+func runDeployApply(ctx context.Context, c *call) *envelope.Envelope {
 	if c.args.DryRun {
 		env := envelope.New("deploy", "deploy")
-		st, d, err := c.eng.Deploy(c.req, false, engine.ApplyOptions{Command: "deploy"})
+		st, d, err := c.eng.Deploy(ctx, c.req, false, engine.ApplyOptions{Command: "deploy"})
 		if err != nil {
 			return env.Fail(err, warningsOf(st))
 		}
@@ -71,7 +71,7 @@ func runDeployApply(_ context.Context, c *call) *envelope.Envelope {
 	}
 	// The engine re-plans under the cross-process lock and refuses unless
 	// that plan is the one this token confirmed.
-	st, d, err := c.eng.Deploy(c.req, true, engine.ApplyOptions{Adopt: c.args.Adopt, Force: c.args.Force,
+	st, d, err := c.eng.Deploy(ctx, c.req, true, engine.ApplyOptions{Adopt: c.args.Adopt, Force: c.args.Force,
 		Command: "deploy --apply", ExpectPlanHash: tok.planHash})
 	if err != nil {
 		if apperr.CodeOf(err) != apperr.ConfirmTokenMismatch {

@@ -48,10 +48,10 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return s.callTool(ctx, method, req, p, next)
 			}
 		case methodListPrompts:
-			return s.listPrompts()
+			return s.listPrompts(ctx)
 		case methodGetPrompt:
 			if p, ok := req.GetParams().(*mcp.GetPromptParams); ok {
-				res, err := getPrompt(s.opts.NewEngine(), s.defaultRequest(), p.Name, p.Arguments)
+				res, err := getPrompt(ctx, s.opts.NewEngine(), s.defaultRequest(), p.Name, p.Arguments)
 				if err != nil {
 					return nil, rpcError(err)
 				}
@@ -69,7 +69,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				// Module URIs are matched here, not by the SDK's template
 				// regexp, so both the readable form (skill:x/a/b.md) and the
 				// RFC 6570 expansion (skill%3Ax/a%2Fb.md) work.
-				return s.readResource(p.URI)
+				return s.readResource(ctx, p.URI)
 			}
 		}
 		return next(ctx, method, req)
@@ -100,8 +100,8 @@ func writeDisabled(name string) error {
 		With("tool", name).With("reason_code", "write_disabled").With("next_actions", []string{"restart_with_allow_write"})
 }
 
-func (s *Server) listPrompts() (mcp.Result, error) {
-	list, err := loadPrompts(s.opts.NewEngine(), s.defaultRequest())
+func (s *Server) listPrompts(ctx context.Context) (mcp.Result, error) {
+	list, err := loadPrompts(ctx, s.opts.NewEngine(), s.defaultRequest())
 	if err != nil {
 		// A repo that does not load has no prompts; say why in the log.
 		s.log.Warn("prompts not listed", "error", err)
@@ -125,7 +125,7 @@ func (s *Server) listResources(ctx context.Context, method string, req mcp.Reque
 	if !ok || res.NextCursor != "" {
 		return r, nil
 	}
-	files, err := moduleFiles(s.opts.NewEngine(), s.defaultRequest())
+	files, err := moduleFiles(ctx, s.opts.NewEngine(), s.defaultRequest())
 	if err != nil {
 		s.log.Warn("module files not listed", "error", err)
 	}
@@ -137,8 +137,8 @@ func (s *Server) listResources(ctx context.Context, method string, req mcp.Reque
 	return res, nil
 }
 
-func (s *Server) readResource(uri string) (*mcp.ReadResourceResult, error) {
-	c, err := readResource(s.opts.NewEngine(), s.defaultRequest(), uri)
+func (s *Server) readResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+	c, err := readResource(ctx, s.opts.NewEngine(), s.defaultRequest(), uri)
 	if err != nil {
 		return nil, rpcError(err)
 	}
@@ -151,8 +151,8 @@ func (s *Server) readResource(uri string) (*mcp.ReadResourceResult, error) {
 func (s *Server) addResources() {
 	for _, r := range fixedResources {
 		s.mcp.AddResource(&mcp.Resource{URI: r.URI, Name: r.Name, MIMEType: r.MIMEType, Description: r.Description},
-			func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-				return s.readResource(req.Params.URI)
+			func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return s.readResource(ctx, req.Params.URI)
 			})
 	}
 	for _, t := range []struct{ uri, name, desc string }{
@@ -160,14 +160,14 @@ func (s *Server) addResources() {
 		{SourceCandidatesTemplate, "source-candidates", "A source's artifacts that no module uses yet."},
 	} {
 		s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: t.uri, Name: t.name, MIMEType: mimeJSON, Description: t.desc},
-			func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-				return s.readResource(req.Params.URI)
+			func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return s.readResource(ctx, req.Params.URI)
 			})
 	}
 	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: ModuleURITemplate, Name: "module-file",
 		Description: "A file of a module of the selected profile; MIME type from its extension."},
-		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			return s.readResource(req.Params.URI)
+		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return s.readResource(ctx, req.Params.URI)
 		})
 }
 

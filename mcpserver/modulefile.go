@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bytes"
+	"context"
 	"net/url"
 	"path"
 	"strings"
@@ -100,8 +101,8 @@ func isBinary(data []byte) bool {
 }
 
 // moduleFiles loads req's profile fresh and lists every module file.
-func moduleFiles(eng *engine.Engine, req engine.Request) ([]moduleFile, error) {
-	st, err := eng.Load(req)
+func moduleFiles(ctx context.Context, eng *engine.Engine, req engine.Request) ([]moduleFile, error) {
+	st, err := eng.Load(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -157,12 +158,12 @@ func badModulePath(uri, why string) error {
 // text (see [isBinary]). The server never reads the module's
 // folder itself, so nothing the engine refused (a link leaving the module,
 // a path outside it) can be served.
-func readModuleURI(eng *engine.Engine, req engine.Request, uri string) (*contents, error) {
+func readModuleURI(ctx context.Context, eng *engine.Engine, req engine.Request, uri string) (*contents, error) {
 	id, file, err := parseModuleURI(uri)
 	if err != nil {
 		return nil, err
 	}
-	st, err := eng.Load(req)
+	st, err := eng.Load(ctx, req)
 	if err != nil {
 		return nil, err
 	}

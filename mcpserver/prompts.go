@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"regexp"
 	"strings"
@@ -33,8 +34,8 @@ type promptModule struct {
 // loadPrompts lists the prompt, command and agent modules of req's profile,
 // read fresh. When two ids map to the same name, the first (in id order,
 // the order the engine loads modules) wins.
-func loadPrompts(eng *engine.Engine, req engine.Request) ([]promptModule, error) {
-	st, err := eng.Load(req)
+func loadPrompts(ctx context.Context, eng *engine.Engine, req engine.Request) ([]promptModule, error) {
+	st, err := eng.Load(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -78,8 +79,8 @@ func renderPrompt(pm promptModule, arguments map[string]string) *mcp.GetPromptRe
 }
 
 // getPrompt renders the named prompt; an unknown name is ModuleNotFound.
-func getPrompt(eng *engine.Engine, req engine.Request, name string, arguments map[string]string) (*mcp.GetPromptResult, error) {
-	list, err := loadPrompts(eng, req)
+func getPrompt(ctx context.Context, eng *engine.Engine, req engine.Request, name string, arguments map[string]string) (*mcp.GetPromptResult, error) {
+	list, err := loadPrompts(ctx, eng, req)
 	if err != nil {
 		return nil, err
 	}

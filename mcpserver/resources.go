@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 
@@ -78,10 +79,10 @@ func jsonNull(uri string) *contents { return &contents{URI: uri, MIMEType: mimeJ
 // readResource reads uri fresh from disk for req. Failures are apperr
 // errors: the resources tool puts them in an envelope, resources/read turns
 // them into JSON-RPC errors.
-func readResource(eng *engine.Engine, req engine.Request, uri string) (*contents, error) {
+func readResource(ctx context.Context, eng *engine.Engine, req engine.Request, uri string) (*contents, error) {
 	switch uri {
 	case URIConfig:
-		data, err := eng.ConfigText()
+		data, err := eng.ConfigText(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -90,7 +91,7 @@ func readResource(eng *engine.Engine, req engine.Request, uri string) (*contents
 		}
 		return &contents{URI: uri, MIMEType: mimeTOML, Text: string(data)}, nil
 	case URIManifest:
-		m, _, err := eng.LoadManifest(req)
+		m, _, err := eng.LoadManifest(ctx, req)
 		if apperr.CodeOf(err) == apperr.ConfigMissing {
 			return jsonNull(uri), nil
 		}
@@ -99,7 +100,7 @@ func readResource(eng *engine.Engine, req engine.Request, uri string) (*contents
 		}
 		return jsonContents(uri, m)
 	case URILock:
-		data, err := eng.LockfileText(req)
+		data, err := eng.LockfileText(ctx, req)
 		if err != nil {
 			return nil, err
 		}
@@ -108,17 +109,17 @@ func readResource(eng *engine.Engine, req engine.Request, uri string) (*contents
 		}
 		return &contents{URI: uri, MIMEType: mimeJSON, Text: string(data)}, nil
 	case URISnapshots:
-		list, _, err := eng.Snapshots()
+		list, _, err := eng.Snapshots(ctx)
 		if err != nil {
 			return nil, err
 		}
 		return jsonContents(uri, map[string]any{"snapshots": list})
 	}
 	if isModuleURI(uri) {
-		return readModuleURI(eng, req, uri)
+		return readModuleURI(ctx, eng, req, uri)
 	}
 	if isSourceURI(uri) {
-		return readSourceResource(eng, req, uri)
+		return readSourceResource(ctx, eng, req, uri)
 	}
 	return nil, apperr.New(apperr.InvalidArgument, "unknown resource %q", uri).
 		WithHint("list resources with action=list; module files are %s", ModuleURITemplate).With("uri", uri)
@@ -135,9 +136,9 @@ func jsonContents(uri string, v any) (*contents, error) {
 // listResources returns the fixed resources and every file of every module
 // of req's profile. A repo that does not load still lists the fixed
 // resources; the error says why the modules are missing.
-func listResources(eng *engine.Engine, req engine.Request) ([]resourceInfo, error) {
+func listResources(ctx context.Context, eng *engine.Engine, req engine.Request) ([]resourceInfo, error) {
 	out := append([]resourceInfo{}, fixedResources...)
-	files, err := moduleFiles(eng, req)
+	files, err := moduleFiles(ctx, eng, req)
 	for _, f := range files {
 		out = append(out, f.info())
 	}

@@ -34,13 +34,13 @@ type SearchMatch struct {
 
 // runResources serves the same data as MCP resources through a tool, for
 // clients that only speak tools.
-func runResources(_ context.Context, c *call) *envelope.Envelope {
+func runResources(ctx context.Context, c *call) *envelope.Envelope {
 	a := c.args
 	env := envelope.New("resources", "resources "+a.Action)
 	switch a.Action {
 	case "list":
 		// A repo that does not load still has the fixed resources.
-		list, err := listResources(c.eng, c.req)
+		list, err := listResources(ctx, c.eng, c.req)
 		var warnings []string
 		if err != nil {
 			ae := apperr.As(err)
@@ -51,7 +51,7 @@ func runResources(_ context.Context, c *call) *envelope.Envelope {
 		if a.URI == "" {
 			return env.Fail(missingArg("uri", "read"), nil)
 		}
-		got, err := readResource(c.eng, c.req, a.URI)
+		got, err := readResource(ctx, c.eng, c.req, a.URI)
 		if err != nil {
 			return env.Fail(err, nil)
 		}
@@ -61,7 +61,7 @@ func runResources(_ context.Context, c *call) *envelope.Envelope {
 		if strings.TrimSpace(a.Query) == "" {
 			return env.Fail(missingArg("query", "search"), nil)
 		}
-		files, err := moduleFiles(c.eng, c.req)
+		files, err := moduleFiles(ctx, c.eng, c.req)
 		if err != nil {
 			return env.Fail(err, nil)
 		}

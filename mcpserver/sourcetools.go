@@ -58,45 +58,45 @@ func sourceEnvelope[T any](id string, data T, warnings []string, err error) *env
 	return finish(envelope.New("source", id), data, warnings, err)
 }
 
-func runSourceList(_ context.Context, c *call) *envelope.Envelope {
-	d, w, err := c.eng.SourceList(c.req)
+func runSourceList(ctx context.Context, c *call) *envelope.Envelope {
+	d, w, err := c.eng.SourceList(ctx, c.req)
 	if nw, ok := noRepoWarning(c.req, err); ok {
 		d, w, err = &engine.SourceListData{Sources: []engine.SourceInfo{}}, []string{nw}, nil
 	}
 	return sourceEnvelope("source list", d, w, err)
 }
 
-func runSourceScan(_ context.Context, c *call) *envelope.Envelope {
-	d, w, err := c.eng.SourceScan(c.req, c.args.Name, c.args.Type)
+func runSourceScan(ctx context.Context, c *call) *envelope.Envelope {
+	d, w, err := c.eng.SourceScan(ctx, c.req, c.args.Name, c.args.Type)
 	return sourceEnvelope("source scan", d, w, err)
 }
 
-func runSourceCandidates(_ context.Context, c *call) *envelope.Envelope {
-	d, w, err := c.eng.SourceCandidates(c.req, c.args.Source, c.args.Type)
+func runSourceCandidates(ctx context.Context, c *call) *envelope.Envelope {
+	d, w, err := c.eng.SourceCandidates(ctx, c.req, c.args.Source, c.args.Type)
 	return sourceEnvelope("source candidates", d, w, err)
 }
 
-func runSourceDiff(_ context.Context, c *call) *envelope.Envelope {
-	d, w, err := c.eng.SourceDiff(c.req, c.args.Name)
+func runSourceDiff(ctx context.Context, c *call) *envelope.Envelope {
+	d, w, err := c.eng.SourceDiff(ctx, c.req, c.args.Name)
 	return sourceEnvelope("source diff", d, w, err)
 }
 
-func runSourceAdd(_ context.Context, c *call) *envelope.Envelope {
-	d, w, err := c.eng.SourceAdd(c.req, engine.SourceAddOptions{Spec: c.args.Spec, Ref: c.args.Ref, Path: c.args.Path, Name: c.args.Name})
+func runSourceAdd(ctx context.Context, c *call) *envelope.Envelope {
+	d, w, err := c.eng.SourceAdd(ctx, c.req, engine.SourceAddOptions{Spec: c.args.Spec, Ref: c.args.Ref, Path: c.args.Path, Name: c.args.Name})
 	return sourceEnvelope("source add", d, w, err)
 }
 
-func runSourceRemove(_ context.Context, c *call) *envelope.Envelope {
-	d, w, err := c.eng.SourceRemove(c.req, c.args.Name, c.args.PurgeCache, false)
+func runSourceRemove(ctx context.Context, c *call) *envelope.Envelope {
+	d, w, err := c.eng.SourceRemove(ctx, c.req, c.args.Name, c.args.PurgeCache, false)
 	return sourceEnvelope("source remove", d, w, err)
 }
 
-func runSourceUpdate(_ context.Context, c *call) *envelope.Envelope {
+func runSourceUpdate(ctx context.Context, c *call) *envelope.Envelope {
 	if (c.args.Name == "") == !c.args.All {
 		return envelope.New("source", "source update").Fail(
 			apperr.New(apperr.InvalidArgument, "give exactly one of name or all=true").WithHint("list sources with source_list"), nil)
 	}
-	d, w, err := c.eng.SourceUpdate(c.req, engine.SourceUpdateOptions{Name: c.args.Name, All: c.args.All})
+	d, w, err := c.eng.SourceUpdate(ctx, c.req, engine.SourceUpdateOptions{Name: c.args.Name, All: c.args.All})
 	return sourceEnvelope("source update", d, w, err)
 }
 
@@ -110,9 +110,9 @@ const (
 )
 
 // readSourceResource serves the source resources fresh from the engine.
-func readSourceResource(eng *engine.Engine, req engine.Request, uri string) (*contents, error) {
+func readSourceResource(ctx context.Context, eng *engine.Engine, req engine.Request, uri string) (*contents, error) {
 	if uri == URISources {
-		d, _, err := eng.SourceList(req)
+		d, _, err := eng.SourceList(ctx, req)
 		if _, ok := noRepoWarning(req, err); ok {
 			d, err = &engine.SourceListData{Sources: []engine.SourceInfo{}}, nil
 		}
@@ -133,9 +133,9 @@ func readSourceResource(eng *engine.Engine, req engine.Request, uri string) (*co
 	}
 	var d any
 	if candidates {
-		d, _, err = eng.SourceCandidates(req, name, "")
+		d, _, err = eng.SourceCandidates(ctx, req, name, "")
 	} else {
-		d, _, err = eng.SourceScan(req, name, "")
+		d, _, err = eng.SourceScan(ctx, req, name, "")
 	}
 	if err != nil {
 		// The uri lets resources/read answer a missing source with

@@ -68,7 +68,7 @@ func TestPlanMatchesEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, p, err := engine.New(te.Env, targets.NewSet()).Plan(engine.Request{Repo: te.Repo})
+	st, p, err := engine.New(te.Env, targets.NewSet()).Plan(context.Background(), engine.Request{Repo: te.Repo})
 	if err != nil {
 		t.Fatal(err)
 	}

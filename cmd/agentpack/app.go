@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -165,9 +166,18 @@ type App struct {
 	Stdout  io.Writer
 	Stderr  io.Writer
 	Env     engine.Env
+	ctx     context.Context
 	parser  *kong.Kong
 	kctx    *kong.Context
 	engine  *engine.Engine
+}
+
+// Ctx is the context of this invocation's engine calls.
+func (a *App) Ctx() context.Context {
+	if a.ctx == nil {
+		return context.Background()
+	}
+	return a.ctx
 }
 
 // engineHook lets tests adjust every engine this process builds (crash

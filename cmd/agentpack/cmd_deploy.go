@@ -34,7 +34,7 @@ func (c *DeployCmd) Run(a *App) error {
 			}
 			if !a.Globals.Yes {
 				// Show the plan, then ask; apply exactly the plan that was shown.
-				st, p, err := eng.Plan(req)
+				st, p, err := eng.Plan(a.Ctx(), req)
 				if err != nil {
 					return warningsOf(st), err
 				}
@@ -47,7 +47,7 @@ func (c *DeployCmd) Run(a *App) error {
 				expect = p.Hash()
 			}
 		}
-		st, d, err := eng.Deploy(req, apply, engine.ApplyOptions{Adopt: c.Adopt, Force: c.Force, Command: id, ExpectPlanHash: expect})
+		st, d, err := eng.Deploy(a.Ctx(), req, apply, engine.ApplyOptions{Adopt: c.Adopt, Force: c.Force, Command: id, ExpectPlanHash: expect})
 		if err != nil {
 			return warningsOf(st), err
 		}
@@ -108,7 +108,7 @@ type StatusCmd struct {
 // Run implements the command.
 func (c *StatusCmd) Run(a *App) error {
 	return a.run("status", "status", func() (*result, error) {
-		st, d, err := a.Engine().Status(a.Request(), c.Only)
+		st, d, err := a.Engine().Status(a.Ctx(), a.Request(), c.Only)
 		if err != nil {
 			return warningsOf(st), err
 		}
@@ -152,7 +152,7 @@ func (c *RollbackCmd) Run(a *App) error {
 		opt := engine.RollbackOptions{To: c.To, Last: c.Last, Target: a.Globals.Target, DryRun: true}
 		// Always look first: the warning about files outside this project
 		// goes with every rollback, the file list with every prompt.
-		preview, warnings, err := a.Engine().Rollback(opt)
+		preview, warnings, err := a.Engine().Rollback(a.Ctx(), opt)
 		if err != nil {
 			return &result{Warnings: warnings}, err
 		}
@@ -179,7 +179,7 @@ func (c *RollbackCmd) Run(a *App) error {
 			}
 			opt.DryRun = false
 			var more []string
-			d, more, err = a.Engine().Rollback(opt)
+			d, more, err = a.Engine().Rollback(a.Ctx(), opt)
 			warnings = append(warnings, more...)
 			if err != nil {
 				return &result{Warnings: warnings}, err
@@ -257,7 +257,7 @@ type SnapshotsListCmd struct{}
 // Run implements the command.
 func (c *SnapshotsListCmd) Run(a *App) error {
 	return a.run("snapshots", "snapshots list", func() (*result, error) {
-		list, warnings, err := a.Engine().Snapshots()
+		list, warnings, err := a.Engine().Snapshots(a.Ctx())
 		if err != nil {
 			return &result{Warnings: warnings}, err
 		}
@@ -280,7 +280,7 @@ type SnapshotsShowCmd struct {
 // Run implements the command.
 func (c *SnapshotsShowCmd) Run(a *App) error {
 	return a.run("snapshots", "snapshots show", func() (*result, error) {
-		d, err := a.Engine().Snapshot(c.ID)
+		d, err := a.Engine().Snapshot(a.Ctx(), c.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -308,7 +308,7 @@ func (c *SnapshotsPruneCmd) Run(a *App) error {
 		if err := a.requireYesInJSON("snapshots prune"); err != nil {
 			return nil, err
 		}
-		removed, kept, err := a.Engine().PruneSnapshots(c.Keep)
+		removed, kept, err := a.Engine().PruneSnapshots(a.Ctx(), c.Keep)
 		if err != nil {
 			return nil, err
 		}

@@ -22,7 +22,7 @@ func (c *DoctorCmd) Run(a *App) error {
 				return nil, err
 			}
 		}
-		d, warnings, err := a.Engine().Doctor(a.Request(), c.Fix)
+		d, warnings, err := a.Engine().Doctor(a.Ctx(), a.Request(), c.Fix)
 		if err != nil {
 			return &result{Warnings: warnings}, err
 		}
@@ -62,7 +62,7 @@ type ExplainCmd struct {
 // Run implements the command.
 func (c *ExplainCmd) Run(a *App) error {
 	return a.run("explain", "explain "+c.Kind, func() (*result, error) {
-		st, d, err := a.Engine().Explain(a.Request(), c.Kind)
+		st, d, err := a.Engine().Explain(a.Ctx(), a.Request(), c.Kind)
 		if err != nil {
 			return warningsOf(st), err
 		}

@@ -28,7 +28,7 @@ func (c *ImportCmd) Run(a *App) error {
 			}
 			if !a.Globals.Yes {
 				// Show the plan, then ask.
-				d, w, err := eng.Import(req, engine.ImportOptions{})
+				d, w, err := eng.Import(a.Ctx(), req, engine.ImportOptions{})
 				if err != nil {
 					return &result{Warnings: w}, err
 				}
@@ -40,7 +40,7 @@ func (c *ImportCmd) Run(a *App) error {
 				}
 			}
 		}
-		d, w, err := eng.Import(req, engine.ImportOptions{Apply: apply})
+		d, w, err := eng.Import(a.Ctx(), req, engine.ImportOptions{Apply: apply})
 		if err != nil {
 			return &result{Warnings: w}, err
 		}

@@ -26,10 +26,10 @@ func (c *InitCmd) Run(a *App) error {
 		eng, preview := a.dryRunEngine()
 		var d *engine.InitData
 		var warnings []string
-		err := eng.WithEditLock("init", func(recovered []string) error {
+		err := eng.WithEditLock(a.Ctx(), "init", func(recovered []string) error {
 			warnings = recovered
 			var err error
-			if d, err = eng.InitRepo(dir); err != nil || preview != nil || !c.Git {
+			if d, err = eng.InitRepo(a.Ctx(), dir); err != nil || preview != nil || !c.Git {
 				return err
 			}
 			if _, err := git.PlainInit(dir, false); err != nil && err != git.ErrRepositoryAlreadyExists {
@@ -95,14 +95,14 @@ func (c *AddCmd) Run(a *App) error {
 		var warnings []string
 		// The check reads agentpack.yaml too, so it runs under the same lock
 		// as the edit.
-		err = eng.WithEditLock("add", func(recovered []string) error {
+		err = eng.WithEditLock(a.Ctx(), "add", func(recovered []string) error {
 			warnings = recovered
-			checked, err := eng.CheckNewModule(a.Request(), &mod)
+			checked, err := eng.CheckNewModule(a.Ctx(), a.Request(), &mod)
 			if err != nil {
 				return err // its warnings describe a module that was not added
 			}
 			warnings = append(warnings, checked...)
-			d, err = eng.AddModule(a.Request(), mod)
+			d, err = eng.AddModule(a.Ctx(), a.Request(), mod)
 			return err
 		})
 		if err != nil {
@@ -145,10 +145,10 @@ func (c *RemoveCmd) Run(a *App) error {
 		eng, preview := a.dryRunEngine()
 		var d *engine.RemoveData
 		var warnings []string
-		err := eng.WithEditLock("remove", func(recovered []string) error {
+		err := eng.WithEditLock(a.Ctx(), "remove", func(recovered []string) error {
 			warnings = recovered
 			var err error
-			d, err = eng.RemoveModule(a.Request(), c.ID)
+			d, err = eng.RemoveModule(a.Ctx(), a.Request(), c.ID)
 			return err
 		})
 		if err != nil {

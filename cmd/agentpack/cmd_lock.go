@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 
 	"github.com/agentpack/agentpack/engine"
@@ -31,14 +32,14 @@ func (c *UpdateCmd) Run(a *App) error {
 	return a.lockRun("update", (*engine.Engine).Update)
 }
 
-func (a *App) lockRun(id string, op func(*engine.Engine, engine.Request) (*engine.LockData, []string, error)) error {
+func (a *App) lockRun(id string, op func(*engine.Engine, context.Context, engine.Request) (*engine.LockData, []string, error)) error {
 	return a.run(id, id, func() (*result, error) {
 		if err := a.requireYesInJSON(id); err != nil {
 			return nil, err
 		}
 		eng := a.Engine()
 		a.showFetchProgress(eng)
-		d, warnings, err := op(eng, a.Request())
+		d, warnings, err := op(eng, a.Ctx(), a.Request())
 		if err != nil {
 			return &result{Warnings: warnings}, err
 		}

@@ -10,7 +10,7 @@ type PlanCmd struct {
 // Run implements the command.
 func (c *PlanCmd) Run(a *App) error {
 	return a.run("plan", "plan", func() (*result, error) {
-		st, p, err := a.Engine().Plan(a.Request())
+		st, p, err := a.Engine().Plan(a.Ctx(), a.Request())
 		if err != nil {
 			return warningsOf(st), err
 		}
@@ -28,7 +28,7 @@ type DiffCmd struct{}
 // Run implements the command.
 func (c *DiffCmd) Run(a *App) error {
 	return a.run("diff", "diff", func() (*result, error) {
-		st, d, err := a.Engine().Diff(a.Request())
+		st, d, err := a.Engine().Diff(a.Ctx(), a.Request())
 		if err != nil {
 			return warningsOf(st), err
 		}
@@ -55,7 +55,7 @@ type PreviewCmd struct {
 // Run implements the command.
 func (c *PreviewCmd) Run(a *App) error {
 	return a.run("preview", "preview", func() (*result, error) {
-		st, d, err := a.Engine().Preview(a.Request(), c.Diff)
+		st, d, err := a.Engine().Preview(a.Ctx(), a.Request(), c.Diff)
 		if err != nil {
 			return warningsOf(st), err
 		}

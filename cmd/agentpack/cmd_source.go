@@ -30,7 +30,7 @@ type SourceAddCmd struct {
 // Run implements the command.
 func (c *SourceAddCmd) Run(a *App) error {
 	return a.sourceRun("source add", true, func(eng *engine.Engine) (*result, error) {
-		d, w, err := eng.SourceAdd(a.Request(), engine.SourceAddOptions{Spec: c.Spec, Ref: c.Ref, Path: c.Path, Name: c.Name, DryRun: a.Globals.DryRun})
+		d, w, err := eng.SourceAdd(a.Ctx(), a.Request(), engine.SourceAddOptions{Spec: c.Spec, Ref: c.Ref, Path: c.Path, Name: c.Name, DryRun: a.Globals.DryRun})
 		if err != nil {
 			return &result{Warnings: w}, err
 		}
@@ -51,7 +51,7 @@ type SourceListCmd struct{}
 // Run implements the command.
 func (c *SourceListCmd) Run(a *App) error {
 	return a.sourceRun("source list", false, func(eng *engine.Engine) (*result, error) {
-		d, w, err := eng.SourceList(a.Request())
+		d, w, err := eng.SourceList(a.Ctx(), a.Request())
 		if err != nil {
 			return &result{Warnings: w}, err
 		}
@@ -78,7 +78,7 @@ type SourceScanCmd struct {
 // Run implements the command.
 func (c *SourceScanCmd) Run(a *App) error {
 	return a.sourceRun("source scan", false, func(eng *engine.Engine) (*result, error) {
-		d, w, err := eng.SourceScan(a.Request(), c.Name, c.Type)
+		d, w, err := eng.SourceScan(a.Ctx(), a.Request(), c.Name, c.Type)
 		if err != nil {
 			return &result{Warnings: w}, err
 		}
@@ -98,7 +98,7 @@ type SourceCandidatesCmd struct {
 // Run implements the command.
 func (c *SourceCandidatesCmd) Run(a *App) error {
 	return a.sourceRun("source candidates", false, func(eng *engine.Engine) (*result, error) {
-		d, w, err := eng.SourceCandidates(a.Request(), c.Source, c.Type)
+		d, w, err := eng.SourceCandidates(a.Ctx(), a.Request(), c.Source, c.Type)
 		if err != nil {
 			return &result{Warnings: w}, err
 		}
@@ -122,7 +122,7 @@ type SourceDiffCmd struct {
 func (c *SourceDiffCmd) Run(a *App) error {
 	return a.sourceRun("source diff", false, func(eng *engine.Engine) (*result, error) {
 		a.showFetchProgress(eng)
-		d, w, err := eng.SourceDiff(a.Request(), c.Name)
+		d, w, err := eng.SourceDiff(a.Ctx(), a.Request(), c.Name)
 		if err != nil {
 			return &result{Warnings: w}, err
 		}
@@ -159,7 +159,7 @@ type SourceUpdateCmd struct {
 func (c *SourceUpdateCmd) Run(a *App) error {
 	return a.sourceRun("source update", true, func(eng *engine.Engine) (*result, error) {
 		a.showFetchProgress(eng)
-		d, w, err := eng.SourceUpdate(a.Request(), engine.SourceUpdateOptions{Name: c.Name, All: c.All, DryRun: a.Globals.DryRun})
+		d, w, err := eng.SourceUpdate(a.Ctx(), a.Request(), engine.SourceUpdateOptions{Name: c.Name, All: c.All, DryRun: a.Globals.DryRun})
 		if err != nil {
 			return &result{Warnings: w}, err
 		}
@@ -192,7 +192,7 @@ type SourceRemoveCmd struct {
 // Run implements the command.
 func (c *SourceRemoveCmd) Run(a *App) error {
 	return a.sourceRun("source remove", true, func(eng *engine.Engine) (*result, error) {
-		d, w, err := eng.SourceRemove(a.Request(), c.Name, c.PurgeCache, a.Globals.DryRun)
+		d, w, err := eng.SourceRemove(a.Ctx(), a.Request(), c.Name, c.PurgeCache, a.Globals.DryRun)
 		if err != nil {
 			return &result{Warnings: w}, err
 		}

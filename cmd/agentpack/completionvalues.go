@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/mcpserver"
 	"github.com/agentpack/agentpack/targets"
@@ -74,7 +76,7 @@ func (v completionValues) of(s slot) []string {
 		return v.snapshotIDs()
 	}
 	eng := engine.New(v.env, targets.NewSet())
-	m, _, err := eng.LoadManifest(engine.Request{Repo: v.repo})
+	m, _, err := eng.LoadManifest(context.Background(), engine.Request{Repo: v.repo})
 	if err != nil || m == nil {
 		if s == slotTarget || s == slotTargetName {
 			return append(eng.Adapters.Names(), targetAll(s)...)

@@ -91,7 +91,7 @@ func TestBinaryModuleFileWire(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := te.server(t)
-	res, err := s.readResource("agentpack://modules/skill:release-notes/photo.jpg")
+	res, err := s.readResource(context.Background(), "agentpack://modules/skill:release-notes/photo.jpg")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ package envelope
 import (
 	"bytes"
 	"encoding/json"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -66,6 +68,7 @@ func (e *Envelope) Fail(err error, warnings []string) *Envelope {
 	for k, v := range ae.Details {
 		details[k] = v
 	}
+	addPosixTwins(details)
 	if ae.Hint != "" {
 		details["hint"] = ae.Hint
 	}
@@ -112,4 +115,36 @@ func marshalJSON(v any) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// pathKey matches the detail keys that name paths (path, paths, root,
+// link, module_root, journal, …).
+var pathKey = regexp.MustCompile(`(^|_)(path|paths|root|roots|dir|link|journal|file|repo|checkout|project|home)$`)
+
+// addPosixTwins gives every path field of details (an absolute path, or a
+// list of them, under a key that names a path) its '/'-separated twin under
+// <key>_posix, as SPEC §7 asks, unless the error set one already.
+func addPosixTwins(details map[string]any) {
+	for k, v := range details {
+		if !pathKey.MatchString(k) {
+			continue
+		}
+		if _, ok := details[k+"_posix"]; ok {
+			continue
+		}
+		switch v := v.(type) {
+		case string:
+			if filepath.IsAbs(v) {
+				details[k+"_posix"] = filepath.ToSlash(v)
+			}
+		case []string:
+			if len(v) > 0 && !slices.ContainsFunc(v, func(p string) bool { return !filepath.IsAbs(p) }) {
+				twins := make([]string, len(v))
+				for i, p := range v {
+					twins[i] = filepath.ToSlash(p)
+				}
+				details[k+"_posix"] = twins
+			}
+		}
+	}
 }

@@ -68,7 +68,7 @@ func (e *Engine) Deploy(ctx context.Context, req Request, doApply bool, opt Appl
 				With("confirm_plan_hash", opt.ExpectPlanHash).With("current_plan_hash", h).
 				With("next_actions", []string{"call_deploy"})
 		}
-		if err := checkRefusals(p, opt); err != nil {
+		if err := CheckRefusals(p, opt); err != nil {
 			return err
 		}
 		id, applied, err := e.writer().Apply(e.deployment(st, p, opt.Command))
@@ -87,7 +87,10 @@ func (e *Engine) Deploy(ctx context.Context, req Request, doApply bool, opt Appl
 	return st, out, err
 }
 
-func checkRefusals(p *plan.Plan, opt ApplyOptions) error {
+// CheckRefusals is the refusal deploy --apply would give p with opt
+// (E_ADOPT_CONFIRM_REQUIRED, E_DRIFT_CONFLICT), so a caller can say so before
+// asking anything.
+func CheckRefusals(p *plan.Plan, opt ApplyOptions) error {
 	var adopt, drift []string
 	for _, c := range p.Changes {
 		switch {

@@ -38,6 +38,10 @@ func (c *DeployCmd) Run(a *App) error {
 				if err != nil {
 					return warningsOf(st), err
 				}
+				// Fail before asking: a plan that will be refused is not worth a prompt.
+				if err := engine.CheckRefusals(p, engine.ApplyOptions{Adopt: c.Adopt, Force: c.Force}); err != nil {
+					return warningsOf(st), err
+				}
 				if len(p.Changes) > 0 {
 					printChanges(a.errPrinter(), p.Profile, p.Targets, p.Changes, p.Summary, c.givenFlags()...)
 					if err := a.confirm(id, "Apply these changes?"); err != nil {

@@ -48,9 +48,11 @@ func (e *Engine) CheckNewModule(ctx context.Context, req Request, mod *module.Mo
 		lp.Path = filepath.ToSlash(found)
 		warnings = append(warnings, fmt.Sprintf("%s is outside the repo %s: the repo now depends on this machine's path", found, repo))
 	}
-	if _, err := module.LoadModule(mod, found); err != nil {
+	lm, err := module.LoadModule(mod, found)
+	if err != nil {
 		return warnings, err
 	}
+	warnings = append(warnings, lm.Warnings()...)
 	return warnings, e.trialCompile(ctx, req, *mod)
 }
 

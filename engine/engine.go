@@ -74,6 +74,9 @@ type Request struct {
 	// Target is a target name, "all" or "".
 	Target  string `json:"target,omitempty"`
 	Machine string `json:"machine,omitempty"`
+	// AllowHomeProject lets project-scope files go into $HOME when the
+	// project folder is the home folder (refused by default).
+	AllowHomeProject bool `json:"allow_home_project,omitempty"`
 }
 
 // Command renders an agentpack command line for this request, repeating the
@@ -172,6 +175,9 @@ func (e *Engine) loadFrom(ctx context.Context, req Request, m *manifest.Manifest
 			return nil, err
 		}
 	}
+	for _, lm := range st.Modules {
+		st.Warnings = append(st.Warnings, lm.Warnings()...)
+	}
 	if st.Desired, err = e.compile(st); err != nil {
 		return nil, err
 	}
@@ -253,6 +259,7 @@ func (e *Engine) compile(st *State) (*desired.State, error) {
 	return desired.Compile(desired.Input{
 		Adapters: e.Adapters, Targets: st.Targets, Configs: st.Manifest.Targets, Modules: st.Modules,
 		Narrowed: st.Req.Target != "" && st.Req.Target != "all", Warn: st.Warn,
+		ProjectIsHome: e.projectRoot() == abs(e.Env.Home) && !st.Req.AllowHomeProject,
 		Context: target.RenderContext{Home: abs(e.Env.Home), CodexHome: e.Env.CodexHome, ProjectRoot: e.projectRoot(),
 			Machine: st.Req.Machine, FS: e.Sys, OnWarn: func(w string) { st.Warn("%s", w) }},
 	})

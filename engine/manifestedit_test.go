@@ -25,28 +25,28 @@ func editRepo(t *testing.T, yaml string) (*engine.Engine, engine.Request, string
 	return engine.New(env, targets.NewSet()), engine.Request{Repo: repo}, filepath.Join(repo, "agentpack.yaml")
 }
 
-// TestRemoveModuleKeepsSameNamedTag: `remove review` deletes module
-// "review" and strips it from include_modules/exclude_modules only, never
-// from include_tags, which names tags: otherwise the profile would silently
-// stop selecting every module tagged review.
+// TestRemoveModuleKeepsSameNamedTag: `remove skill:review` deletes module
+// "skill:review" and strips it from include_modules/exclude_modules only,
+// never from include_tags, which names tags: otherwise the profile would
+// silently stop selecting every module tagged skill:review.
 func TestRemoveModuleKeepsSameNamedTag(t *testing.T) {
 	yaml := `version: 1
 profiles:
-  default: {include_tags: [base, review]}
+  default: {include_tags: [base, skill:review]}
 targets:
   codex: {scope: project}
 modules:
   - id: instructions:base
     type: instructions
-    tags: [review]
+    tags: [skill:review]
     source: {local_path: {path: modules/base}}
-  - id: review
+  - id: skill:review
     type: skill
     tags: [base]
     source: {local_path: {path: modules/s}}
 `
 	e, req, path := editRepo(t, yaml)
-	if _, err := e.RemoveModule(context.Background(), req, "review"); err != nil {
+	if _, err := e.RemoveModule(context.Background(), req, "skill:review"); err != nil {
 		t.Fatal(err)
 	}
 	m, err := loadManifest(filepath.Dir(path))
@@ -58,24 +58,21 @@ modules:
 		t.Fatal(err)
 	}
 	if len(mods) != 1 || mods[0].ID != "instructions:base" {
-		t.Fatalf("removing module \"review\" changed which modules are selected (include_tags edited?):\n%s", mustRead(t, path))
+		t.Fatalf("removing module \"skill:review\" changed which modules are selected (include_tags edited?):\n%s", mustRead(t, path))
 	}
 }
 
 // TestRemoveModuleFlowListNonASCII: the YAML node's column counts
-// characters, not bytes; used as a byte offset with a non-ASCII id earlier on
-// the line, removing skill:b from [skill:café, skill:a, skill:b] yielded
-// [skill:café, skill:ab].
+// characters, not bytes; used as a byte offset with non-ASCII text earlier on
+// the line, removing skill:b from [skill:a, skill:b] after [café] yielded
+// [skill:ab].
 func TestRemoveModuleFlowListNonASCII(t *testing.T) {
 	yaml := `version: 1
 profiles:
-  default: {include_modules: [skill:café, skill:a, skill:b]}
+  default: {include_tags: [café], include_modules: [skill:a, skill:b]}
 targets:
   codex: {scope: project}
 modules:
-  - id: skill:café
-    type: skill
-    source: {local_path: {path: modules/s}}
   - id: skill:a
     type: skill
     source: {local_path: {path: modules/s}}
@@ -92,8 +89,8 @@ modules:
 		t.Fatal(err)
 	}
 	got := m.Profiles["default"].IncludeModules
-	if len(got) != 2 || got[0] != "skill:café" || got[1] != "skill:a" {
-		t.Fatalf("include_modules after removing skill:b = %q, want [skill:café skill:a]; file:\n%s", got, mustRead(t, path))
+	if len(got) != 1 || got[0] != "skill:a" {
+		t.Fatalf("include_modules after removing skill:b = %q, want [skill:a]; file:\n%s", got, mustRead(t, path))
 	}
 	want := strings.Replace(strings.Replace(yaml, "skill:a, skill:b]", "skill:a]", 1),
 		"  - id: skill:b\n    type: skill\n    source: {local_path: {path: modules/s}}\n", "", 1)
@@ -248,8 +245,9 @@ func TestAddModuleSequenceIndent(t *testing.T) {
 	}
 }
 
-// TestRemoveModuleQuotedFlowItems: quoted ids with escapes (” and \") have
-// tokens wider than their values; exactly the token and one comma go.
+// TestRemoveModuleQuotedFlowItems: quoted ids, some with escapes (\x71,
+// \u0073), have tokens wider than their values; exactly the token and one
+// comma go.
 func TestRemoveModuleQuotedFlowItems(t *testing.T) {
 	const tmpl = `version: 1
 profiles:
@@ -257,26 +255,26 @@ profiles:
 targets:
   codex: {scope: project}
 modules:
-  - id: 'skill:it''s'
+  - id: 'skill:its'
     type: skill
     source: {local_path: {path: modules/s}}
-  - id: "skill:\"q\""
+  - id: "skill:\x71"
     type: skill
     source: {local_path: {path: modules/s}}
-  - id: skill:café
+  - id: skill:cafe
     type: skill
     source: {local_path: {path: modules/s}}
 `
 	modules := map[string]string{
-		`skill:it's`: "  - id: 'skill:it''s'\n    type: skill\n    source: {local_path: {path: modules/s}}\n",
-		`skill:"q"`:  "  - id: \"skill:\\\"q\\\"\"\n    type: skill\n    source: {local_path: {path: modules/s}}\n",
-		"skill:café": "  - id: skill:café\n    type: skill\n    source: {local_path: {path: modules/s}}\n",
+		"skill:its":  "  - id: 'skill:its'\n    type: skill\n    source: {local_path: {path: modules/s}}\n",
+		"skill:q":    "  - id: \"skill:\\x71\"\n    type: skill\n    source: {local_path: {path: modules/s}}\n",
+		"skill:cafe": "  - id: skill:cafe\n    type: skill\n    source: {local_path: {path: modules/s}}\n",
 	}
-	orig := fmt.Sprintf(tmpl, `'skill:it''s', "skill:\"q\"", skill:café`, `"skill:\"q\"" , 'skill:it''s'`)
+	orig := fmt.Sprintf(tmpl, `'skill:its', "skill:\x71", skill:cafe`, `"skill:q" , "skill:it\u0073"`)
 	for _, tc := range []struct{ id, include, exclude string }{
-		{`skill:it's`, `"skill:\"q\"", skill:café`, `"skill:\"q\""`},
-		{`skill:"q"`, `'skill:it''s', skill:café`, `'skill:it''s'`},
-		{"skill:café", `'skill:it''s', "skill:\"q\""`, `"skill:\"q\"" , 'skill:it''s'`},
+		{"skill:its", `"skill:\x71", skill:cafe`, `"skill:q"`},
+		{"skill:q", `'skill:its', skill:cafe`, `"skill:it\u0073"`},
+		{"skill:cafe", `'skill:its', "skill:\x71"`, `"skill:q" , "skill:it\u0073"`},
 	} {
 		t.Run(tc.id, func(t *testing.T) {
 			e, req, path := editRepo(t, orig)
@@ -437,18 +435,20 @@ sources: []
 `,
 		"unicode": `version: 1
 profiles:
-  défaut: {include_modules: [skill:café, 'skill:naïve', "skill:日本"]}  # ünïcode
+  défaut: {include_tags: [café, 'naïve', "日本"], include_modules: [skill:cafe, 'skill:naive', "skill:nihon"]}  # ünïcode
   default: {include_tags: [base]}
 targets:
   codex: {scope: project}
 modules:
-  - id: skill:café   # ☕
+  - id: skill:cafe   # ☕
     type: skill
+    tags: [café]
     source: {local_path: {path: modules/s}}
-  - id: 'skill:naïve'
+  - id: 'skill:naive'
     type: skill
+    tags: ['naïve']
     source: {local_path: {path: modules/s}}
-  - id: "skill:日本"
+  - id: "skill:nihon"   # 日本
     type: skill
     source: {local_path: {path: modules/s}}
 `,
@@ -483,7 +483,7 @@ modules:
 	yes := true
 	added := []module.Module{
 		localModule("skill:new"),
-		localModule("skill:nouveau-é", "base", "wörk"),
+		localModule("skill:nouveau-e", "base", "wörk", "é"),
 		{ID: "skill:git", Type: module.TypeSkill, Targets: []string{"codex"},
 			Source: module.Source{Git: &module.GitSource{URL: "https://example.com/r.git", Ref: "v1: beta", Subdir: "a b", Shallow: &yes}}},
 		{ID: "instructions:pkg", Type: module.TypeInstructions, Tags: []string{"a,b", "[x]"},
@@ -569,10 +569,11 @@ func TestAddRemoveFlowModulesCRLF(t *testing.T) {
 	check("remove", "skill:b")
 }
 
-// TestAddRemoveRoundTripRandomIDs: ids full of YAML indicators, quotes,
-// escapes and non-ASCII survive add (as id and tag), a mention in every
-// profile list, and remove: the file comes back byte for byte except the
-// profile lists, which lose just the id.
+// TestAddRemoveRoundTripRandomIDs: tags full of YAML indicators, quotes,
+// escapes and non-ASCII survive add, a mention in every profile list next
+// to the module's id, and remove: the file comes back byte for byte except
+// the profile lists, which lose just the id. (Module ids are portable
+// names, so the random words are tags and mentions of unknown modules.)
 func TestAddRemoveRoundTripRandomIDs(t *testing.T) {
 	alpha := []string{"a", "é", "日", "'", `"`, `\`, ":", " ", "#", ",", "[", "]", "{", "}", "-", "!", "&", "*", "\t", "?", "%", "@", "`", "|", ">"}
 	r := rand.New(rand.NewSource(1))
@@ -583,12 +584,12 @@ func TestAddRemoveRoundTripRandomIDs(t *testing.T) {
 		for j := 0; j < 2+r.Intn(6); j++ {
 			b.WriteString(alpha[r.Intn(len(alpha))])
 		}
-		id := b.String()
-		if strings.TrimSpace(id) == "" {
+		word, id := b.String(), fmt.Sprintf("skill:r%d", i)
+		if strings.TrimSpace(word) == "" {
 			continue
 		}
 		e, req, path := editRepo(t, base)
-		if _, err := e.AddModule(context.Background(), req, localModule(id, id, "base")); err != nil {
+		if _, err := e.AddModule(context.Background(), req, localModule(id, word, "base")); err != nil {
 			t.Fatalf("add %q: %v", id, err)
 		}
 		added := mustRead(t, path)
@@ -596,19 +597,19 @@ func TestAddRemoveRoundTripRandomIDs(t *testing.T) {
 		if err != nil {
 			t.Fatalf("add %q: %v", id, err)
 		}
-		if got := m.Modules[len(m.Modules)-1]; got.ID != id || strings.Join(got.Tags, "|") != id+"|base" {
+		if got := m.Modules[len(m.Modules)-1]; got.ID != id || strings.Join(got.Tags, "|") != word+"|base" {
 			t.Fatalf("add %q reads back as %+v", id, got)
 		}
 		// Name the module in the profile, with the flow list add rendered.
 		k := strings.Index(added, "\r\n     tags: [") + len("\r\n     tags: ")
 		list := added[k : k+strings.Index(added[k:], "\r\n")]
 		mustWrite(t, path, strings.Replace(added, "{include_tags: [base]}",
-			"{include_tags: "+list+", include_modules: "+list+", exclude_modules: [q, "+list[1:]+"}", 1))
+			"{include_tags: "+list+", include_modules: ["+id+", "+list[1:]+", exclude_modules: [q, "+id+", "+list[1:]+"}", 1))
 		if _, err := e.RemoveModule(context.Background(), req, id); err != nil {
 			t.Fatalf("remove %q: %v", id, err)
 		}
 		want := strings.Replace(base, "{include_tags: [base]}",
-			"{include_tags: "+list+", include_modules: [base], exclude_modules: [q, base]}", 1)
+			"{include_tags: "+list+", include_modules: "+list+", exclude_modules: [q, "+list[1:]+"}", 1)
 		if got := mustRead(t, path); got != want {
 			t.Fatalf("add, then remove %q:\n got %q\nwant %q", id, got, want)
 		}

@@ -209,7 +209,8 @@ func (a *App) newEngine() *engine.Engine {
 
 // Request builds an engine request from the global flags.
 func (a *App) Request() engine.Request {
-	return engine.Request{Repo: a.Globals.Repo, Profile: a.Globals.Profile, Target: a.Globals.Target, Machine: a.Globals.Machine}
+	return engine.Request{Repo: a.Globals.Repo, Profile: a.Globals.Profile, Target: a.Globals.Target, Machine: a.Globals.Machine,
+		AllowHomeProject: a.Globals.AllowHomeProject}
 }
 
 // envFreeCommands never touch agentpack's folders, so they work without HOME.

@@ -73,7 +73,7 @@ func TestCompleteModel(t *testing.T) {
 		{"a flag value is never a command", []string{"--machine", ""}, nil},
 		{"subcommands", []string{"snapshots", ""}, []string{"list", "prune", "show"}},
 		{"subcommands after a flag value", []string{"--repo", "snapshots", "snapshots", "p"}, []string{"prune"}},
-		{"command flags", []string{"deploy", "--a"}, []string{"--adopt", "--apply"}},
+		{"command flags", []string{"deploy", "--a"}, []string{"--adopt", "--allow-home-project", "--apply"}},
 		{"global flags after a command", []string{"source", "list", "--pro"}, []string{"--profile"}},
 		{"flags of another command are not offered", []string{"plan", "--apply"}, nil},
 		{"a leaf command takes no word", []string{"plan", ""}, nil},

@@ -8,12 +8,14 @@ type Globals struct {
 	Profile string `help:"Profile to use." default:"default"`
 	Target  string `help:"Target name or 'all'." default:"all"`
 	Machine string `help:"Machine id for machine-specific state."`
-	JSON    bool   `name:"json" help:"Print one JSON envelope on stdout."`
-	Yes     bool   `help:"Confirm mutations without asking."`
-	DryRun  bool   `name:"dry-run" help:"Show what would change; write nothing."`
-	NoColor bool   `name:"no-color" help:"Disable colours (also NO_COLOR)."`
-	Quiet   bool   `short:"q" help:"Print less."`
-	Verbose bool   `short:"v" help:"Print more."`
+	// AllowHomeProject lets project-scope files go into $HOME.
+	AllowHomeProject bool `name:"allow-home-project" help:"Allow project files when the project folder is your home folder."`
+	JSON             bool `name:"json" help:"Print one JSON envelope on stdout."`
+	Yes              bool `help:"Confirm mutations without asking."`
+	DryRun           bool `name:"dry-run" help:"Show what would change; write nothing."`
+	NoColor          bool `name:"no-color" help:"Disable colours (also NO_COLOR)."`
+	Quiet            bool `short:"q" help:"Print less."`
+	Verbose          bool `short:"v" help:"Print more."`
 }
 
 // CLI is the kong command tree.

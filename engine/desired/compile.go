@@ -15,6 +15,10 @@ import (
 
 // Input is what [Compile] renders.
 type Input struct {
+	// ProjectIsHome refuses project-scope output: the project folder is
+	// the user's home, where project files (AGENTS.md, .github/…) would
+	// land among the user's own (pass --allow-home-project to allow it).
+	ProjectIsHome bool
 	// Adapters render the targets.
 	Adapters *target.Set
 	// Targets are the selected target names, sorted; Configs are their
@@ -78,6 +82,12 @@ func Compile(in Input) (*State, error) {
 			}
 			mods = append(mods, lm)
 			rendered[lm.ID] = true
+		}
+		if in.ProjectIsHome && scope.Project() && len(mods) > 0 {
+			home := in.Context.ProjectRoot
+			return nil, apperr.New(apperr.ConfigInvalid, "the project folder is your home folder %s: target %s would write project files into it", home, name).
+				WithHint("run agentpack inside a project (a git repository), set targets.%s.scope to user, or pass --allow-home-project", name).
+				With("path", home.String()).With("target", name).With("reason_code", "project_is_home")
 		}
 		rc := in.Context
 		rc.Target, rc.Config, rc.Scope = name, cfg, scope

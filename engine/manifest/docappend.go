@@ -14,6 +14,9 @@ import (
 // module; nothing else changes. m is the manifest parsed from the same file:
 // the edit must keep its modules (plus mod) and its profiles.
 func (md *Doc) AppendModule(m *Manifest, mod module.Module) ([]byte, error) {
+	if err := module.ValidateID(mod.ID, mod.Type); err != nil {
+		return nil, apperr.New(apperr.ConfigInvalid, "module id %q %v", mod.ID, err).WithHint("%s", module.IDHint).With("module_id", mod.ID)
+	}
 	data, err := md.appendModule(mod)
 	if err != nil {
 		return nil, err

@@ -153,9 +153,13 @@ func checkKeys(root *yaml.Node, m *Manifest) error {
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
 		switch k.Value {
+		case "version":
+			if err := checkValue(v, topLevelTypes[k.Value], k.Value); err != nil {
+				return err
+			}
 		case "profiles", "targets":
 			if v.Kind != yaml.MappingNode {
-				return configErr(v.Line, "%s must be a mapping", k.Value)
+				return typeErr(v, v, topLevelTypes[k.Value], k.Value)
 			}
 			kind := strings.TrimSuffix(k.Value, "s")
 			for j := 0; j+1 < len(v.Content); j += 2 {
@@ -165,7 +169,7 @@ func checkKeys(root *yaml.Node, m *Manifest) error {
 			}
 		case "modules", "sources":
 			if v.Kind != yaml.SequenceNode {
-				return configErr(v.Line, "%s must be a list", k.Value)
+				return typeErr(v, v, topLevelTypes[k.Value], k.Value)
 			}
 			kind := "module"
 			if k.Value == "sources" {
@@ -186,7 +190,7 @@ func checkObject(n *yaml.Node, kind, where string) error {
 		if n.Tag == "!!null" {
 			return nil
 		}
-		return configErr(n.Line, "%s must be a mapping", where)
+		return typeErr(n, n, typeMapping, where)
 	}
 	allowed := knownKeys[kind]
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -194,6 +198,11 @@ func checkObject(n *yaml.Node, kind, where string) error {
 		if !slices.Contains(allowed, k.Value) {
 			return configErr(k.Line, "unknown key %q in %s", k.Value, where).
 				WithHint("allowed keys: %s", strings.Join(allowed, ", "))
+		}
+		if t, ok := keyTypes[kind][k.Value]; ok {
+			if err := checkValue(v, t, where+"."+k.Value); err != nil {
+				return err
+			}
 		}
 		switch {
 		case kind == "module" && k.Value == "source":
@@ -262,6 +271,10 @@ func (m *Manifest) validate(root *yaml.Node, knownTargets []string) error {
 			}
 		}
 	}
+	if err := m.checkModuleIDs(root); err != nil {
+		return err
+	}
+	m.warnLocalPaths(root)
 	names := make([]string, 0, len(m.Profiles))
 	for name := range m.Profiles {
 		names = append(names, name)

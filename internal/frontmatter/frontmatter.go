@@ -5,7 +5,9 @@ package frontmatter
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 
 	"github.com/agentpack/agentpack/internal/yamlerr"
 	"go.yaml.in/yaml/v3"
@@ -44,7 +46,7 @@ func Parse(data []byte) (*Block, []byte, error) {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(rest, &doc); err != nil {
-		return nil, nil, fmt.Errorf("frontmatter YAML: %s", yamlerr.Message(err))
+		return nil, nil, fmt.Errorf("frontmatter YAML: %s", fileLines(yamlerr.Message(err)))
 	}
 	fm := &Block{node: &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}}
 	if len(doc.Content) == 1 {
@@ -54,6 +56,17 @@ func Parse(data []byte) (*Block, []byte, error) {
 		fm.node = doc.Content[0]
 	}
 	return fm, data, nil
+}
+
+var yamlLine = regexp.MustCompile(`\bline (\d+):`)
+
+// fileLines turns the line numbers in msg, counted in the YAML between the
+// --- lines, into lines of the file, where that YAML starts on line 2.
+func fileLines(msg string) string {
+	return yamlLine.ReplaceAllStringFunc(msg, func(s string) string {
+		n, _ := strconv.Atoi(yamlLine.FindStringSubmatch(s)[1])
+		return fmt.Sprintf("line %d:", n+1)
+	})
 }
 
 func cutPrefixLine(data []byte, want string) ([]byte, bool) {

@@ -20,7 +20,20 @@ func (e *Engine) Plan(ctx context.Context, req Request) (*State, *plan.Plan, err
 		return st, nil, err
 	}
 	cache.Save()
+	warnOtherRepo(st, p)
 	return st, p, nil
+}
+
+// warnOtherRepo warns when a root was last deployed from another
+// desired-state repo: this plan would take over (or delete) what that repo
+// wrote. agentpack expects one desired-state repo per machine.
+func warnOtherRepo(st *State, p *plan.Plan) {
+	for _, m := range p.Manifests {
+		if m != nil && m.Repo != "" && m.Repo != st.Repo {
+			st.Warn("these targets were last deployed from the repo %s; this plan comes from %s and would replace or delete what that repo deployed (use one desired-state repo per machine)", m.Repo, st.Repo)
+			return
+		}
+	}
 }
 
 // DiffChange is a plan change with its unified diff.

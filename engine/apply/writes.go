@@ -74,7 +74,7 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time) ([]writ
 			continue
 		}
 		path := root.Path.JoinName(plan.TargetManifestName(root.Target))
-		data := plan.RenderTargetManifest(root.Target, id, d.Profile, now, files)
+		data := plan.RenderTargetManifest(root.Target, id, d.Profile, d.Repo, now, files)
 		w := write{change: snapshots.FileChange{Target: root.Target, Root: root.Path.String(), Path: path.String(), Op: plan.OpCreate, Manifest: true},
 			root: root.Path, path: path, data: data, mode: 0o644}
 		if before, err := wr.Sys.ReadFile(path); err == nil {

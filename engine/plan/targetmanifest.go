@@ -29,7 +29,10 @@ type TargetManifest struct {
 	SnapshotID    string `json:"snapshot_id,omitempty"`
 	// Profile is the profile deployed (an additive field), so status can say
 	// when it compares against another one.
-	Profile      string        `json:"profile,omitempty"`
+	Profile string `json:"profile,omitempty"`
+	// Repo is the desired-state repo the deploy came from (an additive
+	// field), so a plan from another repo can say it would take over.
+	Repo         string        `json:"repo,omitempty"`
 	ManagedFiles []ManagedFile `json:"managed_files"`
 }
 
@@ -105,7 +108,7 @@ func SafeRelPath(p string) bool {
 }
 
 // RenderTargetManifest builds manifest bytes for a root.
-func RenderTargetManifest(target, snapshotID, profile string, now time.Time, files []ManagedFile) []byte {
+func RenderTargetManifest(target, snapshotID, profile, repo string, now time.Time, files []ManagedFile) []byte {
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	if files == nil {
 		files = []ManagedFile{}
@@ -116,6 +119,7 @@ func RenderTargetManifest(target, snapshotID, profile string, now time.Time, fil
 		Tool:          target,
 		SnapshotID:    snapshotID,
 		Profile:       profile,
+		Repo:          repo,
 		ManagedFiles:  files,
 	}
 	out, _ := json.MarshalIndent(m, "", "  ")

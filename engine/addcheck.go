@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentpack/agentpack/engine/gitsource"
 	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/internal/apperr"
 )
@@ -15,12 +16,21 @@ import (
 // never gains an entry that breaks every later command. A relative local
 // path is looked up from the working directory first (what a person typing
 // it means), then from the repo; it is stored repo-relative when it lies in
-// the repo. Files are validated by the same rules as plan. Git and package
-// sources are checked when they are locked.
+// the repo. Files are validated by the same rules as plan. A git source is
+// fetched into the cache (a bad url, ref or subdir is refused now, not at
+// the next lock) and its module loaded; a package source is refused, since
+// this build cannot install packages.
 func (e *Engine) CheckNewModule(ctx context.Context, req Request, mod *module.Module) ([]string, error) {
 	var warnings []string
 	if !e.supportedAnywhere(mod.Type) {
 		warnings = append(warnings, fmt.Sprintf("no target deploys %s modules yet: %s is recorded but writes no files", mod.Type, mod.ID))
+	}
+	switch {
+	case mod.Source.Package != nil:
+		return warnings, apperr.New(apperr.InvalidArgument, "module %q: package sources (pkg:) are not supported by this build yet", mod.ID).
+			WithHint("use a local: or git: source").With("module_id", mod.ID)
+	case mod.Source.Git != nil:
+		return warnings, e.checkGitModule(ctx, mod)
 	}
 	lp := mod.Source.LocalPath
 	if lp == nil {
@@ -92,4 +102,26 @@ func (e *Engine) supportedAnywhere(t module.Type) bool {
 		}
 	}
 	return false
+}
+
+// checkGitModule fetches a git module's ref into the cache and loads the
+// module from its subdir, so `add` refuses what `lock` would.
+func (e *Engine) checkGitModule(ctx context.Context, mod *module.Module) error {
+	g := mod.Source.Git
+	sub, err := gitsource.CleanSubdir(g.Subdir)
+	if err != nil {
+		return err
+	}
+	commit, dir, err := e.GitCache().Checkout(ctx, g.URL, g.Ref, e.fetchOptions())
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dir, filepath.FromSlash(sub))
+	if _, err := e.Sys.Stat(abs(path)); err != nil {
+		return apperr.New(apperr.ModuleInvalid, "module %q: subdir %q not found in %s at %s", mod.ID, sub, g.URL, ShortHash(commit)).
+			WithHint("fix the subdir; `agentpack source add %s` then `source scan` lists what the repo holds", g.URL).
+			With("module_id", mod.ID)
+	}
+	_, err = module.LoadModule(mod, path)
+	return err
 }

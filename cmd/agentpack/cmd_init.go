@@ -55,7 +55,7 @@ func (c *InitCmd) Run(a *App) error {
 // AddCmd is `agentpack add`.
 type AddCmd struct {
 	Type    string   `arg:"" enum:"instructions,skill,prompt,command,agent,mcp" help:"Module type."`
-	Source  string   `arg:"" help:"Source spec: local:<path>, git:<url>#ref=..&subdir=.., gh:owner/repo/path@ref, pkg:@scope/name@ver."`
+	Source  string   `arg:"" help:"Source spec: local:<path>, git:<url>#ref=..&subdir=.., gh:owner/repo/path@ref."`
 	ID      string   `help:"Module id (default <type>:<name>)."`
 	Tags    []string `help:"Tags (default base)." sep:","`
 	Targets []string `name:"targets" help:"Restrict to these targets." sep:","`

@@ -93,7 +93,7 @@ func TestEditsTakeTheStateLock(t *testing.T) {
 			return err
 		},
 		"init": func(e *engine.Engine) error {
-			_, err := e.InitRepo(context.Background(), initDir)
+			_, err := e.InitRepo(context.Background(), initDir, false)
 			return err
 		},
 	}
@@ -213,7 +213,7 @@ func TestEnvRefusesMissingOrRelativeHomes(t *testing.T) {
 				t.Fatalf("Check() = %v (hint %q, details %v), want %s naming %s", err, ae.Hint, ae.Details, apperr.ConfigInvalid, tc.variable)
 			}
 			e := engine.New(env, targets.NewSet())
-			if _, err := e.InitRepo(context.Background(), env.ResolveRepo("")); apperr.CodeOf(err) != apperr.ConfigInvalid {
+			if _, err := e.InitRepo(context.Background(), env.ResolveRepo(""), false); apperr.CodeOf(err) != apperr.ConfigInvalid {
 				t.Errorf("init = %v, want %s", err, apperr.ConfigInvalid)
 			}
 			repo := codexRepo(t)

@@ -10,6 +10,7 @@ import (
 	"github.com/agentpack/agentpack/engine/manifest"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/fsys"
+	"github.com/go-git/go-git/v5"
 )
 
 // initFiles is the example repo `agentpack init` writes: one working module
@@ -116,12 +117,22 @@ type InitData struct {
 // InitRepo writes the example repo into dir under the state lock. It
 // refuses to touch a folder that already has an agentpack.yaml and never
 // overwrites an existing file.
-func (e *Engine) InitRepo(ctx context.Context, dir string) (*InitData, error) {
+// With withGit it also makes dir a git repository (an existing one is
+// kept).
+func (e *Engine) InitRepo(ctx context.Context, dir string, withGit bool) (*InitData, error) {
 	var out *InitData
 	err := e.WithEditLock(ctx, "init", func([]string) error {
 		var err error
-		out, err = e.initRepo(dir)
-		return err
+		if out, err = e.initRepo(dir); err != nil || !withGit {
+			return err
+		}
+		// go-git writes the new .git folder itself: it is created once, here,
+		// and nothing of agentpack's state is in it.
+		if _, err := git.PlainInit(dir, false); err != nil && err != git.ErrRepositoryAlreadyExists {
+			return apperr.Wrap(err, apperr.IOFailed, "cannot create a git repository in %s", dir).WithHint("check the folder's permissions")
+		}
+		out.Git = true
+		return nil
 	})
 	return out, err
 }

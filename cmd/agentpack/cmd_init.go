@@ -1,14 +1,7 @@
 package main
 
 import (
-	"path/filepath"
-	"strings"
-
 	"github.com/agentpack/agentpack/engine"
-	"github.com/agentpack/agentpack/engine/gitsource"
-	"github.com/agentpack/agentpack/engine/module"
-	"github.com/agentpack/agentpack/internal/apperr"
-	"github.com/go-git/go-git/v5"
 )
 
 // InitCmd is `agentpack init`.
@@ -29,14 +22,8 @@ func (c *InitCmd) Run(a *App) error {
 		err := eng.WithEditLock(a.Ctx(), "init", func(recovered []string) error {
 			warnings = recovered
 			var err error
-			if d, err = eng.InitRepo(a.Ctx(), dir); err != nil || preview != nil || !c.Git {
-				return err
-			}
-			if _, err := git.PlainInit(dir, false); err != nil && err != git.ErrRepositoryAlreadyExists {
-				return apperr.Wrap(err, apperr.IOFailed, "cannot create a git repository in %s", dir).WithHint("check the folder's permissions")
-			}
-			d.Git = true
-			return nil
+			d, err = eng.InitRepo(a.Ctx(), dir, c.Git && preview == nil)
+			return err
 		})
 		if err != nil {
 			return &result{Warnings: warnings}, err
@@ -67,44 +54,8 @@ func (c *AddCmd) Run(a *App) error {
 		if err := a.requireYesInJSON("add"); err != nil {
 			return nil, err
 		}
-		spec, err := gitsource.ParseSpec(c.Source)
-		if err != nil {
-			return nil, err
-		}
-		mod := module.Module{ID: c.ID, Type: module.Type(c.Type), Tags: c.Tags, Targets: c.Targets}
-		name := ""
-		switch spec.Kind {
-		case gitsource.KindLocal:
-			mod.Source.LocalPath = &module.LocalPathSource{Path: filepath.ToSlash(spec.Path)}
-			name = filepath.Base(spec.Path)
-		case gitsource.KindGit:
-			mod.Source.Git = &module.GitSource{URL: spec.URL, Ref: spec.Ref, Subdir: spec.Subdir}
-			name = filepath.Base(strings.TrimSuffix(firstNonEmpty(spec.Subdir, spec.URL), ".git"))
-		case gitsource.KindPackage:
-			mod.Source.Package = &module.PackageSource{Name: spec.Name, Version: spec.Version, Artifact: spec.Artifact}
-			name = firstNonEmpty(spec.Artifact, filepath.Base(spec.Name))
-		}
-		if mod.ID == "" {
-			mod.ID = c.Type + ":" + strings.TrimSuffix(name, filepath.Ext(name))
-		}
-		if len(mod.Tags) == 0 {
-			mod.Tags = []string{"base"}
-		}
 		eng, preview := a.dryRunEngine()
-		var d *engine.AddData
-		var warnings []string
-		// The check reads agentpack.yaml too, so it runs under the same lock
-		// as the edit.
-		err = eng.WithEditLock(a.Ctx(), "add", func(recovered []string) error {
-			warnings = recovered
-			checked, err := eng.CheckNewModule(a.Ctx(), a.Request(), &mod)
-			if err != nil {
-				return err // its warnings describe a module that was not added
-			}
-			warnings = append(warnings, checked...)
-			d, err = eng.AddModule(a.Ctx(), a.Request(), mod)
-			return err
-		})
+		d, warnings, err := eng.Add(a.Ctx(), a.Request(), engine.AddSpec{Type: c.Type, Source: c.Source, ID: c.ID, Tags: c.Tags, Targets: c.Targets})
 		if err != nil {
 			return &result{Warnings: warnings}, err
 		}
@@ -115,20 +66,11 @@ func (c *AddCmd) Run(a *App) error {
 		}
 		return &result{Data: d, Warnings: warnings, Human: func(p *Printer) {
 			p.Printf("Added %s (%s) to %s\n", d.Module.ID, d.Module.Source, p.Path(d.ManifestPath))
-			if mod.Source.Git != nil {
+			if d.Module.Source.Git != nil {
 				p.Printf("Next: %s pins it; then %s.\n", a.Request().Command("lock"), a.Request().Command("plan"))
 			}
 		}}, nil
 	})
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
 }
 
 // RemoveCmd is `agentpack remove`.

@@ -58,7 +58,7 @@ func (e *Engine) CheckNewModule(ctx context.Context, req Request, mod *module.Mo
 		lp.Path = filepath.ToSlash(found)
 		warnings = append(warnings, fmt.Sprintf("%s is outside the repo %s: the repo now depends on this machine's path", found, repo))
 	}
-	lm, err := module.LoadModule(mod, found)
+	lm, err := module.LoadModule(e.Sys, mod, found)
 	if err != nil {
 		return warnings, err
 	}
@@ -122,6 +122,6 @@ func (e *Engine) checkGitModule(ctx context.Context, mod *module.Module) error {
 			WithHint("fix the subdir; `agentpack source add %s` then `source scan` lists what the repo holds", g.URL).
 			With("module_id", mod.ID)
 	}
-	_, err = module.LoadModule(mod, path)
+	_, err = module.LoadModule(e.Sys, mod, path)
 	return err
 }

@@ -127,7 +127,7 @@ func (e *Engine) checkJournal(add func(name, status, msg, suggestion string), fi
 
 func (e *Engine) checkLockfile(add func(name, status, msg, suggestion string), st *State) {
 	path := filepath.Join(st.Repo, lockfile.FileName)
-	lf, err := lockfile.Load(path)
+	lf, err := lockfile.LoadOn(e.Sys, abs(path))
 	needsLock := false
 	for _, m := range st.Manifest.Modules {
 		if m.Source.Git != nil || m.Source.Package != nil {

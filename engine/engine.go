@@ -209,9 +209,9 @@ func (e *Engine) loadModule(ctx context.Context, st *State, mod *module.Module) 
 			WithHint("use a local_path source")
 	}
 	if mod.Source.LocalPath != nil {
-		return module.LoadModuleIn(mod, path, st.Repo)
+		return module.LoadModuleIn(e.Sys, mod, path, st.Repo)
 	}
-	return module.LoadModule(mod, path)
+	return module.LoadModule(e.Sys, mod, path)
 }
 
 func (e *Engine) selectTargets(m *manifest.Manifest, target string) ([]string, error) {

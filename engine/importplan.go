@@ -176,14 +176,14 @@ func (ip *importPlanner) load(sp importSpot, p, base string) *importFound {
 	default:
 		src := p
 		if fi, err := ip.e.Sys.Lstat(fsys.AbsPath(p)); err == nil && fi.Mode()&fs.ModeSymlink != 0 && sp.typ == module.TypeSkill {
-			real, err := filepath.EvalSymlinks(p)
+			real, err := fsys.EvalSymlinks(ip.e.Sys, fsys.AbsPath(p))
 			if err != nil {
 				return invalid(err)
 			}
 			ip.warn("import: followed the symlinked skill folder %s -> %s; deploy never writes through a linked folder, so replace the link with a real folder (or remove it) before deploying", p, real)
-			src = real
+			src = real.String()
 		}
-		lm, err := module.LoadModule(&module.Module{ID: id, Type: sp.typ}, src)
+		lm, err := module.LoadModule(ip.e.Sys, &module.Module{ID: id, Type: sp.typ}, src)
 		if err != nil {
 			return invalid(err)
 		}

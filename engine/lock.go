@@ -12,6 +12,7 @@ import (
 	"github.com/agentpack/agentpack/engine/manifest"
 	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // LockedModule is one module of the lock/fetch/update data.
@@ -35,7 +36,7 @@ type LockData struct {
 
 // GitCache is the immutable checkout cache under $AGENTPACK_HOME/cache/git.
 func (e *Engine) GitCache() *gitsource.Cache {
-	return &gitsource.Cache{Root: filepath.Join(e.Env.CacheDir(), "git")}
+	return &gitsource.Cache{Root: filepath.Join(e.Env.CacheDir(), "git"), System: e.Sys}
 }
 
 func (e *Engine) fetchOptions() gitsource.FetchOptions {
@@ -115,7 +116,7 @@ func (e *Engine) syncSources(ctx context.Context, req Request, command string, r
 		warnings = append(warnings, m.Warnings...)
 		path := filepath.Join(repo, lockfile.FileName)
 		var lf *lockfile.Lockfile
-		prev, _ := lockfile.Load(path)
+		prev, _ := lockfile.LoadOn(e.Sys, abs(path))
 		if relock {
 			// lock keeps the pins of modules whose source did not change;
 			// update moves every pin.
@@ -125,7 +126,7 @@ func (e *Engine) syncSources(ctx context.Context, req Request, command string, r
 			}
 			lf, err = e.lockModules(ctx, m, repo, keep)
 		} else {
-			lf, err = lockfile.Load(path)
+			lf, err = lockfile.LoadOn(e.Sys, abs(path))
 		}
 		if err != nil {
 			return err
@@ -137,7 +138,7 @@ func (e *Engine) syncSources(ctx context.Context, req Request, command string, r
 			}
 		}
 		if relock {
-			if err := lf.Save(path); err != nil {
+			if err := lf.SaveOn(e.Sys, abs(path)); err != nil {
 				return err
 			}
 		}
@@ -210,7 +211,7 @@ func (e *Engine) lockModules(ctx context.Context, m *manifest.Manifest, repo str
 			return nil, apperr.New(apperr.ModuleInvalid, "module %q: package sources are not supported by this build yet", mod.ID).
 				WithHint("use a local_path or git source")
 		}
-		files, err := lockfile.HashDir(dir)
+		files, err := lockfile.HashDirOn(e.Sys, abs(dir))
 		if err != nil {
 			return nil, apperr.Wrap(err, apperr.ModuleInvalid, "module %q: cannot hash %s", mod.ID, dir).
 				WithHint("check that the source path exists").With("module_id", mod.ID)
@@ -286,7 +287,7 @@ func (e *Engine) resolveLocked(ctx context.Context, st *State, mod *module.Modul
 		return "", apperr.New(apperr.ModuleInvalid, "module %q: package sources are not supported by this build yet", mod.ID).
 			WithHint("use a local_path or git source")
 	}
-	lf, err := st.lockfile()
+	lf, err := st.lockfile(e.Sys)
 	if err != nil {
 		if apperr.CodeOf(err) == apperr.LockfileMissing {
 			return "", apperr.New(apperr.LockfileMissing, "module %q comes from git but there is no %s", mod.ID, lockfile.FileName).
@@ -339,11 +340,11 @@ func cleanSub(s string) string {
 }
 
 // lockfile loads the repo's lockfile once per State.
-func (st *State) lockfile() (*lockfile.Lockfile, error) {
+func (st *State) lockfile(sys fsys.System) (*lockfile.Lockfile, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.lock == nil {
-		lf, err := lockfile.Load(filepath.Join(st.Repo, lockfile.FileName))
+		lf, err := lockfile.LoadOn(sys, abs(filepath.Join(st.Repo, lockfile.FileName)))
 		if err != nil {
 			return nil, err
 		}

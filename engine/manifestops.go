@@ -7,7 +7,6 @@ import (
 	"github.com/agentpack/agentpack/engine/manifest"
 	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/internal/apperr"
-	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // AddData is the data of `agentpack add`.
@@ -28,8 +27,7 @@ func (e *Engine) WithEditLock(ctx context.Context, command string, fn func(recov
 	if e.locked {
 		return fn(nil) // nested in an operation that holds the lock
 	}
-	_, dryRun := e.Sys.(*fsys.DryRunSystem)
-	return e.maybeLock(ctx, dryRun, command, fn)
+	return e.maybeLock(ctx, e.dryRun(), command, fn)
 }
 
 // AddModule appends mod to the request's agentpack.yaml under the state

@@ -274,10 +274,14 @@ func TestRecoveryCleansStateLeftovers(t *testing.T) {
 // failAfter is a System whose writes and removals fail after the first n.
 type failAfter struct {
 	fsys.System
-	n int
+	n     int
+	state fsys.AbsPath // agentpack's own state is written fine
 }
 
 func (f *failAfter) WriteFile(p fsys.AbsPath, d []byte, m os.FileMode) error {
+	if f.state.Contains(p) {
+		return f.System.WriteFile(p, d, m)
+	}
 	if f.n--; f.n < 0 {
 		return apperr.New(apperr.IOFailed, "cannot write %s: disk on fire", p)
 	}
@@ -285,6 +289,9 @@ func (f *failAfter) WriteFile(p fsys.AbsPath, d []byte, m os.FileMode) error {
 }
 
 func (f *failAfter) Remove(p fsys.AbsPath) error {
+	if f.state.Contains(p) {
+		return f.System.Remove(p)
+	}
 	if f.n--; f.n < 0 {
 		return apperr.New(apperr.IOFailed, "cannot remove %s: disk on fire", p)
 	}
@@ -299,7 +306,7 @@ func TestFailedApplyWhoseRollbackFailsSaysSo(t *testing.T) {
 	repo := codexRepo(t)
 	e := engine.New(env, targets.NewSet())
 	real := e.Sys
-	e.Sys = &failAfter{System: real, n: 1}
+	e.Sys = &failAfter{System: real, n: 1, state: fsys.AbsPath(env.AgentpackHome)}
 	_, _, err := e.Deploy(context.Background(), engine.Request{Repo: repo}, true, engine.ApplyOptions{})
 	for _, part := range []string{"disk on fire", "rolling the partial apply back failed too", "half-applied", "journal.json is pending"} {
 		if err == nil || !strings.Contains(apperr.As(err).Message, part) {

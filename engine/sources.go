@@ -356,7 +356,7 @@ func (e *Engine) purgeable(m *manifest.Manifest, src manifest.ArtifactSource) ([
 		return nil, nil
 	}
 	pinned := map[string]string{}
-	if lf, err := lockfile.Load(filepath.Join(m.Dir, lockfile.FileName)); err == nil {
+	if lf, err := lockfile.LoadOn(e.Sys, abs(filepath.Join(m.Dir, lockfile.FileName))); err == nil {
 		for _, lm := range lf.Modules {
 			if g := lm.ResolvedSource.Git; g != nil && sameRepo(g.URL, u) {
 				pinned[strings.ToLower(g.Commit)] = lm.ID

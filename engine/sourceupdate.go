@@ -105,7 +105,7 @@ func (e *Engine) SourceUpdate(ctx context.Context, req Request, opt SourceUpdate
 			}
 		}
 		if lf != nil {
-			return lf.Save(lfPath)
+			return lf.SaveOn(e.Sys, abs(lfPath))
 		}
 		return nil
 	})
@@ -176,7 +176,7 @@ func (e *Engine) relock(ctx context.Context, m *manifest.Manifest, items []reloc
 	if len(items) == 0 {
 		return nil, nil
 	}
-	lf, err := lockfile.Load(filepath.Join(m.Dir, lockfile.FileName))
+	lf, err := lockfile.LoadOn(e.Sys, abs(filepath.Join(m.Dir, lockfile.FileName)))
 	if apperr.CodeOf(err) == apperr.LockfileMissing {
 		lf, err = lockfile.New(), nil
 	}

@@ -6,18 +6,30 @@ import (
 
 	"github.com/agentpack/agentpack/engine/apply"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/snapshots"
 )
 
 // LockTimeout is how long a mutating command waits for another agentpack.
 var LockTimeout = 10 * time.Second
 
-// Store returns the snapshot store.
-func (e *Engine) Store() *snapshots.Store { return snapshots.NewStore(e.Env.StateDir()) }
+// Store returns the snapshot store, on the engine's System (so a dry run
+// records its state writes instead of making them).
+func (e *Engine) Store() *snapshots.Store { return snapshots.NewStoreOn(e.Sys, abs(e.Env.StateDir())) }
+
+// dryRun reports whether this engine only records what it would write.
+func (e *Engine) dryRun() bool {
+	_, ok := e.Sys.(*fsys.DryRunSystem)
+	return ok
+}
 
 // WithLock runs fn holding the cross-process state lock, after rolling back
-// any interrupted apply. The warnings of a recovery are returned.
+// any interrupted apply. The warnings of a recovery are returned. A dry run
+// writes nothing, not even the lock file, so it takes no lock.
 func (e *Engine) WithLock(ctx context.Context, command string, fn func(recovered []string) error) error {
+	if e.dryRun() {
+		return fn(nil)
+	}
 	release, err := snapshots.Lock(ctx, e.Env.StateDir(), command, 0)
 	if apperr.CodeOf(err) == apperr.Locked {
 		if e.OnLockWait != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/engine/target"
+	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -80,7 +81,7 @@ func TestCodexAgentTOML(t *testing.T) {
 	if err := os.WriteFile(src, []byte("---\nname: fast\ndescription: Quick agent\nmodel: gpt-5-codex\n---\n"+body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	lm, err := module.LoadModule(&module.Module{ID: "agent:fast", Type: module.TypeAgent}, src)
+	lm, err := module.LoadModule(fsys.NewRealSystem(fsys.RealSystemOptions{}), &module.Module{ID: "agent:fast", Type: module.TypeAgent}, src)
 	if err != nil {
 		t.Fatal(err)
 	}

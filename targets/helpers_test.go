@@ -72,7 +72,7 @@ func newTestEnv(t *testing.T) *testEnv {
 		t.Fatal(err)
 	}
 	for _, f := range fixtureModules {
-		lm, err := module.LoadModule(&module.Module{ID: f.id, Type: f.typ}, filepath.Join(src, f.path))
+		lm, err := module.LoadModule(fsys.NewRealSystem(fsys.RealSystemOptions{}), &module.Module{ID: f.id, Type: f.typ}, filepath.Join(src, f.path))
 		if err != nil {
 			t.Fatalf("load %s: %v", f.id, err)
 		}

@@ -3,7 +3,6 @@ package module
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine/gitsource"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // Symlinks follow one rule in every kind of source (local folder, local
@@ -42,13 +42,16 @@ const maxLinkHops = 40
 const maxFolderLinks = 1000
 
 // resolveIn resolves the '/'-separated path rel below the folder root step
-// by step, following symlinks, and returns the path it leads to below root
-// ("" for root itself) with that entry's description. It never leaves root:
-// an absolute target or a ".." above root is refused, as are a dangling
-// path and more than [maxLinkHops] links, with why saying which. Only
-// other I/O failures are errors.
-func resolveIn(root, rel string) (res string, fi fs.FileInfo, why string, err error) {
+// by step through sys, following symlinks, and returns the path it leads to
+// below root ("" for root itself) with that entry's description. It never
+// leaves root: an absolute target or a ".." above root is refused, as are a
+// dangling path and more than [maxLinkHops] links, with why saying which.
+// Only other I/O failures are errors.
+func resolveIn(sys fsys.System, root fsys.AbsPath, rel string) (res string, fi fs.FileInfo, why string, err error) {
 	var done []string
+	// last describes the entry done names, when the last step added it: the
+	// path holds no link then, so a final Stat would only repeat that Lstat.
+	var last fs.FileInfo
 	todo := strings.Split(rel, "/")
 	for hops := 0; len(todo) > 0; {
 		name := todo[0]
@@ -60,11 +63,11 @@ func resolveIn(root, rel string) (res string, fi fs.FileInfo, why string, err er
 			if len(done) == 0 {
 				return "", nil, linkLeaves, nil
 			}
-			done = done[:len(done)-1]
+			done, last = done[:len(done)-1], nil
 			continue
 		}
-		cur := filepath.Join(root, filepath.Join(done...), name)
-		fi, err := os.Lstat(cur)
+		cur := below(root, path.Join(path.Join(done...), name))
+		fi, err := sys.Lstat(cur)
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return "", nil, linkDangles, nil
 		}
@@ -72,13 +75,13 @@ func resolveIn(root, rel string) (res string, fi fs.FileInfo, why string, err er
 			return "", nil, "", err
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
-			done = append(done, name)
+			done, last = append(done, name), fi
 			continue
 		}
 		if hops++; hops > maxLinkHops {
 			return "", nil, linkLoops, nil
 		}
-		target, err := os.Readlink(cur)
+		target, err := sys.Readlink(cur)
 		if err != nil {
 			return "", nil, "", err
 		}
@@ -90,16 +93,36 @@ func resolveIn(root, rel string) (res string, fi fs.FileInfo, why string, err er
 			return "", nil, linkAbsolute, nil
 		}
 		todo = append(strings.Split(target, "/"), todo...)
+		last = nil
 	}
-	res = strings.Join(done, "/")
-	fi, err = os.Stat(filepath.Join(root, filepath.FromSlash(res)))
+	res = path.Join(done...)
+	if last != nil {
+		return res, last, "", nil
+	}
+	fi, err = sys.Stat(below(root, res))
 	return res, fi, "", err
 }
 
+// below returns the entry at the '/'-separated path rel below root. rel is
+// built from names sys listed or links held, never with "..", so it stays
+// below root; "" is root itself.
+func below(root fsys.AbsPath, rel string) fsys.AbsPath {
+	return fsys.AbsPath(filepath.Join(root.String(), filepath.FromSlash(rel)))
+}
+
+// ioCause is what an I/O error from a System says went wrong ("permission
+// denied"), without the path its message already repeats.
+func ioCause(err error) string {
+	if c, ok := apperr.As(err).Details["cause"].(string); ok {
+		return c
+	}
+	return err.Error()
+}
+
 // linkErr refuses the symlink link of mod, whose module folder is root.
-func linkErr(mod *Module, link, root, why string) *apperr.Error {
-	target, _ := os.Readlink(link)
-	return linkRefused(mod, link, target, root, why)
+func linkErr(sys fsys.System, mod *Module, link, root fsys.AbsPath, why string) *apperr.Error {
+	target, _ := sys.Readlink(link)
+	return linkRefused(mod, link.String(), target, root.String(), why)
 }
 
 // linkRefused refuses the symlink link (holding target) of mod, whose
@@ -114,49 +137,54 @@ func linkRefused(mod *Module, link, target, root, why string) *apperr.Error {
 		With("target", target).With("reason", why).With("module_root", root)
 }
 
-// resolveModulePath returns the file or folder path names, following path
-// itself by the link rule when it is a link (with within, when it holds p,
-// else the folder holding p, as the boundary), and its description.
-func resolveModulePath(mod *Module, p, within string) (string, fs.FileInfo, error) {
-	fi, err := os.Lstat(p)
+// resolveModulePath returns the file or folder p names, following p itself
+// by the link rule when it is a link (with within, when it holds p, else
+// the folder holding p, as the boundary), and its description.
+func resolveModulePath(sys fsys.System, mod *Module, p fsys.AbsPath, within string) (fsys.AbsPath, fs.FileInfo, error) {
+	fi, err := sys.Lstat(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil, moduleErr(mod, p, "source path %s does not exist", p).
+		return "", nil, moduleErr(mod, p.String(), "source path %s does not exist", p).
 			WithHint("fix source.local_path.path or create the folder")
 	}
 	if err != nil {
-		return "", nil, moduleErr(mod, p, "cannot read %s: %v", p, err)
+		return "", nil, moduleErr(mod, p.String(), "cannot read %s: %s", p, ioCause(err))
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
-		parent, rel := filepath.Dir(p), filepath.Base(p)
-		if r, err := filepath.Rel(within, p); within != "" && err == nil && r != "." && !strings.HasPrefix(r, "..") && !filepath.IsAbs(r) {
-			parent, rel = within, filepath.ToSlash(r)
+		parent, rel := p.Dir(), p.Base()
+		if w, err := fsys.NewAbsPath(within); within != "" && err == nil && w != p && w.Contains(p) {
+			r, _ := filepath.Rel(w.String(), p.String())
+			parent, rel = w, filepath.ToSlash(r)
 		}
-		res, rfi, why, err := resolveIn(parent, rel)
+		res, rfi, why, err := resolveIn(sys, parent, rel)
 		if err != nil {
-			return "", nil, moduleErr(mod, p, "cannot read %s: %v", p, err)
+			return "", nil, moduleErr(mod, p.String(), "cannot read %s: %s", p, ioCause(err))
 		}
 		if why != "" {
-			return "", nil, linkErr(mod, p, parent, why)
+			return "", nil, linkErr(sys, mod, p, parent, why)
 		}
-		p, fi = filepath.Join(parent, filepath.FromSlash(res)), rfi
+		p, fi = below(parent, res), rfi
 	}
 	if !fi.IsDir() && !fi.Mode().IsRegular() {
-		return "", nil, moduleErr(mod, p, "%s is neither a file nor a folder", p)
+		return "", nil, moduleErr(mod, p.String(), "%s is neither a file nor a folder", p)
 	}
 	return p, fi, nil
 }
 
-// readJob is one file of a module to read: its path in the module and
-// where its bytes are.
+// readJob is one file of a module to read: its path in the module, where
+// its bytes are and, when resolving it already described it, that
+// description (nil when only a listing named it).
 type readJob struct {
-	rel, abs string
+	rel string
+	abs fsys.AbsPath
+	fi  fs.FileInfo
 }
 
-// folderWalk lists the files of the module folder root, applying the link
-// rule.
+// folderWalk lists the files of the module folder root through sys,
+// applying the link rule.
 type folderWalk struct {
+	sys         fsys.System
 	mod         *Module
-	root        string
+	root        fsys.AbsPath
 	jobs        []readJob
 	folderLinks int
 }
@@ -164,15 +192,15 @@ type folderWalk struct {
 // walk lists the folder real (below root) as the module path out; stack
 // holds the folders being listed, real included, to detect loops.
 func (w *folderWalk) walk(real, out string, stack []string) error {
-	dir := filepath.Join(w.root, filepath.FromSlash(real))
-	entries, err := os.ReadDir(dir)
+	dir := below(w.root, real)
+	entries, err := w.sys.ReadDir(dir)
 	if err != nil {
-		return moduleErr(w.mod, dir, "cannot read %s: %v", dir, err)
+		return moduleErr(w.mod, dir.String(), "cannot read %s: %s", dir, ioCause(err))
 	}
 	for _, e := range entries {
 		name := e.Name()
 		r, o := path.Join(real, name), path.Join(out, name)
-		abs := filepath.Join(w.root, filepath.FromSlash(r))
+		abs := dir.JoinName(name)
 		switch t := e.Type(); {
 		case t.IsDir():
 			if name == ".git" {
@@ -182,13 +210,13 @@ func (w *folderWalk) walk(real, out string, stack []string) error {
 				return err
 			}
 		case t.IsRegular():
-			w.jobs = append(w.jobs, readJob{o, abs})
+			w.jobs = append(w.jobs, readJob{rel: o, abs: abs})
 		case t&fs.ModeSymlink != 0:
 			if err := w.link(abs, r, o, stack); err != nil {
 				return err
 			}
 		default:
-			return moduleErr(w.mod, abs, "%s is neither a file, a folder nor a symlink", abs)
+			return moduleErr(w.mod, abs.String(), "%s is neither a file, a folder nor a symlink", abs)
 		}
 	}
 	return nil
@@ -196,28 +224,28 @@ func (w *folderWalk) walk(real, out string, stack []string) error {
 
 // link applies the link rule to the symlink abs, at real below root and
 // out in the module.
-func (w *folderWalk) link(abs, real, out string, stack []string) error {
-	res, fi, why, err := resolveIn(w.root, real)
+func (w *folderWalk) link(abs fsys.AbsPath, real, out string, stack []string) error {
+	res, fi, why, err := resolveIn(w.sys, w.root, real)
 	switch {
 	case err != nil:
-		return moduleErr(w.mod, abs, "cannot read %s: %v", abs, err)
+		return moduleErr(w.mod, abs.String(), "cannot read %s: %s", abs, ioCause(err))
 	case why != "":
-		return linkErr(w.mod, abs, w.root, why)
+		return linkErr(w.sys, w.mod, abs, w.root, why)
 	case fi.Mode().IsRegular():
-		w.jobs = append(w.jobs, readJob{out, filepath.Join(w.root, filepath.FromSlash(res))})
+		w.jobs = append(w.jobs, readJob{rel: out, abs: below(w.root, res), fi: fi})
 		return nil
 	case !fi.IsDir():
-		return linkErr(w.mod, abs, w.root, linkSpecial)
+		return linkErr(w.sys, w.mod, abs, w.root, linkSpecial)
 	case path.Base(out) == ".git":
 		return nil
 	}
 	for _, s := range stack {
 		if res == "" || res == s || strings.HasPrefix(s, res+"/") {
-			return linkErr(w.mod, abs, w.root, linkLoops)
+			return linkErr(w.sys, w.mod, abs, w.root, linkLoops)
 		}
 	}
 	if w.folderLinks++; w.folderLinks > maxFolderLinks {
-		return moduleErr(w.mod, abs, "more than %d symlinked folders in the module", maxFolderLinks).
+		return moduleErr(w.mod, abs.String(), "more than %d symlinked folders in the module", maxFolderLinks).
 			WithHint("replace the links with the folders they point to")
 	}
 	return w.walk(res, out, append(stack, res))

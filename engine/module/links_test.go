@@ -101,7 +101,7 @@ func TestFolderModuleLinks(t *testing.T) {
 				files[k] = strings.Replace(v, "ABS", filepath.ToSlash(dir), 1)
 			}
 			tree(t, dir, files)
-			lm, err := LoadModule(&Module{ID: "skill:review", Type: TypeSkill}, filepath.Join(dir, "mod"))
+			lm, err := LoadModule(realSys, &Module{ID: "skill:review", Type: TypeSkill}, filepath.Join(dir, "mod"))
 			if tc.link == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -136,10 +136,10 @@ func TestModulePathLinks(t *testing.T) {
 		"elsewhere/skill/SKILL.md":  skillMD,
 	})
 	prompt := func(name string) (*LoadedModule, error) {
-		return LoadModule(&Module{ID: "prompt:p", Type: TypePrompt}, filepath.Join(dir, "repo/prompts", name))
+		return LoadModule(realSys, &Module{ID: "prompt:p", Type: TypePrompt}, filepath.Join(dir, "repo/prompts", name))
 	}
 	skill := func(name string) (*LoadedModule, error) {
-		return LoadModule(&Module{ID: "skill:review", Type: TypeSkill}, filepath.Join(dir, "repo/skills", name))
+		return LoadModule(realSys, &Module{ID: "skill:review", Type: TypeSkill}, filepath.Join(dir, "repo/skills", name))
 	}
 
 	// test that a single-file module linking inside its folder loads the target's bytes under its own name
@@ -171,7 +171,7 @@ func TestModulePathLinks(t *testing.T) {
 
 	// test that a relative module path still loads
 	t.Chdir(filepath.Join(dir, "repo"))
-	if lm, err := LoadModule(&Module{ID: "prompt:p", Type: TypePrompt}, filepath.FromSlash("prompts/alias.md")); err != nil || loaded(lm) != "alias.md=real" {
+	if lm, err := LoadModule(realSys, &Module{ID: "prompt:p", Type: TypePrompt}, filepath.FromSlash("prompts/alias.md")); err != nil || loaded(lm) != "alias.md=real" {
 		t.Errorf("relative path = %v, %v", lm, err)
 	}
 
@@ -220,7 +220,7 @@ func TestGitCheckoutLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	load := func(sub string) (*LoadedModule, error) {
-		return LoadModule(&Module{ID: "skill:" + sub, Type: TypeSkill}, filepath.Join(co, filepath.FromSlash(sub)))
+		return LoadModule(realSys, &Module{ID: "skill:" + sub, Type: TypeSkill}, filepath.Join(co, filepath.FromSlash(sub)))
 	}
 
 	// test that a link inside the module loads as its target, with git's modes rather than the cache's read-only ones

@@ -19,7 +19,7 @@ func TestSpecialFileIsRefused(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := LoadModule(&Module{ID: "skill:review", Type: TypeSkill}, filepath.Join(dir, "mod"))
+		_, err := LoadModule(realSys, &Module{ID: "skill:review", Type: TypeSkill}, filepath.Join(dir, "mod"))
 		done <- err
 	}()
 	select {

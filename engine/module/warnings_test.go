@@ -21,7 +21,7 @@ func TestSkillNameWarning(t *testing.T) {
 		{Module{ID: "skill:review", Type: TypeSkill}, "other", ""},
 		{Module{ID: "prompt:p", Type: TypePrompt}, "prompt.md", ""},
 	} {
-		lm, err := LoadModule(&tc.mod, filepath.Join(dir, tc.path))
+		lm, err := LoadModule(realSys, &tc.mod, filepath.Join(dir, tc.path))
 		if err != nil {
 			t.Fatalf("%s: %v", tc.mod.ID, err)
 		}

@@ -167,10 +167,7 @@ func TestImportsPointOneWay(t *testing.T) {
 // pendingDiskCalls are files that still call os directly while the redesign
 // moves them onto fsys.System (issue 8). The list only shrinks: a file
 // leaves it when its calls go, and no file joins it.
-var pendingDiskCalls = []string{
-	"engine/module/load.go",
-	"engine/module/links.go", // split out of load.go; both move onto System together
-}
+var pendingDiskCalls = []string{}
 
 func allowedDiskCall(rel string) bool { return slices.Contains(pendingDiskCalls, rel) }
 

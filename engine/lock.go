@@ -271,7 +271,7 @@ func (e *Engine) fetchLocked(ctx context.Context, lf *lockfile.Lockfile) (int, e
 				}
 				dirs[key] = dir
 			}
-			if err := gitsource.VerifySubdir(dir, g.Subdir, m.FileManifest); err != nil {
+			if err := e.GitCache().VerifySubdir(dir, g.Subdir, m.FileManifest); err != nil {
 				return 0, err
 			}
 		}
@@ -315,7 +315,7 @@ func (e *Engine) resolveLocked(ctx context.Context, st *State, mod *module.Modul
 	if err != nil {
 		return "", err
 	}
-	if err := gitsource.VerifySubdir(dir, g.Subdir, lm.FileManifest); err != nil {
+	if err := e.GitCache().VerifySubdir(dir, g.Subdir, lm.FileManifest); err != nil {
 		return "", err
 	}
 	return filepath.Join(dir, filepath.FromSlash(g.Subdir)), nil

@@ -16,6 +16,7 @@ import (
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/envelope"
+	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/targets"
 	"github.com/alecthomas/kong"
 	"golang.org/x/term"
@@ -167,9 +168,13 @@ type App struct {
 	Stderr  io.Writer
 	Env     engine.Env
 	ctx     context.Context
-	parser  *kong.Kong
-	kctx    *kong.Context
-	engine  *engine.Engine
+	// recordOnly gives this invocation's engine a System that only
+	// records; recorder is that System once the engine exists.
+	recordOnly bool
+	recorder   *fsys.DryRunSystem
+	parser     *kong.Kong
+	kctx       *kong.Context
+	engine     *engine.Engine
 }
 
 // Ctx is the context of this invocation's engine calls.
@@ -196,6 +201,10 @@ func (a *App) Engine() *engine.Engine {
 // fresh one per tool call, so every call reads state fresh.
 func (a *App) newEngine() *engine.Engine {
 	e := engine.New(a.Env, targets.NewSet())
+	if a.recordOnly {
+		a.recorder = fsys.NewDryRunSystem(e.Sys)
+		e.Sys = a.recorder
+	}
 	if !a.Globals.JSON && !a.Globals.Quiet {
 		e.OnLockWait = func(msg string) {
 			fmt.Fprintf(a.Stderr, "%s %s; waiting up to %s…\n", a.errPrinter().dim("agentpack:"), msg, engine.LockTimeout)
@@ -224,6 +233,8 @@ type result struct {
 	Human func(p *Printer)
 	// Summary is the one line -q still prints.
 	Summary string
+	// previewed marks a --dry-run result already rendered as a dry run.
+	previewed bool
 	// ExitCode, when not 0, is the exit code after a successful run
 	// (--exit-code: 2 when there are changes or drift).
 	ExitCode int
@@ -242,10 +253,13 @@ func (a *App) run(command, commandID string, fn func() (*result, error)) error {
 	if isMutating(commandID) {
 		defer a.sayWhenInterrupted()()
 	}
+	if a.Globals.DryRun && dryRunCommands[commandID] == recordedDryRun {
+		a.recordOnly = true // the engine's System only records (App.newEngine)
+	}
 	var res *result
 	var err error
 	switch {
-	case a.Globals.DryRun && isMutating(commandID) && !dryRunCommands[commandID]:
+	case a.Globals.DryRun && isMutating(commandID) && dryRunCommands[commandID] == noDryRun:
 		err = apperr.New(apperr.InvalidArgument, "`%s` has no --dry-run; nothing was written", commandID).
 			WithHint("run it without --dry-run, or use `agentpack plan` to see what a deploy would do").With("command", commandID)
 	case !envFreeCommands[command]:
@@ -263,6 +277,11 @@ func (a *App) run(command, commandID string, fn func() (*result, error)) error {
 			warnings = res.Warnings
 		}
 		return exitCode(a.failWith(command, commandID, err, warnings))
+	}
+	if a.recorder != nil && !res.previewed {
+		warnings := res.Warnings
+		res = a.dryRunPreview(res.Data)
+		res.Warnings = warnings
 	}
 	if a.Globals.JSON {
 		env := envelope.New(command, commandID).Succeed(res.Data, res.Warnings)

@@ -21,13 +21,28 @@ var mutatingCommands = []string{
 	"source add", "source remove", "source update",
 }
 
-// dryRunCommands are the mutating commands that honour --dry-run (they
-// report what they would do and write nothing); the others refuse it, so
-// --dry-run never writes.
-var dryRunCommands = map[string]bool{
-	"deploy": true, "import": true, "rollback": true, "init": true, "add": true, "remove": true,
-	"source add": true, "source remove": true, "source update": true,
+// dryRunCommands are the mutating commands that honour --dry-run and how;
+// every mutating command does, so --dry-run never writes. [recordedDryRun]
+// commands run as usual on an engine whose System only records, and report
+// what they would write; the others report their own dry run (deploy and
+// import plan, rollback and the source commands say what they would
+// change).
+var dryRunCommands = map[string]dryRunKind{
+	"deploy": ownDryRun, "import": ownDryRun, "rollback": ownDryRun,
+	"source add": ownDryRun, "source remove": ownDryRun, "source update": ownDryRun,
+	"init": recordedDryRun, "add": recordedDryRun, "remove": recordedDryRun,
+	"lock": recordedDryRun, "fetch": recordedDryRun, "update": recordedDryRun,
+	"snapshots prune": recordedDryRun, "doctor --fix": recordedDryRun,
 }
+
+// dryRunKind is how a command honours --dry-run.
+type dryRunKind int
+
+const (
+	noDryRun dryRunKind = iota
+	ownDryRun
+	recordedDryRun
+)
 
 // isMutating reports whether commandID changes files or state.
 func isMutating(commandID string) bool {

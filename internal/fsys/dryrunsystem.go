@@ -62,6 +62,9 @@ func NewDryRunSystem(base System) *DryRunSystem {
 	return &DryRunSystem{base: base, over: map[AbsPath]*memNode{}}
 }
 
+// Base returns the System the dry run reads from (the disk as it was).
+func (s *DryRunSystem) Base() System { return s.base }
+
 // Ops returns the recorded mutations in the order they were made.
 func (s *DryRunSystem) Ops() []Op {
 	s.mu.Lock()

@@ -76,7 +76,7 @@ func (e *Engine) Deploy(ctx context.Context, req Request, doApply bool, opt Appl
 			return err
 		}
 		if applied {
-			e.recordRoots(st, liveRoots(st, p), st.Desired.Stale)
+			rootsWarning(st, e.recordRoots(st, liveRoots(st, p), st.Desired.Stale))
 		}
 		out.Applied, out.SnapshotID = applied, id
 		if !applied {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
@@ -113,7 +114,9 @@ func (e *Engine) Rollback(ctx context.Context, opt RollbackOptions) (*RollbackDa
 		}
 		out = rollbackData(done, to, opt.DryRun)
 		if !opt.DryRun {
-			e.registerRestoredRoots(records, restores)
+			if err := e.registerRestoredRoots(records, restores); err != nil {
+				warnings = append(warnings, fmt.Sprintf("the rollback was applied, but the roots registry could not be saved (%s): a later deploy may not clean up the roots it restored", apperr.As(err).Message))
+			}
 		}
 		return nil
 	})
@@ -241,7 +244,7 @@ func (e *Engine) PruneSnapshots(ctx context.Context, keep int) (removed []string
 // registerRestoredRoots puts the roots whose manifests a rollback brought
 // back into the roots registry again (with the repo and project of the
 // deploy that wrote them), so a later deploy can clean them up.
-func (e *Engine) registerRestoredRoots(records []*snapshots.Record, restores []snapshots.Restore) {
+func (e *Engine) registerRestoredRoots(records []*snapshots.Record, restores []snapshots.Restore) error {
 	byID := map[string]*snapshots.Record{}
 	for _, r := range records {
 		byID[r.ID] = r
@@ -254,9 +257,10 @@ func (e *Engine) registerRestoredRoots(records []*snapshots.Record, restores []s
 		}
 		entries = append(entries, rootEntry{Target: r.Target, Root: fsys.AbsPath(r.Root), Repo: rec.Repo, Project: fsys.AbsPath(rec.Project)})
 	}
-	if len(entries) > 0 {
-		e.addRoots(entries)
+	if len(entries) == 0 {
+		return nil
 	}
+	return e.addRoots(entries)
 }
 
 // resolveSnapshotID expands "last" and unique id prefixes; anything else is

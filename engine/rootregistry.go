@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/engine/plan"
+	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/fsys"
 )
 
@@ -64,7 +65,7 @@ func (e *Engine) staleRoots(st *State, d *desired.State) []desired.Root {
 
 // recordRoots updates the list after an apply: roots holding a manifest now
 // are added, stale roots whose manifest was removed are dropped.
-func (e *Engine) recordRoots(st *State, live []desired.Root, gone []desired.Root) {
+func (e *Engine) recordRoots(st *State, live []desired.Root, gone []desired.Root) error {
 	project := e.projectRoot()
 	drop := map[desired.Root]bool{}
 	for _, g := range gone {
@@ -88,11 +89,11 @@ func (e *Engine) recordRoots(st *State, live []desired.Root, gone []desired.Root
 			out = append(out, ent)
 		}
 	}
-	e.writeRoots(out)
+	return e.writeRoots(out)
 }
 
 // addRoots adds entries to the registry.
-func (e *Engine) addRoots(entries []rootEntry) {
+func (e *Engine) addRoots(entries []rootEntry) error {
 	out := e.readRoots()
 	seen := map[rootEntry]bool{}
 	for _, r := range out {
@@ -104,15 +105,25 @@ func (e *Engine) addRoots(entries []rootEntry) {
 			out = append(out, r)
 		}
 	}
-	e.writeRoots(out)
+	return e.writeRoots(out)
 }
 
-func (e *Engine) writeRoots(out []rootEntry) {
+// writeRoots saves the registry. Its error is the caller's to report: the
+// files are applied by then, so it becomes a warning, never silence.
+func (e *Engine) writeRoots(out []rootEntry) error {
 	data, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
-		return
+		return apperr.Wrap(err, apperr.Unexpected, "cannot encode the roots registry")
 	}
-	_ = e.Sys.WriteFile(e.rootsPath(), append(data, '\n'), 0o600)
+	return e.Sys.WriteFile(e.rootsPath(), append(data, '\n'), 0o600)
+}
+
+// rootsWarning turns a failed registry write into a warning: the apply
+// itself succeeded, but a later deploy may not clean up these roots.
+func rootsWarning(st *State, err error) {
+	if err != nil {
+		st.Warn("the files were applied, but the roots registry could not be saved (%s): a later deploy may not clean up roots this repo no longer uses", apperr.As(err).Message)
+	}
 }
 
 func (e *Engine) rootsPath() fsys.AbsPath { return abs(e.Env.StateDir()).JoinName(rootsFile) }

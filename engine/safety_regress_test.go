@@ -347,3 +347,28 @@ func TestDoctorReportsAndCleansStateLeftovers(t *testing.T) {
 		t.Fatalf("doctor --fix left %s: %v", junk, err)
 	}
 }
+
+// failRoots is a System on which the roots registry cannot be written.
+type failRoots struct{ fsys.System }
+
+func (f failRoots) WriteFile(p fsys.AbsPath, d []byte, m os.FileMode) error {
+	if p.Base() == "roots.json" {
+		return apperr.New(apperr.IOPermissionDenied, "cannot write %s: permission denied", p)
+	}
+	return f.System.WriteFile(p, d, m)
+}
+
+// A roots registry that cannot be saved is reported, not discarded: the
+// deploy succeeds (its files are applied) and says what was not recorded.
+func TestRootsRegistryWriteErrorIsReported(t *testing.T) {
+	env := testEnv(t)
+	e := engine.New(env, targets.NewSet())
+	e.Sys = failRoots{e.Sys}
+	st, d, err := e.Deploy(context.Background(), engine.Request{Repo: codexRepo(t)}, true, engine.ApplyOptions{})
+	if err != nil || !d.Applied {
+		t.Fatalf("deploy: %v %+v", err, d)
+	}
+	if !hasWarning(st.Warnings, "roots registry could not be saved") {
+		t.Fatalf("no warning about the roots registry: %q", st.Warnings)
+	}
+}

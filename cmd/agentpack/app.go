@@ -175,9 +175,9 @@ type App struct {
 	// readOnly gives this invocation's engine a System that refuses every
 	// write but the caches': the command is not a mutating one.
 	readOnly bool
-	parser     *kong.Kong
-	kctx       *kong.Context
-	engine     *engine.Engine
+	parser   *kong.Kong
+	kctx     *kong.Context
+	engine   *engine.Engine
 }
 
 // Ctx is the context of this invocation's engine calls.

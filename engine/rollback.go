@@ -19,7 +19,8 @@ type RollbackData struct {
 	EventSnapshotID string  `json:"event_snapshot_id"`
 	Restored        int     `json:"restored"`
 	Removed         int     `json:"removed"`
-	// DryRun is set when nothing was written (EventSnapshotID is then "").
+	// DryRun is set when the engine only recorded what it would write
+	// (EventSnapshotID is then "").
 	DryRun bool `json:"dry_run,omitempty"`
 	// Files are the files restored or removed (manifests left out).
 	Files []RollbackFile `json:"files"`
@@ -54,14 +55,12 @@ type RollbackOptions struct {
 	Last bool
 	// Target limits the rollback to one target ("" or "all": every target).
 	Target string
-	// DryRun verifies the saved bytes and counts what would change, writing
-	// nothing.
-	DryRun bool
 }
 
 // Rollback restores the exact bytes the disk had right after snapshot To
 // (or before the newest snapshot, with Last) and records the rollback as a
-// snapshot of its own, so it can be undone too.
+// snapshot of its own, so it can be undone too. On an engine whose System
+// only records, it runs the same walk and reports what it would change.
 func (e *Engine) Rollback(ctx context.Context, opt RollbackOptions) (*RollbackData, []string, error) {
 	if (opt.To == "") == !opt.Last {
 		return nil, nil, apperr.New(apperr.InvalidArgument, "give exactly one of --to <snapshot> or --last").
@@ -108,15 +107,13 @@ func (e *Engine) Rollback(ctx context.Context, opt RollbackOptions) (*RollbackDa
 		if err != nil {
 			return err
 		}
-		done, err := w.Restore(restores, to, targets, opt.DryRun, createdSince(records, to))
+		done, err := w.Restore(restores, to, targets, createdSince(records, to))
 		if err != nil {
 			return err
 		}
-		out = rollbackData(done, to, opt.DryRun)
-		if !opt.DryRun {
-			if err := e.registerRestoredRoots(records, restores); err != nil {
-				warnings = append(warnings, fmt.Sprintf("the rollback was applied, but the roots registry could not be saved (%s): a later deploy may not clean up the roots it restored", apperr.As(err).Message))
-			}
+		out = rollbackData(done, to, e.dryRun())
+		if err := e.registerRestoredRoots(records, restores); err != nil {
+			warnings = append(warnings, fmt.Sprintf("the rollback was applied, but the roots registry could not be saved (%s): a later deploy may not clean up the roots it restored", apperr.As(err).Message))
 		}
 		return nil
 	})
@@ -126,6 +123,9 @@ func (e *Engine) Rollback(ctx context.Context, opt RollbackOptions) (*RollbackDa
 // rollbackData reports a restore that rolled back to snapshot to ("": none).
 func rollbackData(done *apply.Restored, to string, dryRun bool) *RollbackData {
 	out := &RollbackData{EventSnapshotID: done.ID, DryRun: dryRun, Files: []RollbackFile{}}
+	if dryRun {
+		out.EventSnapshotID = "" // the record was only written to the recording System
+	}
 	if to != "" {
 		out.RolledBackTo = &to
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/agentpack/agentpack/snapshots"
 )
 
-// Restored is what [Writer.Restore] did, or with dryRun would do.
+// Restored is what [Writer.Restore] did (on a recording System: would do).
 type Restored struct {
 	// ID is the rollback's own snapshot ("" for a dry run).
 	ID string
@@ -26,8 +26,7 @@ type Restored struct {
 // targets it covers (nil: those of restores) and undoneDirs the folders the
 // undone applies created, removed once empty. Every saved byte is read and
 // verified before the first write, so a damaged snapshot changes nothing.
-// With dryRun it writes nothing.
-func (wr *Writer) Restore(restores []snapshots.Restore, to string, targets []string, dryRun bool, undoneDirs []string) (*Restored, error) {
+func (wr *Writer) Restore(restores []snapshots.Restore, to string, targets []string, undoneDirs []string) (*Restored, error) {
 	store := wr.Store
 	type op struct {
 		r snapshots.Restore
@@ -66,15 +65,6 @@ func (wr *Writer) Restore(restores []snapshots.Restore, to string, targets []str
 			continue
 		}
 		ops = append(ops, o)
-	}
-	if dryRun {
-		out := &Restored{}
-		for _, o := range ops {
-			if !o.noop {
-				out.Changed = append(out.Changed, o.r)
-			}
-		}
-		return out, nil
 	}
 	now := time.Now()
 	id := store.NewID(now)

@@ -70,39 +70,6 @@ func (r *renderer) mcpServers(modules []*module.LoadedModule, shape mcpShape) er
 	return nil
 }
 
-// MCPFile is where a client keeps MCP servers for a scope, and the entry
-// it would hold for s: what `mcp install` writes, through the same
-// key-level path as a deploy. ok is false when the client has no such file.
-func MCPFile(rc *target.RenderContext, client string, s *module.MCPServer) (target.DesiredFile, bool, error) {
-	var a interface {
-		render(*target.RenderContext, []*module.LoadedModule, warnFunc) (*target.Output, error)
-	}
-	switch client {
-	case "claude_code":
-		a = ClaudeCode{}
-	case "codex":
-		a = Codex{}
-	case "cursor":
-		a = Cursor{}
-	case "vscode":
-		a = VSCode{}
-	default:
-		return target.DesiredFile{}, false, apperr.New(apperr.TargetUnsupported, "unknown client %q", client).
-			WithHint("use one of: claude_code, codex, cursor, vscode")
-	}
-	lm := &module.LoadedModule{Module: &module.Module{ID: "mcp:" + s.Name, Type: module.TypeMCP}, MCP: s}
-	out, err := a.render(rc, []*module.LoadedModule{lm}, rc.Warn)
-	if err != nil {
-		return target.DesiredFile{}, false, err
-	}
-	for _, f := range out.Files {
-		if f.Keyed != nil {
-			return f, true, nil
-		}
-	}
-	return target.DesiredFile{}, false, nil
-}
-
 // mcpEnv is a server's environment for a JSON client: env values with
 // references rewritten by ref, and each env_vars name passed through as a
 // reference to itself.

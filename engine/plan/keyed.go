@@ -263,3 +263,49 @@ func (p *Plan) KeyedRecord(rel string, path fsys.AbsPath, sha string, ids []stri
 	}
 	return mf
 }
+
+// EntryEdit plans one explicit entry edit outside any desired state (`mcp
+// install` and `mcp uninstall`): it sets f's entries in the file at f.Path
+// (root is the folder holding it), or with remove removes the entries of
+// those names. Nothing is recorded as owned: the entry is the user's, put
+// there by a command they ran, so replacing a different entry of the same
+// name is what they asked for and needs no --adopt. It returns nil when
+// the file already says what was asked.
+func EntryEdit(sys fsys.System, targetName string, root fsys.AbsPath, f target.DesiredFile, remove bool) (*Change, error) {
+	a, err := ReadActual(sys, NewLinkGuard(sys), nil, root, f.Path, "")
+	if err != nil {
+		return nil, err
+	}
+	k := f.Keyed
+	spec := keyedSpec{format: k.Format, container: k.Container, want: k}
+	var last *ManagedFile
+	if remove {
+		// Removing is modelled as owning the entry as it is now and
+		// desiring nothing.
+		spec.want = nil
+		last = &ManagedFile{Format: string(k.Format), Container: k.Container}
+		for _, e := range k.Entries {
+			cur, err := cfgedit.Get(k.Format, a.Data, k.Container, e.Name)
+			if err != nil {
+				return nil, configInvalid(f.Path, err)
+			}
+			if cur != nil {
+				last.Entries = append(last.Entries, ManagedEntry{Name: e.Name, SHA256: checksum.SHA256Hex(cur), ModuleIDs: []string{}})
+			}
+		}
+	}
+	c := Change{Target: targetName, Path: f.Path, PathPosix: f.Path.ToSlash(), ModuleIDs: []string{}, Root: root, Mode: f.Mode}
+	kc, _, err := keyedChange(c, spec, last, a)
+	if err != nil || kc == nil {
+		return nil, err
+	}
+	for i := range kc.Entries {
+		if kc.Entries[i].UpdateKind == UpdateAdopt {
+			kc.Entries[i].UpdateKind, kc.Entries[i].Reason = UpdateManaged, ReasonDiffers
+		}
+	}
+	if kc.UpdateKind == UpdateAdopt {
+		kc.UpdateKind = UpdateManaged
+	}
+	return kc, nil
+}

@@ -1,8 +1,8 @@
 package module
 
 import (
-	"errors"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"path/filepath"
 	"regexp"

@@ -4,8 +4,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/cfgedit"
+	"github.com/agentpack/agentpack/internal/checksum"
 )
 
 // KeyedFile is the desired content of a shared config file that agentpack

@@ -283,3 +283,48 @@ func TestMCPLiteralSecretRefused(t *testing.T) {
 		t.Fatalf("the secret was echoed: %s / %s", ae.Message, ae.Hint)
 	}
 }
+
+// TestMCPCodexTOMLJourney deploys a server into a commented config.toml
+// holding the user's own servers and tool approvals, then removes it: the
+// file comes back byte for byte, and the user's approvals under the owned
+// table survive a module change.
+func TestMCPCodexTOMLJourney(t *testing.T) {
+	env := testEnv(t)
+	env.CodexHome = filepath.Join(filepath.Dir(env.Home), "codex")
+	config := "# my settings\nmodel = \"o3\" # favourite\n\n[mcp_servers.mine]\ncommand = \"mine\"\nargs = [\n  \"--x\", # why\n]\n\n[profiles.fast]\nmodel = \"mini\"\n"
+	path := filepath.Join(env.CodexHome, "config.toml")
+	mustWrite(t, path, config)
+	manifest := strings.Replace(mcpManifest, "claude_code: {scope: user}", "codex: {scope: user}", 1)
+	repo := writeRepo(t, map[string]string{"agentpack.yaml": manifest, "modules/mcp/gh.yaml": ghServer})
+	e := engine.New(env, targets.NewSet())
+	req := engine.Request{Repo: repo}
+	if _, _, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got := mustRead(t, path)
+	want := strings.Replace(config, "]\n\n[profiles", "]\n\n[mcp_servers.gh]\ncommand = \"npx\"\nargs = [\"-y\", \"gh-mcp\"]\nenv_vars = [\"GITHUB_TOKEN\"]\n\n[profiles", 1)
+	if got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+	// The user approves a tool of our server: a table of its own, not drift.
+	approved := got + "\n[mcp_servers.gh.tools.search]\napproved = true\n"
+	mustWrite(t, path, approved)
+	_, s, err := e.Status(context.Background(), req, nil)
+	if err != nil || s.Summary.Modified != 0 {
+		t.Fatalf("approvals counted as drift: %+v %v", s, err)
+	}
+	mustWrite(t, filepath.Join(repo, "modules/mcp/gh.yaml"), strings.Replace(ghServer, "gh-mcp", "gh-mcp@2", 1))
+	if _, _, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRead(t, path); got != strings.Replace(approved, "gh-mcp", "gh-mcp@2", 1) {
+		t.Fatalf("module change touched more than the entry:\n%s", got)
+	}
+	mustWrite(t, filepath.Join(repo, "agentpack.yaml"), strings.Replace(manifest, "tags: [base]\n    source", "tags: [other]\n    source", 1))
+	if _, _, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRead(t, path); got != config {
+		t.Fatalf("removal did not give back the user's file:\n%q\nwant\n%q", got, config)
+	}
+}

@@ -169,7 +169,7 @@ func (e *Engine) importSpots(m *manifest.Manifest) []importSpot {
 	}
 	claudeHome := e.homePath(m.Targets["claude_code"].OptionString("claude_home", "~/.claude"))
 	j := filepath.Join
-	return []importSpot{
+	return append([]importSpot{
 		{"codex", "user", module.TypeInstructions, codexHome, "AGENTS.md", ""},
 		{"codex", "project", module.TypeInstructions, proj, "AGENTS.md", ""},
 		{"codex", "user", module.TypeSkill, j(codexHome, "skills"), "", ""},
@@ -191,7 +191,7 @@ func (e *Engine) importSpots(m *manifest.Manifest) []importSpot {
 		{"vscode", "project", module.TypeSkill, j(proj, ".github", "skills"), "", ""},
 		{"vscode", "project", module.TypePrompt, j(proj, ".github", "prompts"), "", ".prompt.md"},
 		{"vscode", "project", module.TypeAgent, j(proj, ".github", "agents"), "", ".agent.md"},
-	}
+	}, mcpImportSpots(e.Env.Home, codexHome, proj)...)
 }
 
 // homePath expands ~ and takes a relative path from $HOME.

@@ -197,4 +197,3 @@ func setHeader(m map[string]string, k, v string) map[string]string {
 	m[k] = v
 	return m
 }
-

@@ -26,6 +26,17 @@ type Deployment struct {
 	Profile string
 	Targets []string
 	Machine string
+	// State are agentpack's own state files that change with this apply
+	// (the roots registry). They are written after the manifests inside
+	// the transaction, so a crash or a rollback puts them back with the
+	// files they describe.
+	State []StateFile
+}
+
+// StateFile is one state file of a [Deployment] and the bytes it gets.
+type StateFile struct {
+	Path fsys.AbsPath
+	Data []byte
 }
 
 // Apply runs the transaction of SPEC §6 for d: it saves the bytes of every

@@ -22,11 +22,12 @@ type Restored struct {
 }
 
 // Restore writes restores as one recorded transaction, a snapshot of its
-// own: to is the snapshot rolled back to ("" for none), targets the
+// own: state are agentpack's state files as the rollback leaves them,
+// written with the restored manifests; to is the snapshot rolled back to ("" for none), targets the
 // targets it covers (nil: those of restores) and undoneDirs the folders the
 // undone applies created, removed once empty. Every saved byte is read and
 // verified before the first write, so a damaged snapshot changes nothing.
-func (wr *Writer) Restore(restores []snapshots.Restore, to string, targets []string, undoneDirs []string) (*Restored, error) {
+func (wr *Writer) Restore(restores []snapshots.Restore, state []StateFile, to string, targets []string, undoneDirs []string) (*Restored, error) {
 	store := wr.Store
 	type op struct {
 		r snapshots.Restore
@@ -65,6 +66,16 @@ func (wr *Writer) Restore(restores []snapshots.Restore, to string, targets []str
 			continue
 		}
 		ops = append(ops, o)
+	}
+	for _, f := range state {
+		cur, err := wr.Sys.ReadFile(f.Path)
+		has := err == nil
+		if has && bytes.Equal(cur, f.Data) {
+			continue
+		}
+		content := &snapshots.Content{SHA256: checksum.SHA256Hex(f.Data), Size: int64(len(f.Data)), Mode: 0o600}
+		ops = append(ops, op{r: snapshots.Restore{Target: snapshots.StateTarget, Root: f.Path.Dir().String(), Path: f.Path.String(), Manifest: true, Content: content},
+			root: f.Path.Dir(), path: f.Path, data: f.Data, cur: cur, has: has})
 	}
 	now := time.Now()
 	id := store.NewID(now)

@@ -24,6 +24,9 @@ type write struct {
 	data       []byte // nil for a removal
 	mode       fs.FileMode
 	before     []byte // the bytes it replaces (nil when the path is new)
+	// noop: the path already holds data. It is recorded (Before == After)
+	// but not written.
+	noop bool
 }
 
 // transactionWrites turns a plan into the ordered writes of its transaction:

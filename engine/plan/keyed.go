@@ -101,7 +101,19 @@ func keyedChange(c Change, spec keyedSpec, last *ManagedFile, a Actual) (*Change
 		owned, created = last.ownedHashes(), last.Created
 	}
 	text := a.Data
+	// JSON files are parsed once for every entry: ~/.claude.json can be
+	// large, and plan and status read it on every run.
+	var all map[string][]byte
+	if spec.format == cfgedit.JSON {
+		var err error
+		if all, err = cfgedit.JSONEntries(text, spec.container); err != nil {
+			return nil, "", configInvalid(c.Path, err)
+		}
+	}
 	current := func(name string) ([]byte, error) {
+		if all != nil {
+			return all[name], nil
+		}
 		b, err := cfgedit.Get(spec.format, text, spec.container, name)
 		if err != nil {
 			return nil, configInvalid(c.Path, err)

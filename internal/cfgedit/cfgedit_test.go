@@ -339,3 +339,17 @@ func validName(name string) bool {
 	}
 	return true
 }
+
+func TestJSONEntriesMatchesGet(t *testing.T) {
+	all, err := JSONEntries([]byte(vscodeJSONC), []string{"servers"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, _ := Get(JSON, []byte(vscodeJSONC), []string{"servers"}, "old")
+	if len(all) != 1 || !bytes.Equal(all["old"], one) {
+		t.Fatalf("JSONEntries = %q, Get = %s", all, one)
+	}
+	if all, err := JSONEntries(nil, []string{"servers"}); err != nil || len(all) != 0 {
+		t.Fatalf("empty document: %v %v", all, err)
+	}
+}

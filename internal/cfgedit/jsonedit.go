@@ -271,3 +271,36 @@ func jsonDecode(data []byte) (map[string]any, error) {
 	}
 	return doc, nil
 }
+
+// JSONEntries returns the canonical JSON of every entry of container in one
+// parse (a large ~/.claude.json is read once per plan, not once per
+// server). A missing container is an empty map.
+func JSONEntries(data []byte, container []string) (map[string][]byte, error) {
+	root, err := jsonParse(data)
+	if err != nil {
+		return nil, err
+	}
+	obj, _, _, err := jsonContainer(&root, data, container, false)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]byte{}
+	if obj == nil {
+		return out, nil
+	}
+	for _, m := range obj.Members {
+		lit, ok := m.Name.Value.(hujson.Literal)
+		if !ok {
+			continue
+		}
+		if _, dup := out[lit.String()]; dup {
+			continue // the first wins, as Get and Set see it
+		}
+		c, err := jsonCanonical(m.Value)
+		if err != nil {
+			return nil, err
+		}
+		out[lit.String()] = c
+	}
+	return out, nil
+}

@@ -273,6 +273,18 @@ func fuzzEdit(t *testing.T, f Format, container []string, doc []byte, name strin
 	if err != nil {
 		t.Fatalf("Set on a parsable document failed: %v\n%q", err, doc)
 	}
+	// Every other entry keeps its value.
+	others, _ := Names(f, doc, container)
+	for _, o := range others {
+		if o == name {
+			continue
+		}
+		before, err1 := Get(f, doc, container, o)
+		after, err2 := Get(f, out, container, o)
+		if err1 == nil && (err2 != nil || !bytes.Equal(before, after)) {
+			t.Fatalf("entry %q changed: %s -> %s (%v)\n%q -> %q", o, before, after, err2, doc, out)
+		}
+	}
 	got, err := Get(f, out, container, name)
 	want, _ := Canonical(value)
 	if err != nil || !bytes.Equal(got, want) {

@@ -365,3 +365,21 @@ func TestJSONEntriesMatchesGet(t *testing.T) {
 		t.Fatalf("empty document: %v %v", all, err)
 	}
 }
+
+// TestLargeClaudeJSONRoundTrip: on a ~1 MB ~/.claude.json, adding a server
+// touches only the mcpServers object, and removing it gives back the file.
+func TestLargeClaudeJSONRoundTrip(t *testing.T) {
+	doc := bigClaudeJSON()
+	out, err := Set(JSON, doc, []string{"mcpServers"}, "ours", server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := bytes.Index(doc, []byte(`"mcpServers"`))
+	if !bytes.Equal(out[:at], doc[:at]) {
+		t.Fatal("bytes before mcpServers changed")
+	}
+	back, err := Remove(JSON, out, []string{"mcpServers"}, "ours")
+	if err != nil || !bytes.Equal(back, doc) {
+		t.Fatalf("remove did not restore the file (%v)", err)
+	}
+}

@@ -175,3 +175,12 @@ func lineOf(data []byte, offset int) int {
 	}
 	return bytes.Count(data[:offset], []byte("\n")) + 1
 }
+
+// eolOf is the line ending new text gets: CRLF when data already uses it,
+// so an edit does not mix line endings.
+func eolOf(data []byte) string {
+	if bytes.Contains(data, []byte("\r\n")) {
+		return "\r\n"
+	}
+	return "\n"
+}

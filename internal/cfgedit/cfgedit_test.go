@@ -383,3 +383,27 @@ func TestLargeClaudeJSONRoundTrip(t *testing.T) {
 		t.Fatalf("remove did not restore the file (%v)", err)
 	}
 }
+
+// TestCRLFFilesStayCRLF: new lines follow the file's line endings.
+func TestCRLFFilesStayCRLF(t *testing.T) {
+	for _, tc := range []struct {
+		f         Format
+		doc       string
+		container string
+	}{
+		{JSON, strings.ReplaceAll(claudeJSON, "\n", "\r\n"), "mcpServers"},
+		{TOML, strings.ReplaceAll(codexTOML, "\n", "\r\n"), "mcp_servers"},
+	} {
+		out, err := Set(tc.f, []byte(tc.doc), []string{tc.container}, "new", server)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(out), "\n"); n != strings.Count(string(out), "\r\n") {
+			t.Errorf("%s: mixed line endings:\n%q", tc.f, out)
+		}
+		back, err := Remove(tc.f, out, []string{tc.container}, "new")
+		if err != nil || string(back) != tc.doc {
+			t.Errorf("%s: remove did not restore: %q (%v)", tc.f, back, err)
+		}
+	}
+}

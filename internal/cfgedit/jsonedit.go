@@ -58,6 +58,7 @@ func member(obj *hujson.Object, name string) int {
 // objects are appended; else a missing one returns nil. indent is the
 // indentation of the container's members, and unit the file's indent step.
 func jsonContainer(root *hujson.Value, data []byte, container []string, create bool) (obj *hujson.Object, indent, unit string, err error) {
+	eol := eolOf(data)
 	obj = root.Value.(*hujson.Object)
 	indent, unit = "", guessUnit(obj)
 	for depth, key := range container {
@@ -67,7 +68,7 @@ func jsonContainer(root *hujson.Value, data []byte, container []string, create b
 				return nil, "", "", nil
 			}
 			sub := &hujson.Object{}
-			appendMember(obj, key, hujson.Value{Value: sub}, indent+unit, indent)
+			appendMember(obj, key, hujson.Value{Value: sub}, indent+unit, indent, eol)
 			i = len(obj.Members) - 1
 		}
 		m := &obj.Members[i]
@@ -114,18 +115,18 @@ func lastLine(extra hujson.Extra) string {
 // appendMember adds key: v as obj's last member, on its own line indented
 // by indent, keeping a trailing comma if the object had one. closing is
 // the indentation of the object's closing brace.
-func appendMember(obj *hujson.Object, key string, v hujson.Value, indent, closing string) {
-	name := hujson.Value{BeforeExtra: hujson.Extra("\n" + indent), Value: hujson.String(key)}
+func appendMember(obj *hujson.Object, key string, v hujson.Value, indent, closing, eol string) {
+	name := hujson.Value{BeforeExtra: hujson.Extra(eol + indent), Value: hujson.String(key)}
 	trailing := false
 	if n := len(obj.Members); n > 0 {
 		trailing = obj.Members[n-1].Value.AfterExtra != nil
 		if ind := lastLine(obj.Members[n-1].Name.BeforeExtra); strings.Contains(string(obj.Members[n-1].Name.BeforeExtra), "\n") && strings.Trim(ind, " \t") == "" {
-			name.BeforeExtra = hujson.Extra("\n" + ind)
+			name.BeforeExtra = hujson.Extra(eol + ind)
 		}
 	} else if !strings.Contains(string(obj.AfterExtra), "\n") || strings.Trim(string(obj.AfterExtra), " \t\r\n") != "" {
 		// An empty object ({} or { }) opens up to hold the member; one that
 		// only holds a comment keeps it before the closing brace.
-		obj.AfterExtra = append(obj.AfterExtra, "\n"+closing...)
+		obj.AfterExtra = append(obj.AfterExtra, eol+closing...)
 	}
 	v.BeforeExtra = hujson.Extra(" ")
 	if trailing {
@@ -138,7 +139,7 @@ func appendMember(obj *hujson.Object, key string, v hujson.Value, indent, closin
 
 // renderJSON renders value as an indented JSON tree whose inner lines start
 // with indent.
-func renderJSON(value any, indent, unit string) (hujson.Value, error) {
+func renderJSON(value any, indent, unit, eol string) (hujson.Value, error) {
 	b, err := json.Marshal(value)
 	if err != nil {
 		return hujson.Value{}, err
@@ -147,7 +148,7 @@ func renderJSON(value any, indent, unit string) (hujson.Value, error) {
 	if err := json.Indent(&buf, b, indent, unit); err != nil {
 		return hujson.Value{}, err
 	}
-	return hujson.Parse(buf.Bytes())
+	return hujson.Parse(bytes.ReplaceAll(buf.Bytes(), []byte("\n"), []byte(eol)))
 }
 
 func jsonGet(data []byte, container []string, name string) ([]byte, error) {
@@ -191,17 +192,17 @@ func jsonSet(data []byte, container []string, name string, value any) ([]byte, e
 	}
 	if i := member(obj, name); i >= 0 {
 		m := &obj.Members[i]
-		nv, err := renderJSON(value, memberIndent(obj, i, indent), unit)
+		nv, err := renderJSON(value, memberIndent(obj, i, indent), unit, eolOf(data))
 		if err != nil {
 			return nil, err
 		}
 		m.Value.Value = nv.Value
 	} else {
-		nv, err := renderJSON(value, indent, unit)
+		nv, err := renderJSON(value, indent, unit, eolOf(data))
 		if err != nil {
 			return nil, err
 		}
-		appendMember(obj, name, nv, indent, strings.TrimSuffix(indent, unit))
+		appendMember(obj, name, nv, indent, strings.TrimSuffix(indent, unit), eolOf(data))
 	}
 	if wasEmpty {
 		// A new file: a closing newline, and the root's brace on its own line.

@@ -196,13 +196,15 @@ func tomlSet(data []byte, container []string, name string, value any) ([]byte, e
 	if err != nil {
 		return nil, err
 	}
+	eol := []byte(eolOf(data))
+	text = bytes.ReplaceAll(text, []byte("\n"), eol)
 	var out []byte
 	if i >= 0 {
 		s := secs[i]
 		out = append(out, data[:s.start]...)
 		out = append(out, text...)
 		if s.bodyEnd == len(data) && !bytes.HasSuffix(data, []byte("\n")) {
-			out = bytes.TrimSuffix(out, []byte("\n"))
+			out = bytes.TrimSuffix(out, eol)
 		}
 		return append(out, data[s.bodyEnd:]...), nil
 	}
@@ -216,18 +218,18 @@ func tomlSet(data []byte, container []string, name string, value any) ([]byte, e
 	if at < 0 {
 		out = append(out, data...)
 		if len(out) > 0 && !bytes.HasSuffix(out, []byte("\n")) {
-			out = append(out, '\n')
+			out = append(out, eol...)
 		}
-		if len(bytes.TrimSpace(out)) > 0 && !bytes.HasSuffix(out, []byte("\n\n")) {
-			out = append(out, '\n')
+		if len(bytes.TrimSpace(out)) > 0 && !bytes.HasSuffix(out, append(append([]byte{}, eol...), eol...)) {
+			out = append(out, eol...)
 		}
 		return append(out, text...), nil
 	}
 	out = append(out, data[:at]...)
 	if !bytes.HasSuffix(out, []byte("\n")) {
-		out = append(out, '\n')
+		out = append(out, eol...)
 	}
-	out = append(out, '\n')
+	out = append(out, eol...)
 	out = append(out, text...)
 	return append(out, data[at:]...), nil
 }
@@ -269,7 +271,7 @@ func tomlRemove(data []byte, container []string, name string) ([]byte, error) {
 		// The entry was last: no blank line left dangling at the end.
 		trimmed := bytes.TrimRight(out, " \t\r\n")
 		if len(trimmed) < len(out) {
-			out = append(trimmed, '\n')
+			out = append(trimmed, eolOf(data)...)
 		}
 		if len(trimmed) == 0 {
 			out = out[:0]

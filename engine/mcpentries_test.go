@@ -328,3 +328,30 @@ func TestMCPCodexTOMLJourney(t *testing.T) {
 		t.Fatalf("removal did not give back the user's file:\n%q\nwant\n%q", got, config)
 	}
 }
+
+// TestMCPFileRewrittenDuringApply: when the client rewrites its config
+// between plan and write (Claude Code does on every start), the apply is
+// refused and rolled back rather than dropping the client's change.
+func TestMCPFileRewrittenDuringApply(t *testing.T) {
+	w := newMCPWorld(t, userClaudeJSON)
+	theirs := strings.Replace(userClaudeJSON, `"numStartups": 12`, `"numStartups": 13`, 1)
+	w.e.Checkpoint = func(phase string) {
+		if phase == "journal written" {
+			mustWrite(t, w.claude, theirs)
+		}
+	}
+	err := w.deploy(engine.ApplyOptions{})
+	if apperr.CodeOf(err) != apperr.DriftConflict || !strings.Contains(apperr.As(err).Message, "changed while agentpack was writing it") {
+		t.Fatalf("want E_DRIFT_CONFLICT (changed since plan), got %v", err)
+	}
+	if got := mustRead(t, w.claude); got != theirs {
+		t.Fatalf("the client's change was lost:\n%s", got)
+	}
+	w.e.Checkpoint = nil
+	if err := w.deploy(engine.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRead(t, w.claude); !strings.Contains(got, `"numStartups": 13`) || !strings.Contains(got, `"gh": {`) {
+		t.Fatalf("retry did not edit the file as it is now:\n%s", got)
+	}
+}

@@ -27,6 +27,11 @@ type write struct {
 	// noop: the path already holds data. It is recorded (Before == After)
 	// but not written.
 	noop bool
+	// shared marks a key-level file (a client's MCP config): its new text
+	// was computed from the text plan read, and the client itself rewrites
+	// the file at any time (Claude Code updates ~/.claude.json on every
+	// start), so perform checks the file still holds those bytes first.
+	shared bool
 }
 
 // transactionWrites turns a plan into the ordered writes of its transaction:
@@ -35,7 +40,7 @@ func (wr *Writer) transactionWrites(d Deployment, id string, now time.Time) (wri
 	writes = make([]write, 0, len(d.Plan.Changes))
 	for _, c := range d.Plan.Changes {
 		w := write{change: snapshots.FileChange{Target: c.Target, Root: c.Root.String(), Path: c.Path.String(), Op: c.Op},
-			root: c.Root, path: c.Path}
+			root: c.Root, path: c.Path, shared: len(c.Entries) > 0}
 		if c.BeforeSHA256 != nil {
 			w.before = c.Before
 			w.change.Before = &snapshots.Content{SHA256: *c.BeforeSHA256, Size: int64(len(c.Before)), Mode: uint32(wr.modeOf(c.Path))}

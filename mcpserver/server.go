@@ -132,6 +132,9 @@ func New(opts Options) (*Server, error) {
 // MCP returns the underlying go-sdk server.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
 
+// SkillsServed reports whether the Skills extension is on.
+func (s *Server) SkillsServed() bool { return s.skillsOn }
+
 // ListedTools returns the names of the tools tools/list shows, in order.
 func (s *Server) ListedTools() []string {
 	out := make([]string, len(s.listed))

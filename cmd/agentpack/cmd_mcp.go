@@ -93,7 +93,7 @@ func (c *MCPServeCmd) serve(a *App) (err error) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	logger.Info("agentpack mcp serve", "version", envelope.Version, "transport", c.Transport, "allow_write", c.AllowWrite, "tools", srv.ListedTools())
+	logger.Info("agentpack mcp serve", "version", envelope.Version, "transport", c.Transport, "allow_write", c.AllowWrite, "tools", srv.ListedTools(), "skills", srv.SkillsServed())
 	if c.Transport == "stdio" {
 		if err := srv.ServeStdio(ctx, a.Stdin, a.Stdout); err != nil {
 			return apperr.Wrap(err, apperr.IOFailed, "the stdio session ended: %v", err).

@@ -119,9 +119,14 @@ func (s *Server) addSkillMethods() error {
 }
 
 // skills runs the engine's one skills use case on a read-only engine and
-// logs its warnings.
+// logs its warnings. Without a repo (none named, the default one not
+// created) the set is empty, with a warning.
 func (s *Server) skills(ctx context.Context) (*engine.SkillsResult, error) {
 	res, err := s.readEngine().Skills(ctx, s.defaultRequest())
+	if w, ok := noRepoWarning(s.defaultRequest(), err); ok {
+		// No repo yet: no skills, as plan answers "nothing to do".
+		res, err = &engine.SkillsResult{Set: skillset.Empty(), Warnings: []string{w}}, nil
+	}
 	if err != nil {
 		return nil, err
 	}

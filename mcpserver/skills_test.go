@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,8 +21,8 @@ import (
 // skillsRepo writes a repo with four skill modules into te.Repo: pdf (nested
 // folders, an empty file, a binary file, frontmatter beyond name and
 // description), two modules that both name their skill "review", one whose
-// name breaks the naming rules, and lint from a local git upstream (locked).
-// It returns the deployed folder of each served skill module, keyed by id.
+// name breaks the naming rules, lint from a local git upstream (locked), and
+// one outside the default profile.
 func skillsRepo(t *testing.T, te *testEnv) {
 	t.Helper()
 	up := gitRepo(t)
@@ -406,5 +407,31 @@ func TestSkillsDisabled(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSkillsWithoutRepo checks that a server started where no repo exists
+// yet lists no skills, with the no-repo warning, instead of failing; a
+// named repo without agentpack.yaml and an invalid one stay errors.
+func TestSkillsWithoutRepo(t *testing.T) {
+	te := newTestEnv(t)
+	cs := skillsClient(t, te.server(t, func(o *Options) { o.Defaults.Repo = "" }))
+	res, err := mcp.CallCustomMethod[*listSkillsParams, *listSkillsResult](context.Background(), cs, methodListSkills, &listSkillsParams{})
+	if err != nil || len(res.Skills) != 0 || res.Skills == nil {
+		t.Fatalf("skills/list without a repo: %+v %v", res, err)
+	}
+	if w, _ := res.Meta[warningsMetaKey].([]any); len(w) != 1 || !strings.Contains(w[0].(string), "agentpack init") {
+		t.Errorf("warnings = %v", res.Meta)
+	}
+	named := skillsClient(t, te.server(t, func(o *Options) { o.Defaults.Repo = filepath.Join(te.Home, "nope") }))
+	if _, err := mcp.CallCustomMethod[*listSkillsParams, *listSkillsResult](context.Background(), named, methodListSkills, &listSkillsParams{}); !strings.Contains(fmt.Sprint(err), "E_CONFIG_MISSING") {
+		t.Errorf("named missing repo: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(te.Repo, "agentpack.yaml"), []byte("version: 1\nmodules: [\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	broken := skillsClient(t, te.server(t))
+	if _, err := mcp.CallCustomMethod[*listSkillsParams, *listSkillsResult](context.Background(), broken, methodListSkills, &listSkillsParams{}); rpcCode(err) != jsonrpc.CodeInvalidParams || !strings.Contains(err.Error(), "E_CONFIG_INVALID") {
+		t.Errorf("invalid repo: %v", err)
 	}
 }

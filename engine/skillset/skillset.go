@@ -78,6 +78,11 @@ type Set struct {
 	listed  map[string]bool    // "<folder>\x00<child>" already in entries
 }
 
+// Empty returns a set without skills.
+func Empty() *Set {
+	return &Set{skills: map[string]*Skill{}, files: map[string]*File{}, entries: map[string][]Entry{}, listed: map[string]bool{}}
+}
+
 // Skill returns the skill at path, or nil.
 func (s *Set) Skill(path string) *Skill { return s.skills[path] }
 
@@ -132,7 +137,7 @@ func Build(mods []*module.LoadedModule, d *desired.State, warn func(format strin
 			name, strings.Join(ids, ", "), strings.Join(paths, ", "), name)
 	}
 	sort.Slice(found, func(i, j int) bool { return found[i].Path < found[j].Path })
-	set := &Set{skills: map[string]*Skill{}, files: map[string]*File{}, entries: map[string][]Entry{}, listed: map[string]bool{}}
+	set := Empty()
 	for _, sk := range found {
 		set.add(sk, warn)
 	}

@@ -184,12 +184,13 @@ func (s *Set) add(sk *Skill, warn func(format string, args ...any)) {
 }
 
 // fromModule reads the deployed copy of one skill module out of d: the
-// files every target writes under its "<name>/" folder. It returns nil
+// files every target writes into the skill's folder. It returns nil
 // when no selected target deploys the module, and a reason when the skill
 // cannot be served.
 func fromModule(lm *module.LoadedModule, d *desired.State, warn func(format string, args ...any)) (*Skill, string) {
-	// The folders the targets deploy the skill to: where its SKILL.md lands.
-	suffix := string(filepath.Separator) + lm.Name() + string(filepath.Separator) + SkillFile
+	// The folders the targets deploy the skill to: where its SKILL.md lands
+	// (whatever each target names the folder).
+	suffix := string(filepath.Separator) + SkillFile
 	var dirs []string
 	for _, f := range d.Files {
 		if slices.Contains(f.ModuleIDs, lm.ID) && strings.HasSuffix(f.Path.String(), suffix) {

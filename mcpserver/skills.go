@@ -118,8 +118,8 @@ func (s *Server) addSkillMethods() error {
 	return mcp.AddReceivingCustomMethod(s.mcp, methodReadDirectory, s.readDirectory)
 }
 
-// skills runs the engine's one skills use case on a read-only engine and
-// logs its warnings. Without a repo (none named, the default one not
+// skills runs the engine's one skills use case on a read-only engine.
+// Without a repo (none named, the default one not
 // created) the set is empty, with a warning.
 func (s *Server) skills(ctx context.Context) (*engine.SkillsResult, error) {
 	res, err := s.readEngine().Skills(ctx, s.defaultRequest())
@@ -129,9 +129,6 @@ func (s *Server) skills(ctx context.Context) (*engine.SkillsResult, error) {
 	}
 	if err != nil {
 		return nil, err
-	}
-	for _, w := range res.Warnings {
-		s.log.Warn("skills", "warning", w)
 	}
 	return res, nil
 }
@@ -168,6 +165,9 @@ func (s *Server) listSkills(ctx context.Context, _ *mcp.ServerSession, p *listSk
 	}
 	if len(res.Warnings) > 0 {
 		out.Meta = mcp.Meta{warningsMetaKey: res.Warnings}
+	}
+	for _, w := range res.Warnings {
+		s.log.Warn("skills/list", "warning", w)
 	}
 	return out, nil
 }

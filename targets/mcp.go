@@ -21,7 +21,7 @@ type mcpShape struct {
 	entry     func(s *module.MCPServer, warn func(format string, args ...any)) map[string]any
 }
 
-// mcpOutputs are the outputs of kind "mcp": key-level config files whose
+// mcpKind is the output kind of key-level MCP config files, whose
 // root is added only when a server is written to them (the folder holding
 // ~/.claude.json is $HOME, which no target should claim for nothing).
 const mcpKind = "mcp"
@@ -218,7 +218,7 @@ func codexEntry(s *module.MCPServer, warn func(string, ...any)) map[string]any {
 	return e
 }
 
-// mcpOutput returns the mcp outputs' resolved paths by scope (user: true).
+// resolveMCP resolves the enabled mcp outputs by scope (user: true).
 func (r *renderer) resolveMCP(spec *targetSpec, rc *target.RenderContext, home fsys.AbsPath) {
 	r.mcpPaths = map[bool]fsys.AbsPath{}
 	for _, o := range spec.outputs {

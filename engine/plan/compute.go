@@ -99,6 +99,9 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 		c := Change{Target: f.Target, Path: f.Path, PathPosix: f.Path.ToSlash(), AfterSHA256: &after,
 			ModuleIDs: f.ModuleIDs, Root: f.Root, After: f.Data, Mode: f.Mode}
 		if f.Keyed != nil {
+			// A key-level file (keyed.go): the change edits only its
+			// entries, and status compares the digest of the owned
+			// entries, not the file's bytes.
 			if a.Exists && a.Data == nil {
 				if a.Data, err = sys.ReadFile(f.Path); err != nil {
 					return nil, err

@@ -89,7 +89,7 @@ func configInvalid(path fsys.AbsPath, err error) error {
 		With("reason_code", "config_file_invalid")
 }
 
-// KeyedChange computes the change of a key-level file at path whose
+// keyedChange computes the change of a key-level file at path whose
 // current state is a: the entries spec wants, against the entries last (its
 // manifest record, nil when agentpack owns nothing there) says agentpack
 // owns. It returns nil when no entry changes, and the digest of the owned

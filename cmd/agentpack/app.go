@@ -278,7 +278,7 @@ func (a *App) run(command, commandID string, fn func() (*result, error)) error {
 		// An unset or relative HOME would put user-scope files and the state
 		// into the working directory.
 		if err = a.Env.Check(); err == nil {
-			res, err = fn()
+			res, err = a.confirmed(commandID, fn)
 		}
 	default:
 		res, err = fn()
@@ -371,9 +371,8 @@ func (a *App) failWith(command, commandID string, err error, warnings []string) 
 	return 1
 }
 
-// requireYesInJSON refuses a mutation in --json mode without --yes. Commands
-// whose arguments already say exactly what to change (init, add, remove) do
-// not prompt in a terminal.
+// requireYesInJSON refuses a mutation in --json mode without --yes (the
+// terminal prompt is [App.confirmed]'s).
 func (a *App) requireYesInJSON(commandID string) error {
 	if a.Globals.JSON && !a.Globals.Yes && !a.Globals.DryRun {
 		return a.confirm(commandID, "")

@@ -17,11 +17,6 @@ func (c *DoctorCmd) Run(a *App) error {
 		id = "doctor --fix"
 	}
 	return a.run("doctor", id, func() (*result, error) {
-		if c.Fix {
-			if err := a.confirm(id, "Let doctor fix what it can (.gitignore lines, an interrupted apply)?"); err != nil {
-				return nil, err
-			}
-		}
 		d, warnings, err := a.Engine().Doctor(a.Ctx(), a.Request(), c.Fix)
 		if err != nil {
 			return &result{Warnings: warnings}, err

@@ -35,7 +35,7 @@ func TestInstructionsOneModuleRaw(t *testing.T) {
 	for _, p := range []string{filepath.Join(e.codexHome, "AGENTS.md"), filepath.Join(e.proj, "AGENTS.md")} {
 		f := file(out, p)
 		if f == nil || string(f.Data) != string(src) {
-			t.Errorf("%s: want the source AGENTS.md byte for byte, got %q", p, f)
+			t.Errorf("%s: want the source AGENTS.md byte for byte, got %+v", p, f)
 		}
 	}
 	// With frontmatter, the body alone is written (metadata never leaks).
@@ -77,7 +77,7 @@ func TestInstructionsPreserveTextOutsideMarkers(t *testing.T) {
 	got := string(file(out, p).Data)
 	if !strings.HasPrefix(got, "# My own notes\n\nKeep this.\n\n<!-- agentpack:module=instructions:base -->\n") ||
 		!strings.HasSuffix(got, "<!-- /agentpack -->\n\n## Footer\nAlso mine.\n") ||
-		strings.Count(got, markerEnd) != 2 {
+		strings.Count(got, target.MarkerEnd) != 2 {
 		t.Errorf("two modules:\n%s", got)
 	}
 }

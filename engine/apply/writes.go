@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/engine/plan"
+	"github.com/agentpack/agentpack/engine/target"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/fsys"
@@ -60,7 +61,11 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time) ([]writ
 		if err != nil {
 			return nil, apperr.Wrap(err, apperr.Unexpected, "path %s outside root %s", f.Path, f.Root)
 		}
-		perRoot[r] = append(perRoot[r], plan.ManagedFile{Path: filepath.ToSlash(rel), SHA256: f.SHA256, ModuleIDs: f.ModuleIDs})
+		mf := plan.ManagedFile{Path: filepath.ToSlash(rel), SHA256: f.SHA256, ModuleIDs: f.ModuleIDs}
+		if f.Marked {
+			mf.OwnedSHA256 = target.OwnedSHA256(f.Data)
+		}
+		perRoot[r] = append(perRoot[r], mf)
 	}
 	var out []write
 	for _, root := range d.Desired.Roots {
@@ -109,7 +114,7 @@ func sameManaged(a, b []plan.ManagedFile) bool {
 	}
 	sort.Slice(b, func(i, j int) bool { return b[i].Path < b[j].Path })
 	for i := range a {
-		if a[i].Path != b[i].Path || a[i].SHA256 != b[i].SHA256 || !slices.Equal(a[i].ModuleIDs, b[i].ModuleIDs) {
+		if a[i].Path != b[i].Path || a[i].SHA256 != b[i].SHA256 || a[i].OwnedSHA256 != b[i].OwnedSHA256 || !slices.Equal(a[i].ModuleIDs, b[i].ModuleIDs) {
 			return false
 		}
 	}

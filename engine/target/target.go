@@ -89,6 +89,11 @@ type DesiredFile struct {
 	Data      []byte
 	Mode      fs.FileMode
 	ModuleIDs []string
+	// Marked says that only the file's agentpack blocks are agentpack's
+	// (an aggregated instructions file): drift is measured on them
+	// ([OwnedSHA256]) and the text around them is the user's, which the
+	// adapter keeps.
+	Marked bool
 }
 
 // Set is the adapters an engine knows, by name. It is a value handed to

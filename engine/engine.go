@@ -40,6 +40,9 @@ type Engine struct {
 	OnLockWait func(msg string)
 
 	locked bool // this engine holds the state lock (WithLock)
+	// repairs are the git cache repairs made so far, as warnings.
+	repairsMu sync.Mutex
+	repairs   []string
 	// inspectOnly stops Load from recovering an interrupted apply, so
 	// `doctor` (without --fix) can report it instead.
 	inspectOnly bool

@@ -189,6 +189,10 @@ func (e *Engine) SourceList(ctx context.Context, req Request) (*SourceListData, 
 func (e *Engine) SourceAdd(ctx context.Context, req Request, opt SourceAddOptions) (*SourceAddData, []string, error) {
 	var out *SourceAddData
 	var warnings []string
+	ctx = withCheckouts(ctx)
+	if src, err := newSource(opt); err == nil {
+		e.prefetch(ctx, []repoRef{{src.URL, src.Ref}}) // the clone runs outside the state lock
+	}
 	err := e.maybeLock(ctx, opt.DryRun, "source add", func(recovered []string) error {
 		warnings = recovered
 		m, err := e.loadSources(ctx, req)
@@ -206,7 +210,7 @@ func (e *Engine) SourceAdd(ctx context.Context, req Request, opt SourceAddOption
 					WithHint("pick another --name, or `agentpack source remove %s` first", src.Name).With("name", src.Name)
 			}
 		}
-		commit, dir, err := e.GitCache().Checkout(ctx, src.URL, src.Ref, e.fetchOptions())
+		commit, dir, err := e.checkout(ctx, src.URL, src.Ref)
 		if err != nil {
 			return err
 		}
@@ -400,7 +404,7 @@ func (e *Engine) sourceCheckout(ctx context.Context, src manifest.ArtifactSource
 	}
 	dir, err := e.GitCache().Dir(src.URL, src.Commit)
 	if errors.Is(err, gitsource.ErrNotCached) {
-		_, dir, err = e.GitCache().Checkout(ctx, src.URL, src.Commit, e.fetchOptions())
+		_, dir, err = e.checkout(ctx, src.URL, src.Commit)
 	}
 	return dir, err
 }

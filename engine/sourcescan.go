@@ -453,7 +453,7 @@ func (e *Engine) SourceDiff(ctx context.Context, req Request, name string) (*Sou
 	if err != nil {
 		return nil, m.Warnings, err
 	}
-	newCommit, newDir, err := e.GitCache().Checkout(ctx, src.URL, src.Ref, e.fetchOptions())
+	newCommit, newDir, err := e.checkout(ctx, src.URL, src.Ref)
 	if err != nil {
 		return nil, m.Warnings, err
 	}

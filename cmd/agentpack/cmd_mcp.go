@@ -91,6 +91,9 @@ func (c *MCPServeCmd) serve(a *App) (err error) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal shuts down gracefully (calls in flight are cancelled
+	// and answered); a second one ends the process at once.
+	context.AfterFunc(ctx, stop)
 	logger.Info("agentpack mcp serve", "version", envelope.Version, "transport", c.Transport, "allow_write", c.AllowWrite, "tools", srv.ListedTools())
 	if c.Transport == "stdio" {
 		if err := srv.ServeStdio(ctx, a.Stdin, a.Stdout); err != nil {

@@ -44,7 +44,7 @@ func (e *Engine) Add(ctx context.Context, req Request, spec AddSpec) (*AddData, 
 		out, err = e.AddModule(ctx, req, mod)
 		return err
 	})
-	return out, warnings, err
+	return out, append(warnings, e.takeRepairs()...), err
 }
 
 // ModuleFromSpec builds the module `add` would write for spec.

@@ -180,7 +180,7 @@ func (e *Engine) prefetchSync(ctx context.Context, req Request, relock, fetch bo
 			e.prefetch(ctx, refs)
 		}
 	case prev != nil:
-		e.prefetch(ctx, pinnedRefs(prev))
+		_, _ = e.fetchLocked(ctx, prev) // repairs, too, happen outside the lock
 	}
 }
 

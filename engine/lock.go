@@ -142,6 +142,7 @@ func (e *Engine) syncSources(ctx context.Context, req Request, command string, r
 		}
 		out = lockData(lf, path)
 		out.Fetched = fetched
+		warnings = append(warnings, e.takeRepairs()...)
 		for i, lm := range out.Modules {
 			if prev == nil {
 				break
@@ -256,29 +257,48 @@ func lockData(lf *lockfile.Lockfile, path string) *LockData {
 	return out
 }
 
+// fetchLocked fills the cache with every commit lf pins and checks each
+// module's files against lf. A checkout that fails its own verification is
+// downloaded again by the checkout; one that passes it but disagrees with
+// lf (its files and marker were both rewritten) is downloaded again once
+// here, and only a second disagreement is E_CHECKSUM_MISMATCH. Repairs
+// become warnings ([Engine.takeRepairs]).
 func (e *Engine) fetchLocked(ctx context.Context, lf *lockfile.Lockfile) (int, error) {
 	refs := pinnedRefs(lf)
-	if _, err := e.checkoutAll(ctx, refs); err != nil {
+	co, err := e.checkoutAll(ctx, refs)
+	if err != nil {
 		return 0, err
 	}
-	dirs := map[repoRef]string{} // Dir re-hashes a checkout: once per commit
+	repaired := map[repoRef]bool{}
 	for _, m := range lf.Modules {
-		if g := m.ResolvedSource.Git; g != nil {
-			key := repoRef{g.URL, g.Commit}
-			dir, ok := dirs[key]
-			if !ok {
-				var err error
-				if dir, err = e.GitCache().Dir(g.URL, g.Commit); err != nil {
-					return 0, err
-				}
-				dirs[key] = dir
+		g := m.ResolvedSource.Git
+		if g == nil {
+			continue
+		}
+		key := repoRef{g.URL, g.Commit}
+		err := e.GitCache().VerifySubdir(co[key][1], g.Subdir, m.FileManifest)
+		if apperr.CodeOf(err) == apperr.ChecksumMismatch && !repaired[key] {
+			repaired[key] = true
+			var dir string
+			if dir, err = e.repair(ctx, g.URL, g.Commit); err == nil {
+				co[key] = [2]string{g.Commit, dir}
+				err = e.GitCache().VerifySubdir(dir, g.Subdir, m.FileManifest)
 			}
-			if err := e.GitCache().VerifySubdir(dir, g.Subdir, m.FileManifest); err != nil {
-				return 0, err
-			}
+		}
+		if err != nil {
+			return 0, err
 		}
 	}
 	return len(refs), nil
+}
+
+// repair downloads commit of url again in place of its cached checkout.
+func (e *Engine) repair(ctx context.Context, url, commit string) (string, error) {
+	opt, err := e.fetchOptions()
+	if err != nil {
+		return "", err
+	}
+	return e.GitCache().Repair(ctx, url, commit, opt)
 }
 
 // resolveLocked maps a git module to its verified cached checkout, fetching

@@ -242,7 +242,7 @@ func (e *Engine) SourceAdd(ctx context.Context, req Request, opt SourceAddOption
 		seq.Content = append(seq.Content, &node)
 		return md.Save(e.Sys)
 	})
-	return out, warnings, err
+	return out, append(warnings, e.takeRepairs()...), err
 }
 
 // newSource builds the source entry from the add options.
@@ -396,14 +396,16 @@ func modulesUsing(m *manifest.Manifest, src manifest.ArtifactSource) []string {
 }
 
 // sourceCheckout returns the cached checkout of the source's pinned commit,
-// fetching it when the cache lacks it.
+// fetching it when the cache lacks it or holds a damaged copy.
 func (e *Engine) sourceCheckout(ctx context.Context, src manifest.ArtifactSource) (string, error) {
 	if src.Commit == "" {
 		return "", apperr.New(apperr.SourceNotFound, "artifact source %q has no pinned commit", src.Name).
 			WithHint("run `agentpack source update %s` to pin it", src.Name).With("name", src.Name)
 	}
 	dir, err := e.GitCache().Dir(src.URL, src.Commit)
-	if errors.Is(err, gitsource.ErrNotCached) {
+	if errors.Is(err, gitsource.ErrNotCached) || apperr.CodeOf(err) == apperr.CacheCorrupted {
+		// A damaged checkout is as good as a missing one: the checkout
+		// downloads it again (a warning says so).
 		_, dir, err = e.checkout(ctx, src.URL, src.Commit)
 	}
 	return dir, err

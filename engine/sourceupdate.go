@@ -111,7 +111,7 @@ func (e *Engine) SourceUpdate(ctx context.Context, req Request, opt SourceUpdate
 		}
 		return nil
 	})
-	return out, warnings, err
+	return out, append(warnings, e.takeRepairs()...), err
 }
 
 func anyChanged(us []SourceUpdate) bool {

@@ -7,7 +7,7 @@ import (
 
 // DoctorCmd is `agentpack doctor`.
 type DoctorCmd struct {
-	Fix bool `help:"Repair what can be repaired safely (interrupted apply, .gitignore lines)."`
+	Fix bool `help:"Repair what can be repaired safely (interrupted apply, .gitignore lines, damaged git cache checkouts)."`
 }
 
 // Run implements the command.

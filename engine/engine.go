@@ -35,6 +35,9 @@ type Engine struct {
 	GitProgress io.Writer
 	// Progress is told as each repo of a multi-repo fetch finishes.
 	Progress func(done, total int, what string)
+	// ApplyProgress is told how many target files a deploy or rollback
+	// has written so far, out of how many (from several goroutines).
+	ApplyProgress func(done, total int)
 	// OnLockWait is told when a mutation has to wait for another agentpack
 	// (the message names the holder), before it waits up to LockTimeout.
 	OnLockWait func(msg string)

@@ -78,6 +78,7 @@ func (c *MCPServeCmd) serve(a *App) (err error) {
 			WithHint("set AGENTPACK_MCP_TOKEN to require a bearer token, listen on 127.0.0.1, or drop --allow-write").
 			With("host", c.Host).With("reason_code", "token_required").With("next_actions", []string{"set_agentpack_mcp_token"})
 	}
+	a.progressOut = nil // stderr is the server's log
 	srv, err := mcpserver.New(mcpserver.Options{
 		Env:        a.Env,
 		NewEngine:  a.newEngine,

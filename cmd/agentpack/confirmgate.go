@@ -58,6 +58,7 @@ func (a *App) showRecorded(commandID string, fn func() (*result, error)) (*resul
 	if err != nil || rec == nil {
 		return res, false, err
 	}
+	a.progress.clear()
 	lines := changeLines(a.errPrinter(), rec.Ops(), fsys.AbsPath(a.Env.CacheDir()))
 	if len(lines) == 0 {
 		return res, false, nil
@@ -84,6 +85,7 @@ func (a *App) showOwnDryRun(commandID string, fn func() (*result, error)) (*resu
 	if err != nil || res == nil || res.Human == nil {
 		return res, false, err
 	}
+	a.progress.clear()
 	var buf bytes.Buffer
 	p := a.errPrinter()
 	p.W = &buf

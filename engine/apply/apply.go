@@ -74,7 +74,7 @@ func (wr *Writer) Apply(d Deployment) (string, bool, error) {
 		return "", false, err
 	}
 	wr.checkpoint("journal written")
-	if err := wr.performAll(wr.Sys, writes, manifests); err != nil {
+	if err := wr.performAll(wr.Sys, writes, manifests, wr.progress(len(writes)-manifests)); err != nil {
 		return "", false, wr.undoFailed(err)
 	}
 	wr.checkpoint("files written")
@@ -115,12 +115,16 @@ func (wr *Writer) undoFailed(err error) error {
 
 // performAll runs writes on sys: target files first (in parallel: they are
 // independent and the disk, not the CPU, is the limit), then the last
-// nManifests manifests that record them. Apply and dry run share it.
-func (wr *Writer) performAll(sys fsys.System, writes []write, nManifests int) error {
+// nManifests manifests that record them, calling tick after each target
+// file. Apply and dry run share it.
+func (wr *Writer) performAll(sys fsys.System, writes []write, nManifests int, tick func()) error {
 	files, manifests := writes[:len(writes)-nManifests], writes[len(writes)-nManifests:]
 	guard := plan.NewLinkGuard(sys)
 	errs := make([]error, len(files))
-	workers.Parallel(len(files), func(i int) { errs[i] = wr.perform(sys, guard, files[i]) })
+	workers.Parallel(len(files), func(i int) {
+		errs[i] = wr.perform(sys, guard, files[i])
+		tick()
+	})
 	for _, err := range errs {
 		if err != nil {
 			return err
@@ -143,7 +147,7 @@ func (wr *Writer) DryRun(d Deployment) ([]fsys.Op, error) {
 		return nil, err
 	}
 	sys := fsys.NewDryRunSystem(wr.Sys)
-	if err := wr.performAll(sys, writes, manifests); err != nil {
+	if err := wr.performAll(sys, writes, manifests, func() {}); err != nil {
 		return nil, err
 	}
 	return sys.Ops(), nil

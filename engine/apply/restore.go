@@ -126,10 +126,18 @@ func (wr *Writer) Restore(restores []snapshots.Restore, to string, targets []str
 		return nil, err
 	}
 	wr.checkpoint("journal written")
+	changing := 0
+	for _, o := range ops {
+		if !o.noop {
+			changing++
+		}
+	}
+	tick := wr.progress(changing)
 	for _, o := range ops {
 		if o.noop {
 			continue
 		}
+		tick()
 		err := guard.Check(o.root, o.path)
 		switch {
 		case err != nil:

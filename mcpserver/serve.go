@@ -68,13 +68,16 @@ type HTTPOptions struct {
 // HTTPHandler returns the streamable HTTP handler, mounted at /mcp. The
 // SDK refuses a non-loopback Host on a loopback listener (DNS rebinding)
 // and bodies over the limit (413); cross-origin browser requests are
-// refused (403); the bearer token is checked first (401).
+// refused (403); the bearer token is checked first (401). JSON-RPC errors
+// are answered with the codes and messages of the stdio transport
+// ([cleanHTTPErrors]).
 func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 	if o.MaxBodyBytes == 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
 		&mcp.StreamableHTTPOptions{Logger: s.log, MaxRequestBodyBytes: o.MaxBodyBytes})
+	h = cleanHTTPErrors(h)
 	h = http.NewCrossOriginProtection().Handler(h)
 	if token := strings.TrimSpace(o.BearerToken); token != "" {
 		h = requireBearer(token, h)

@@ -230,6 +230,15 @@ func (a *App) newEngine() *engine.Engine {
 	return e
 }
 
+// recordingEngine returns a new engine whose System only records: the
+// same walk as this invocation's engine, to show what it would change
+// before asking.
+func (a *App) recordingEngine() *engine.Engine {
+	e := engine.New(a.Env, targets.NewSet())
+	e.Sys = fsys.NewDryRunSystem(e.Sys)
+	return e
+}
+
 // Request builds an engine request from the global flags.
 func (a *App) Request() engine.Request {
 	return engine.Request{Repo: a.Globals.Repo, Profile: a.Globals.Profile, Target: a.Globals.Target, Machine: a.Globals.Machine,

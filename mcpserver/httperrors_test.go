@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestHTTPProtocolErrors: over streamable HTTP, a request before initialize
@@ -79,4 +80,39 @@ func TestHTTPProtocolErrors(t *testing.T) {
 	if _, msg = post(sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); msg["result"] == nil {
 		t.Fatalf("tools/list failed: %v", msg)
 	}
+}
+
+// TestIdleHTTPSessionExpires: a session idle longer than SessionTimeout is
+// closed; its id is then unknown (404) and the client initializes again.
+func TestIdleHTTPSessionExpires(t *testing.T) {
+	te := newTestEnv(t)
+	srv := httptest.NewServer(te.server(t).HTTPHandler(HTTPOptions{SessionTimeout: 100 * time.Millisecond}))
+	defer srv.Close()
+	post := func(sid, body string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res
+	}
+	res := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
+	sid := res.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatal("no session id")
+	}
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).StatusCode == http.StatusNotFound {
+			return
+		}
+	}
+	t.Fatal("the idle session was never closed")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,5 +87,57 @@ func TestCancelledCallStopsClone(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second): // a liveness bound, far below the 10 min git timeout set above
 		t.Fatal("the cancelled source_add is still running")
+	}
+}
+
+// TestShutdownCancelsStalledClone: SIGINT/SIGTERM (the serve context ends)
+// cancels a source_add stuck on a stalled remote; the call is answered and
+// the server returns, long before the git timeout.
+func TestShutdownCancelsStalledClone(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted := make(chan net.Conn, 8)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		for len(accepted) > 0 {
+			(<-accepted).Close()
+		}
+	})
+	te := newTestEnv(t)
+	te.Env.GitTimeout, te.Env.GitRetries = "10m", "0"
+	ctx, cancel := context.WithCancel(context.Background())
+	ss := startStdio(t, ctx, te.server(t, allowWrite))
+	ss.send(initLine)
+	ss.recv()
+	ss.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	ss.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"source_add","arguments":{"spec":"https://` + ln.Addr().String() + `/org/skills.git","yes":true}}}`)
+	select {
+	case c := <-accepted:
+		accepted <- c
+	case <-time.After(20 * time.Second):
+		t.Fatal("the clone never connected")
+	}
+	cancel()
+	if r := ss.recv(); !strings.Contains(r, `"id":2`) || !strings.Contains(r, `"isError":true`) {
+		t.Fatalf("the cancelled call was not answered with an error: %s", r)
+	}
+	select {
+	case err := <-ss.done:
+		if err != nil {
+			t.Fatalf("ServeStdio: %v", err)
+		}
+	case <-time.After(20 * time.Second): // a liveness bound, far below the 10 min git timeout
+		t.Fatal("ServeStdio did not return")
 	}
 }

@@ -30,6 +30,10 @@ func (e *Engine) Add(ctx context.Context, req Request, spec AddSpec) (*AddData, 
 	}
 	var out *AddData
 	var warnings []string
+	ctx = withCheckouts(ctx)
+	if g := mod.Source.Git; g != nil {
+		e.prefetch(ctx, []repoRef{{g.URL, g.Ref}}) // the clone runs outside the state lock
+	}
 	err = e.WithEditLock(ctx, "add", func(recovered []string) error {
 		warnings = recovered
 		checked, err := e.CheckNewModule(ctx, req, &mod)
@@ -40,7 +44,7 @@ func (e *Engine) Add(ctx context.Context, req Request, spec AddSpec) (*AddData, 
 		out, err = e.AddModule(ctx, req, mod)
 		return err
 	})
-	return out, warnings, err
+	return out, append(warnings, e.takeRepairs()...), err
 }
 
 // ModuleFromSpec builds the module `add` would write for spec.

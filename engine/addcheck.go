@@ -112,7 +112,7 @@ func (e *Engine) checkGitModule(ctx context.Context, mod *module.Module) error {
 	if err != nil {
 		return err
 	}
-	commit, dir, err := e.GitCache().Checkout(ctx, g.URL, g.Ref, e.fetchOptions())
+	commit, dir, err := e.checkout(ctx, g.URL, g.Ref)
 	if err != nil {
 		return err
 	}

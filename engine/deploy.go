@@ -51,6 +51,8 @@ func (e *Engine) Deploy(ctx context.Context, req Request, doApply bool, opt Appl
 	if opt.Command == "" {
 		opt.Command = "deploy --apply"
 	}
+	ctx = withCheckouts(ctx)
+	e.prefetchPinned(ctx, req) // pinned commits the cache lacks are fetched outside the state lock
 	err := e.WithLock(ctx, opt.Command, func(recovered []string) error {
 		var p *plan.Plan
 		var err error

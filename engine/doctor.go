@@ -72,6 +72,7 @@ func (e *Engine) Doctor(ctx context.Context, req Request, fix bool) (*DoctorData
 		e.checkIgnored(add, st, fix, d)
 		return nil
 	}
+	cacheChecks := e.checkGitCache(ctx, req, fix, d)
 	var err error
 	if fix {
 		e.recoverBestEffort = true
@@ -88,6 +89,7 @@ func (e *Engine) Doctor(ctx context.Context, req Request, fix bool) (*DoctorData
 	if err != nil {
 		return nil, warnings, err
 	}
+	d.Checks = append(d.Checks, cacheChecks...)
 	for _, c := range d.Checks {
 		d.Summary[c.Status]++
 	}

@@ -38,11 +38,17 @@ type Engine struct {
 	// LoadCache, when set, keeps compiled desired states across the
 	// engines of one process (the MCP server builds one per call).
 	LoadCache *LoadCache
+	// ApplyProgress is told how many target files a deploy or rollback
+	// has written so far, out of how many (from several goroutines).
+	ApplyProgress func(done, total int)
 	// OnLockWait is told when a mutation has to wait for another agentpack
 	// (the message names the holder), before it waits up to LockTimeout.
 	OnLockWait func(msg string)
 
 	locked bool // this engine holds the state lock (WithLock)
+	// repairs are the git cache repairs made so far, as warnings.
+	repairsMu sync.Mutex
+	repairs   []string
 	// inspectOnly stops Load from recovering an interrupted apply, so
 	// `doctor` (without --fix) can report it instead.
 	inspectOnly bool

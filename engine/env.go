@@ -24,6 +24,10 @@ type Env struct {
 	Cwd string
 	// Fsync makes real writes fsync file and directory (AGENTPACK_FSYNC=1).
 	Fsync bool
+	// GitTimeout and GitRetries are $AGENTPACK_GIT_TIMEOUT (a duration
+	// such as 30s, per attempt) and $AGENTPACK_GIT_RETRIES (0–10) as set;
+	// they override config.toml's [git] timeout and retries.
+	GitTimeout, GitRetries string
 }
 
 // EnvFromOS reads [Env] from the process environment.
@@ -33,7 +37,8 @@ func EnvFromOS() Env {
 		home = h
 	}
 	cwd, _ := os.Getwd()
-	e := Env{Home: home, CodexHome: os.Getenv("CODEX_HOME"), Cwd: cwd, Fsync: os.Getenv("AGENTPACK_FSYNC") == "1"}
+	e := Env{Home: home, CodexHome: os.Getenv("CODEX_HOME"), Cwd: cwd, Fsync: os.Getenv("AGENTPACK_FSYNC") == "1",
+		GitTimeout: os.Getenv(envGitTimeout), GitRetries: os.Getenv(envGitRetries)}
 	e.AgentpackHome = os.Getenv("AGENTPACK_HOME")
 	if e.AgentpackHome == "" {
 		e.AgentpackHome = filepath.Join(home, ".agentpack")

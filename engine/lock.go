@@ -39,10 +39,6 @@ func (e *Engine) GitCache() *gitsource.Cache {
 	return &gitsource.Cache{Root: filepath.Join(e.Env.CacheDir(), "git"), System: e.Sys}
 }
 
-func (e *Engine) fetchOptions() gitsource.FetchOptions {
-	return gitsource.FetchOptions{Progress: e.GitProgress}
-}
-
 // maxParallelFetches bounds concurrent git fetches.
 const maxParallelFetches = 4
 
@@ -63,7 +59,7 @@ func (e *Engine) checkoutAll(ctx context.Context, refs []repoRef) (map[repoRef][
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			commit, dir, err := e.GitCache().Checkout(ctx, r.url, r.ref, e.fetchOptions())
+			commit, dir, err := e.checkout(ctx, r.url, r.ref)
 			mu.Lock()
 			defer mu.Unlock()
 			done++
@@ -107,6 +103,8 @@ func (e *Engine) Update(ctx context.Context, req Request) (*LockData, []string, 
 func (e *Engine) syncSources(ctx context.Context, req Request, command string, relock, fetch bool) (*LockData, []string, error) {
 	var out *LockData
 	var warnings []string
+	ctx = withCheckouts(ctx)
+	e.prefetchSync(ctx, req, relock, fetch)
 	err := e.WithLock(ctx, command, func(recovered []string) error {
 		warnings = recovered
 		m, repo, err := e.LoadManifest(ctx, req)
@@ -144,6 +142,7 @@ func (e *Engine) syncSources(ctx context.Context, req Request, command string, r
 		}
 		out = lockData(lf, path)
 		out.Fetched = fetched
+		warnings = append(warnings, e.takeRepairs()...)
 		for i, lm := range out.Modules {
 			if prev == nil {
 				break
@@ -158,27 +157,10 @@ func (e *Engine) syncSources(ctx context.Context, req Request, command string, r
 }
 
 func (e *Engine) lockModules(ctx context.Context, m *manifest.Manifest, repo string, prev *lockfile.Lockfile) (*lockfile.Lockfile, error) {
-	var refs []repoRef
-	seen := map[repoRef]bool{}
-	want := map[string]repoRef{} // module id → what to check out
-	for _, mod := range m.Modules {
-		if g := mod.Source.Git; g != nil {
-			sub, err := gitsource.CleanSubdir(g.Subdir)
-			if err != nil {
-				return nil, err
-			}
-			r := repoRef{g.URL, g.Ref}
-			if pin := keptPin(prev, mod.ID, g, sub); pin != "" {
-				r = repoRef{g.URL, pin}
-			}
-			want[mod.ID] = r
-			if !seen[r] {
-				seen[r] = true
-				refs = append(refs, r)
-			}
-		}
+	refs, want, err := lockWants(m, prev)
+	if err != nil {
+		return nil, err
 	}
-	sort.Slice(refs, func(i, j int) bool { return refs[i].url+refs[i].ref < refs[j].url+refs[j].ref })
 	checkouts, err := e.checkoutAll(ctx, refs)
 	if err != nil {
 		return nil, err
@@ -222,6 +204,34 @@ func (e *Engine) lockModules(ctx context.Context, m *manifest.Manifest, repo str
 	return lf, nil
 }
 
+// lockWants lists what lock checks out for m: each distinct (url, ref),
+// sorted, and which one each git module uses; prev's pins are kept for
+// modules whose source did not change.
+func lockWants(m *manifest.Manifest, prev *lockfile.Lockfile) ([]repoRef, map[string]repoRef, error) {
+	var refs []repoRef
+	seen := map[repoRef]bool{}
+	want := map[string]repoRef{} // module id → what to check out
+	for _, mod := range m.Modules {
+		if g := mod.Source.Git; g != nil {
+			sub, err := gitsource.CleanSubdir(g.Subdir)
+			if err != nil {
+				return nil, nil, err
+			}
+			r := repoRef{g.URL, g.Ref}
+			if pin := keptPin(prev, mod.ID, g, sub); pin != "" {
+				r = repoRef{g.URL, pin}
+			}
+			want[mod.ID] = r
+			if !seen[r] {
+				seen[r] = true
+				refs = append(refs, r)
+			}
+		}
+	}
+	sort.Slice(refs, func(i, j int) bool { return refs[i].url+refs[i].ref < refs[j].url+refs[j].ref })
+	return refs, want, nil
+}
+
 // keptPin returns the commit prev pins for a git module whose url, subdir
 // and ref are unchanged ("" when it must be resolved again).
 func keptPin(prev *lockfile.Lockfile, id string, g *module.GitSource, sub string) string {
@@ -247,36 +257,48 @@ func lockData(lf *lockfile.Lockfile, path string) *LockData {
 	return out
 }
 
+// fetchLocked fills the cache with every commit lf pins and checks each
+// module's files against lf. A checkout that fails its own verification is
+// downloaded again by the checkout; one that passes it but disagrees with
+// lf (its files and marker were both rewritten) is downloaded again once
+// here, and only a second disagreement is E_CHECKSUM_MISMATCH. Repairs
+// become warnings ([Engine.takeRepairs]).
 func (e *Engine) fetchLocked(ctx context.Context, lf *lockfile.Lockfile) (int, error) {
-	var refs []repoRef
-	seen := map[repoRef]bool{}
-	for _, m := range lf.Modules {
-		if g := m.ResolvedSource.Git; g != nil && !seen[repoRef{g.URL, g.Commit}] {
-			seen[repoRef{g.URL, g.Commit}] = true
-			refs = append(refs, repoRef{g.URL, g.Commit})
-		}
-	}
-	if _, err := e.checkoutAll(ctx, refs); err != nil {
+	refs := pinnedRefs(lf)
+	co, err := e.checkoutAll(ctx, refs)
+	if err != nil {
 		return 0, err
 	}
-	dirs := map[repoRef]string{} // Dir re-hashes a checkout: once per commit
+	repaired := map[repoRef]bool{}
 	for _, m := range lf.Modules {
-		if g := m.ResolvedSource.Git; g != nil {
-			key := repoRef{g.URL, g.Commit}
-			dir, ok := dirs[key]
-			if !ok {
-				var err error
-				if dir, err = e.GitCache().Dir(g.URL, g.Commit); err != nil {
-					return 0, err
-				}
-				dirs[key] = dir
+		g := m.ResolvedSource.Git
+		if g == nil {
+			continue
+		}
+		key := repoRef{g.URL, g.Commit}
+		err := e.GitCache().VerifySubdir(co[key][1], g.Subdir, m.FileManifest)
+		if apperr.CodeOf(err) == apperr.ChecksumMismatch && !repaired[key] {
+			repaired[key] = true
+			var dir string
+			if dir, err = e.repair(ctx, g.URL, g.Commit); err == nil {
+				co[key] = [2]string{g.Commit, dir}
+				err = e.GitCache().VerifySubdir(dir, g.Subdir, m.FileManifest)
 			}
-			if err := e.GitCache().VerifySubdir(dir, g.Subdir, m.FileManifest); err != nil {
-				return 0, err
-			}
+		}
+		if err != nil {
+			return 0, err
 		}
 	}
 	return len(refs), nil
+}
+
+// repair downloads commit of url again in place of its cached checkout.
+func (e *Engine) repair(ctx context.Context, url, commit string) (string, error) {
+	opt, err := e.fetchOptions()
+	if err != nil {
+		return "", err
+	}
+	return e.GitCache().Repair(ctx, url, commit, opt)
 }
 
 // resolveLocked maps a git module to its verified cached checkout, fetching

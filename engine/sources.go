@@ -189,6 +189,10 @@ func (e *Engine) SourceList(ctx context.Context, req Request) (*SourceListData, 
 func (e *Engine) SourceAdd(ctx context.Context, req Request, opt SourceAddOptions) (*SourceAddData, []string, error) {
 	var out *SourceAddData
 	var warnings []string
+	ctx = withCheckouts(ctx)
+	if src, err := newSource(opt); err == nil {
+		e.prefetch(ctx, []repoRef{{src.URL, src.Ref}}) // the clone runs outside the state lock
+	}
 	err := e.maybeLock(ctx, opt.DryRun, "source add", func(recovered []string) error {
 		warnings = recovered
 		m, err := e.loadSources(ctx, req)
@@ -206,7 +210,7 @@ func (e *Engine) SourceAdd(ctx context.Context, req Request, opt SourceAddOption
 					WithHint("pick another --name, or `agentpack source remove %s` first", src.Name).With("name", src.Name)
 			}
 		}
-		commit, dir, err := e.GitCache().Checkout(ctx, src.URL, src.Ref, e.fetchOptions())
+		commit, dir, err := e.checkout(ctx, src.URL, src.Ref)
 		if err != nil {
 			return err
 		}
@@ -238,7 +242,7 @@ func (e *Engine) SourceAdd(ctx context.Context, req Request, opt SourceAddOption
 		seq.Content = append(seq.Content, &node)
 		return md.Save(e.Sys)
 	})
-	return out, warnings, err
+	return out, append(warnings, e.takeRepairs()...), err
 }
 
 // newSource builds the source entry from the add options.
@@ -392,15 +396,17 @@ func modulesUsing(m *manifest.Manifest, src manifest.ArtifactSource) []string {
 }
 
 // sourceCheckout returns the cached checkout of the source's pinned commit,
-// fetching it when the cache lacks it.
+// fetching it when the cache lacks it or holds a damaged copy.
 func (e *Engine) sourceCheckout(ctx context.Context, src manifest.ArtifactSource) (string, error) {
 	if src.Commit == "" {
 		return "", apperr.New(apperr.SourceNotFound, "artifact source %q has no pinned commit", src.Name).
 			WithHint("run `agentpack source update %s` to pin it", src.Name).With("name", src.Name)
 	}
 	dir, err := e.GitCache().Dir(src.URL, src.Commit)
-	if errors.Is(err, gitsource.ErrNotCached) {
-		_, dir, err = e.GitCache().Checkout(ctx, src.URL, src.Commit, e.fetchOptions())
+	if errors.Is(err, gitsource.ErrNotCached) || apperr.CodeOf(err) == apperr.CacheCorrupted {
+		// A damaged checkout is as good as a missing one: the checkout
+		// downloads it again (a warning says so).
+		_, dir, err = e.checkout(ctx, src.URL, src.Commit)
 	}
 	return dir, err
 }

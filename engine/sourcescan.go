@@ -365,7 +365,7 @@ func (e *Engine) SourceScan(ctx context.Context, req Request, name, typ string) 
 	if err != nil {
 		return nil, m.Warnings, err
 	}
-	return &SourceScanData{Source: e.sourceInfo(*src), Artifacts: filterType(arts, typ)}, m.Warnings, nil
+	return &SourceScanData{Source: e.sourceInfo(*src), Artifacts: filterType(arts, typ)}, append(m.Warnings, e.takeRepairs()...), nil
 }
 
 // SourceCandidatesData is the data of `agentpack source candidates`.
@@ -416,7 +416,7 @@ func (e *Engine) SourceCandidates(ctx context.Context, req Request, name, typ st
 			}
 		}
 	}
-	return out, warnings, nil
+	return out, append(warnings, e.takeRepairs()...), nil
 }
 
 // ArtifactChange is an artifact whose tree hash differs between two commits;
@@ -453,7 +453,7 @@ func (e *Engine) SourceDiff(ctx context.Context, req Request, name string) (*Sou
 	if err != nil {
 		return nil, m.Warnings, err
 	}
-	newCommit, newDir, err := e.GitCache().Checkout(ctx, src.URL, src.Ref, e.fetchOptions())
+	newCommit, newDir, err := e.checkout(ctx, src.URL, src.Ref)
 	if err != nil {
 		return nil, m.Warnings, err
 	}
@@ -474,7 +474,7 @@ func (e *Engine) SourceDiff(ctx context.Context, req Request, name string) (*Sou
 	out := diffArtifacts(old, cur)
 	out.Source, out.FromCommit, out.ToCommit = e.sourceInfo(*src), src.Commit, newCommit
 	out.UpToDate = strings.EqualFold(src.Commit, newCommit)
-	return out, m.Warnings, nil
+	return out, append(m.Warnings, e.takeRepairs()...), nil
 }
 
 func diffArtifacts(old, cur []Artifact) *SourceDiffData {

@@ -69,6 +69,8 @@ func (e *Engine) SourceUpdate(ctx context.Context, req Request, opt SourceUpdate
 	}
 	var out *SourceUpdateData
 	var warnings []string
+	ctx = withCheckouts(ctx)
+	e.prefetchSources(ctx, req, opt.Name, opt.All) // fetches run outside the state lock
 	err := e.maybeLock(ctx, opt.DryRun, "source update", func(recovered []string) error {
 		warnings = recovered
 		m, err := e.loadSources(ctx, req)
@@ -109,7 +111,7 @@ func (e *Engine) SourceUpdate(ctx context.Context, req Request, opt SourceUpdate
 		}
 		return nil
 	})
-	return out, warnings, err
+	return out, append(warnings, e.takeRepairs()...), err
 }
 
 func anyChanged(us []SourceUpdate) bool {
@@ -128,7 +130,7 @@ func (e *Engine) moveSources(ctx context.Context, m *manifest.Manifest, md *mani
 	var items []relockItem
 	seen := map[string]bool{}
 	for _, src := range srcs {
-		commit, _, err := e.GitCache().Checkout(ctx, src.URL, src.Ref, e.fetchOptions())
+		commit, _, err := e.checkout(ctx, src.URL, src.Ref)
 		if err != nil {
 			return nil, err
 		}

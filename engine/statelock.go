@@ -104,5 +104,5 @@ func (e *Engine) recoveryWriter() *apply.Writer {
 // writer is the [apply.Writer] of this engine: its System, its state
 // folder, and the recovery mode and checkpoints of the command running.
 func (e *Engine) writer() *apply.Writer {
-	return &apply.Writer{Sys: e.Sys, Store: e.Store(), BestEffort: e.recoverBestEffort, Checkpoint: e.checkpoint}
+	return &apply.Writer{Sys: e.Sys, Store: e.Store(), BestEffort: e.recoverBestEffort, Checkpoint: e.checkpoint, Progress: e.ApplyProgress}
 }

@@ -133,7 +133,7 @@ func (e *Engine) status(st *State, p *plan.Plan, only []string) *StatusData {
 			switch {
 			case sha == "":
 				add(r.Target, r.Path, abs, DriftMissing, want, nil)
-			case sha != f.SHA256:
+			case sha != f.SHA256 && e.editedSince(guard, r.Path, abs, f, sha):
 				add(r.Target, r.Path, abs, DriftModified, want, prefixedHex(sha))
 			}
 		}
@@ -154,7 +154,7 @@ func (e *Engine) status(st *State, p *plan.Plan, only []string) *StatusData {
 		add(c.Target, c.Root, c.Path, DriftPending, expected, actual)
 	}
 	for _, f := range st.Desired.Files {
-		if last, ok := p.Managed[f.Path]; !seen[f.Path] && (!ok || last.SHA256 != f.SHA256) {
+		if last, ok := p.Managed[f.Path]; !seen[f.Path] && (!ok || last.EditedSince(f.SHA256, f.Data)) {
 			h := prefixedHex(f.SHA256)
 			add(f.Target, f.Root, f.Path, DriftPending, h, h)
 		}
@@ -190,6 +190,20 @@ func (e *Engine) status(st *State, p *plan.Plan, only []string) *StatusData {
 	}
 	out.finish(st, only)
 	return out
+}
+
+// editedSince reports whether the file at abs (hash sha, not f.SHA256)
+// was edited since f was written; a marked file is read again to compare
+// only its agentpack blocks.
+func (e *Engine) editedSince(guard *plan.LinkGuard, root, abs fsys.AbsPath, f plan.ManagedFile, sha string) bool {
+	if f.OwnedSHA256 == "" {
+		return true
+	}
+	a, err := plan.ReadActual(e.Sys, guard, nil, root, abs, "")
+	if err != nil || !a.Exists {
+		return true
+	}
+	return f.EditedSince(a.SHA256, a.Data)
 }
 
 func (out *StatusData) finish(st *State, only []string) {

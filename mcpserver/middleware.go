@@ -35,10 +35,11 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if strings.HasPrefix(method, "notifications/") {
 			return next(ctx, method, req)
 		}
-		if !s.inflight.enter() {
+		ctx, leave, ok := s.inflight.enter(ctx)
+		if !ok {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "agentpack mcp is shutting down"}
 		}
-		defer s.inflight.leave()
+		defer leave()
 		switch method {
 		case methodInitialize:
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.InitializeParams() != nil {

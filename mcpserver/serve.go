@@ -63,18 +63,31 @@ type HTTPOptions struct {
 	BearerToken string
 	// MaxBodyBytes limits request bodies; 0 means [DefaultMaxBodyBytes].
 	MaxBodyBytes int64
+	// SessionTimeout closes a session idle that long (its id then gets
+	// 404 and the client initializes again); 0 means
+	// [DefaultSessionTimeout].
+	SessionTimeout time.Duration
 }
+
+// DefaultSessionTimeout is how long an idle HTTP session is kept.
+const DefaultSessionTimeout = 30 * time.Minute
 
 // HTTPHandler returns the streamable HTTP handler, mounted at /mcp. The
 // SDK refuses a non-loopback Host on a loopback listener (DNS rebinding)
 // and bodies over the limit (413); cross-origin browser requests are
-// refused (403); the bearer token is checked first (401).
+// refused (403); the bearer token is checked first (401). JSON-RPC errors
+// are answered with the codes and messages of the stdio transport
+// ([cleanHTTPErrors]).
 func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 	if o.MaxBodyBytes == 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if o.SessionTimeout == 0 {
+		o.SessionTimeout = DefaultSessionTimeout
+	}
 	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{Logger: s.log, MaxRequestBodyBytes: o.MaxBodyBytes})
+		&mcp.StreamableHTTPOptions{Logger: s.log, MaxRequestBodyBytes: o.MaxBodyBytes, SessionTimeout: o.SessionTimeout})
+	h = cleanHTTPErrors(h)
 	h = http.NewCrossOriginProtection().Handler(h)
 	if token := strings.TrimSpace(o.BearerToken); token != "" {
 		h = requireBearer(token, h)

@@ -8,16 +8,9 @@ import (
 	"syscall"
 
 	"github.com/agentpack/agentpack/engine/module"
+	"github.com/agentpack/agentpack/engine/target"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/fsys"
-)
-
-// Marker lines that wrap each module's text in an aggregated instructions
-// file (the same markers the original agentpack writes).
-const (
-	markerStartPrefix = "<!-- agentpack:module="
-	markerStartSuffix = " -->"
-	markerEnd         = "<!-- /agentpack -->"
 )
 
 // instructionMeta is instruction frontmatter that only steers targets
@@ -48,7 +41,9 @@ func (r *renderer) instructionsFile(p fsys.AbsPath, mods []*module.LoadedModule)
 		r.dropKeys(lm, "instructions", nil, instructionMeta)
 		ids[i] = lm.ID
 	}
-	r.add(p, composeInstructions(existing, mods), 0o644, ids...)
+	data, marked := composeInstructions(existing, mods)
+	r.add(p, data, 0o644, ids...)
+	r.files[len(r.files)-1].Marked = marked
 	return nil
 }
 
@@ -83,11 +78,12 @@ func (r *renderer) readExisting(p fsys.AbsPath) ([]byte, error) {
 // composeInstructions joins the modules' bodies. One module alone is written
 // raw; several are wrapped in markers, in id order, one blank line apart. If
 // the existing file already has markers, its text before the first and after
-// the last marker is kept and the marker form is always used.
-func composeInstructions(existing []byte, mods []*module.LoadedModule) []byte {
+// the last marker is kept and the marker form is always used. marked says
+// the marker form was used.
+func composeInstructions(existing []byte, mods []*module.LoadedModule) (data []byte, marked bool) {
 	prefix, suffix, adopted := outsideMarkers(string(existing))
 	if len(mods) == 1 && !adopted {
-		return instructionBody(mods[0])
+		return instructionBody(mods[0]), false
 	}
 	var b strings.Builder
 	b.WriteString(prefix)
@@ -96,41 +92,21 @@ func composeInstructions(existing []byte, mods []*module.LoadedModule) []byte {
 			b.WriteString("\n\n")
 		}
 		body := string(instructionBody(lm))
-		b.WriteString(markerStartPrefix + lm.ID + markerStartSuffix + "\n")
+		b.WriteString(target.MarkerStartPrefix + lm.ID + target.MarkerStartSuffix + "\n")
 		b.WriteString(body)
 		if !strings.HasSuffix(body, "\n") {
 			b.WriteString("\n")
 		}
-		b.WriteString(markerEnd)
+		b.WriteString(target.MarkerEnd)
 	}
 	b.WriteString("\n")
 	b.WriteString(suffix)
-	return []byte(b.String())
+	return []byte(b.String()), true
 }
 
-// outsideMarkers splits text around its agentpack blocks: prefix is
-// everything before the line of the first start marker, suffix everything
-// after the line of the last end marker. ok is false when text has no
-// complete block.
+// outsideMarkers returns the user's text around the agentpack blocks of
+// text; ok is false when text has no complete block.
 func outsideMarkers(text string) (prefix, suffix string, ok bool) {
-	first, lastEnd := -1, -1
-	for off := 0; off < len(text); {
-		end := strings.IndexByte(text[off:], '\n')
-		next := len(text)
-		if end >= 0 {
-			next = off + end + 1
-		}
-		line := strings.TrimSpace(text[off:next])
-		switch {
-		case first < 0 && strings.HasPrefix(line, markerStartPrefix) && strings.HasSuffix(line, "-->"):
-			first = off
-		case first >= 0 && line == markerEnd:
-			lastEnd = next
-		}
-		off = next
-	}
-	if first < 0 || lastEnd < 0 {
-		return "", "", false
-	}
-	return text[:first], text[lastEnd:], true
+	prefix, _, suffix, ok = target.SplitMarked(text)
+	return prefix, suffix, ok
 }

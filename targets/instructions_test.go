@@ -77,7 +77,7 @@ func TestInstructionsPreserveTextOutsideMarkers(t *testing.T) {
 	got := string(file(out, p).Data)
 	if !strings.HasPrefix(got, "# My own notes\n\nKeep this.\n\n<!-- agentpack:module=instructions:base -->\n") ||
 		!strings.HasSuffix(got, "<!-- /agentpack -->\n\n## Footer\nAlso mine.\n") ||
-		strings.Count(got, markerEnd) != 2 {
+		strings.Count(got, target.MarkerEnd) != 2 {
 		t.Errorf("two modules:\n%s", got)
 	}
 }

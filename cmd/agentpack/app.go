@@ -41,6 +41,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	// envelope under --json.
 	jsonMode := wantsJSON(args)
 	app := &App{Stdin: stdin, Stdout: stdout, Stderr: stderr, Env: engine.EnvFromOS()}
+	if isTerminal(stderr) {
+		app.progressOut = stderr
+	}
 	app.Globals.JSON = jsonMode
 	var cli CLI
 	defer func() {
@@ -175,9 +178,13 @@ type App struct {
 	// readOnly gives this invocation's engine a System that refuses every
 	// write but the caches': the command is not a mutating one.
 	readOnly bool
-	parser   *kong.Kong
-	kctx     *kong.Context
-	engine   *engine.Engine
+	// progressOut is stderr when it is a terminal (see [App.progressTo]);
+	// progress holds the bars drawn on it.
+	progressOut io.Writer
+	progress    *progress
+	parser      *kong.Kong
+	kctx        *kong.Context
+	engine      *engine.Engine
 }
 
 // Ctx is the context of this invocation's engine calls.
@@ -216,6 +223,7 @@ func (a *App) newEngine() *engine.Engine {
 			fmt.Fprintf(a.Stderr, "%s %s; waiting up to %s…\n", a.errPrinter().dim("agentpack:"), msg, engine.LockTimeout)
 		}
 	}
+	a.attachProgress(e)
 	if engineHook != nil {
 		engineHook(e)
 	}
@@ -287,11 +295,12 @@ func (a *App) run(command, commandID string, fn func() (*result, error)) error {
 		// An unset or relative HOME would put user-scope files and the state
 		// into the working directory.
 		if err = a.Env.Check(); err == nil {
-			res, err = fn()
+			res, err = a.confirmed(commandID, fn)
 		}
 	default:
 		res, err = fn()
 	}
+	a.progress.clear()
 	if err != nil {
 		var warnings []string
 		if res != nil {
@@ -380,9 +389,8 @@ func (a *App) failWith(command, commandID string, err error, warnings []string) 
 	return 1
 }
 
-// requireYesInJSON refuses a mutation in --json mode without --yes. Commands
-// whose arguments already say exactly what to change (init, add, remove) do
-// not prompt in a terminal.
+// requireYesInJSON refuses a mutation in --json mode without --yes (the
+// terminal prompt is [App.confirmed]'s).
 func (a *App) requireYesInJSON(commandID string) error {
 	if a.Globals.JSON && !a.Globals.Yes && !a.Globals.DryRun {
 		return a.confirm(commandID, "")
@@ -425,6 +433,7 @@ func (a *App) confirm(commandID, question string) error {
 	if a.Globals.JSON || !isTerminal(a.Stdin) {
 		return refuse
 	}
+	a.progress.clear()
 	fmt.Fprintf(a.Stderr, "%s [y/N] ", question)
 	var answer string
 	_, _ = fmt.Fscanln(a.Stdin, &answer)

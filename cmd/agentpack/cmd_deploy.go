@@ -43,6 +43,7 @@ func (c *DeployCmd) Run(a *App) error {
 					return warningsOf(st), err
 				}
 				if len(p.Changes) > 0 {
+					a.progress.clear()
 					printChanges(a.errPrinter(), p.Profile, p.Targets, p.Changes, p.Summary, c.givenFlags()...)
 					if err := a.confirm(id, "Apply these changes?"); err != nil {
 						return warningsOf(st), err

@@ -12,7 +12,7 @@ import (
 
 // DoctorCmd is `agentpack doctor`.
 type DoctorCmd struct {
-	Fix        bool          `help:"Repair what can be repaired safely (interrupted apply, .gitignore lines)."`
+	Fix        bool          `help:"Repair what can be repaired safely (interrupted apply, .gitignore lines, damaged git cache checkouts)."`
 	MCP        bool          `name:"mcp" help:"Start (or connect to) every MCP server the desired state and the clients' config files define, and report the handshake and tool count of each; writes nothing."`
 	MCPTimeout time.Duration `name:"mcp-timeout" default:"10s" help:"Time each MCP server gets to answer (with --mcp)."`
 }
@@ -27,11 +27,6 @@ func (c *DoctorCmd) Run(a *App) error {
 		return c.runMCP(a)
 	}
 	return a.run("doctor", id, func() (*result, error) {
-		if c.Fix {
-			if err := a.confirm(id, "Let doctor fix what it can (.gitignore lines, an interrupted apply)?"); err != nil {
-				return nil, err
-			}
-		}
 		d, warnings, err := a.Engine().Doctor(a.Ctx(), a.Request(), c.Fix)
 		if err != nil {
 			return &result{Warnings: warnings}, err

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"os"
 
 	"github.com/agentpack/agentpack/engine"
-	"github.com/schollz/progressbar/v3"
 )
 
 // LockCmd is `agentpack lock`.
@@ -37,9 +35,7 @@ func (a *App) lockRun(id string, op func(*engine.Engine, context.Context, engine
 		if err := a.requireYesInJSON(id); err != nil {
 			return nil, err
 		}
-		eng := a.Engine()
-		a.showFetchProgress(eng)
-		d, warnings, err := op(eng, a.Ctx(), a.Request())
+		d, warnings, err := op(a.Engine(), a.Ctx(), a.Request())
 		if err != nil {
 			return &result{Warnings: warnings}, err
 		}
@@ -58,21 +54,4 @@ func (a *App) lockRun(id string, op func(*engine.Engine, context.Context, engine
 			p.Printf("\n")
 		}}, nil
 	})
-}
-
-// showFetchProgress draws a progress bar on stderr while repos are fetched,
-// only when stderr is a terminal and output is for people.
-func (a *App) showFetchProgress(eng *engine.Engine) {
-	if a.Globals.Quiet || !isTerminal(a.Stderr) {
-		return
-	}
-	var bar *progressbar.ProgressBar
-	eng.Progress = func(done, total int, what string) {
-		if bar == nil {
-			bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(os.Stderr), progressbar.OptionSetDescription("fetching"),
-				progressbar.OptionClearOnFinish(), progressbar.OptionShowCount())
-		}
-		bar.Describe("fetched " + what)
-		_ = bar.Set(done)
-	}
 }

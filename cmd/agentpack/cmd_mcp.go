@@ -81,6 +81,7 @@ func (c *MCPServeCmd) serve(a *App) (err error) {
 			WithHint("set AGENTPACK_MCP_TOKEN to require a bearer token, listen on 127.0.0.1, or drop --allow-write").
 			With("host", c.Host).With("reason_code", "token_required").With("next_actions", []string{"set_agentpack_mcp_token"})
 	}
+	a.progressOut = nil // stderr is the server's log
 	srv, err := mcpserver.New(mcpserver.Options{
 		Env:           a.Env,
 		NewEngine:     a.newEngine,
@@ -95,6 +96,9 @@ func (c *MCPServeCmd) serve(a *App) (err error) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal shuts down gracefully (calls in flight are cancelled
+	// and answered); a second one ends the process at once.
+	context.AfterFunc(ctx, stop)
 	logger.Info("agentpack mcp serve", "version", envelope.Version, "transport", c.Transport, "allow_write", c.AllowWrite, "tools", srv.ListedTools(), "skills", srv.SkillsServed())
 	if c.Transport == "stdio" {
 		if err := srv.ServeStdio(ctx, a.Stdin, a.Stdout); err != nil {

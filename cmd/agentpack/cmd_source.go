@@ -121,7 +121,6 @@ type SourceDiffCmd struct {
 // Run implements the command.
 func (c *SourceDiffCmd) Run(a *App) error {
 	return a.sourceRun("source diff", false, func(eng *engine.Engine) (*result, error) {
-		a.showFetchProgress(eng)
 		d, w, err := eng.SourceDiff(a.Ctx(), a.Request(), c.Name)
 		if err != nil {
 			return &result{Warnings: w}, err
@@ -158,7 +157,6 @@ type SourceUpdateCmd struct {
 // Run implements the command.
 func (c *SourceUpdateCmd) Run(a *App) error {
 	return a.sourceRun("source update", true, func(eng *engine.Engine) (*result, error) {
-		a.showFetchProgress(eng)
 		d, w, err := eng.SourceUpdate(a.Ctx(), a.Request(), engine.SourceUpdateOptions{Name: c.Name, All: c.All, DryRun: a.Globals.DryRun})
 		if err != nil {
 			return &result{Warnings: w}, err

@@ -105,7 +105,7 @@ func TestCompleteDynamic(t *testing.T) {
 		}
 		return stdout.String()
 	}
-	run("init")
+	run("init", "--yes")
 	repo := env.DefaultRepo()
 	editFile(t, filepath.Join(repo, "agentpack.yaml"), func(s string) string {
 		s = strings.Replace(s, "profiles:\n", "profiles:\n  work:\n    include_tags: [work]\n", 1)
@@ -113,7 +113,7 @@ func TestCompleteDynamic(t *testing.T) {
 			"    commit: 0123456789abcdef0123456789abcdef01234567\n"
 	})
 	other := filepath.Join(t.TempDir(), "other")
-	run("--repo", other, "init")
+	run("--repo", other, "init", "--yes")
 	editFile(t, filepath.Join(other, "agentpack.yaml"), func(s string) string {
 		return strings.ReplaceAll(s, "skill:hello", "skill:other")
 	})
@@ -155,7 +155,7 @@ func TestCompleteDynamic(t *testing.T) {
 // are still listed and no file under agentpack's home changes.
 func TestCompleteReadsOnly(t *testing.T) {
 	c, env := newTestCompleter(t)
-	for _, args := range [][]string{{"init"}, {"--target", "vscode", "deploy", "--apply", "--yes"}} {
+	for _, args := range [][]string{{"init", "--yes"}, {"--target", "vscode", "deploy", "--apply", "--yes"}} {
 		var stdout, stderr bytes.Buffer
 		if code := Main(args, strings.NewReader(""), &stdout, &stderr); code != 0 {
 			t.Fatalf("agentpack %s: %s", strings.Join(args, " "), stderr.String())

@@ -30,9 +30,29 @@ func (a *App) dryRunEngine() (*engine.Engine, func(data any, extra any) *result)
 // dryRunPreview renders what the recording System saw as the data of a dry
 // run: data plus `dry_run: true` and `would_write`.
 func (a *App) dryRunPreview(data any) *result {
-	base := a.recorder.Base()
+	writes := a.recordedWrites(a.recorder)
+	out := map[string]any{}
+	if b, err := json.Marshal(data); err == nil {
+		_ = json.Unmarshal(b, &out)
+	}
+	out["dry_run"] = true
+	out["would_write"] = writes
+	return &result{Data: out, previewed: true, Human: func(p *Printer) {
+		p.Printf("Dry run: nothing written. Would write %d file(s):\n", len(writes))
+		for _, w := range writes {
+			p.Printf("  %s\n", p.Path(w.Path))
+			if w.Unified != "" && len(writes) == 1 {
+				p.Diff(w.Unified)
+			}
+		}
+	}}
+}
+
+// recordedWrites lists the files rec wrote or removed, each with its diff.
+func (a *App) recordedWrites(rec *fsys.DryRunSystem) []DryRunWrite {
+	base := rec.Base()
 	var writes []DryRunWrite
-	for _, op := range a.recorder.Ops() {
+	for _, op := range rec.Ops() {
 		// Folders come and go with the files in them: only files are
 		// reported.
 		if op.Kind != fsys.OpWrite && op.Kind != fsys.OpRemove {
@@ -49,19 +69,5 @@ func (a *App) dryRunPreview(data any) *result {
 		}
 		writes = append(writes, w)
 	}
-	out := map[string]any{}
-	if b, err := json.Marshal(data); err == nil {
-		_ = json.Unmarshal(b, &out)
-	}
-	out["dry_run"] = true
-	out["would_write"] = writes
-	return &result{Data: out, previewed: true, Human: func(p *Printer) {
-		p.Printf("Dry run: nothing written. Would write %d file(s):\n", len(writes))
-		for _, w := range writes {
-			p.Printf("  %s\n", p.Path(w.Path))
-			if w.Unified != "" && len(writes) == 1 {
-				p.Diff(w.Unified)
-			}
-		}
-	}}
+	return writes
 }

@@ -84,12 +84,18 @@ func (wr *Writer) undoFailed(err error) error {
 
 // performAll runs writes on sys: target files first (in parallel: they are
 // independent and the disk, not the CPU, is the limit), then the last
-// nManifests manifests that record them. Apply and dry run share it.
-func (wr *Writer) performAll(sys fsys.System, writes []write, nManifests int) error {
+// nManifests manifests that record them, calling tick after each target
+// file it changes. Apply and dry run share it.
+func (wr *Writer) performAll(sys fsys.System, writes []write, nManifests int, tick func()) error {
 	files, manifests := writes[:len(writes)-nManifests], writes[len(writes)-nManifests:]
 	guard := plan.NewLinkGuard(sys)
 	errs := make([]error, len(files))
-	workers.Parallel(len(files), func(i int) { errs[i] = wr.perform(sys, guard, files[i]) })
+	workers.Parallel(len(files), func(i int) {
+		errs[i] = wr.perform(sys, guard, files[i])
+		if !files[i].noop {
+			tick()
+		}
+	})
 	for _, err := range errs {
 		if err != nil {
 			return err
@@ -112,7 +118,7 @@ func (wr *Writer) DryRun(d Deployment) ([]fsys.Op, error) {
 		return nil, err
 	}
 	sys := fsys.NewDryRunSystem(wr.Sys)
-	if err := wr.performAll(sys, writes, manifests); err != nil {
+	if err := wr.performAll(sys, writes, manifests, func() {}); err != nil {
 		return nil, err
 	}
 	return sys.Ops(), nil

@@ -48,7 +48,13 @@ func (wr *Writer) commit(rec *snapshots.Record, writes []write, nTail int, undon
 		return err
 	}
 	wr.checkpoint("journal written")
-	if err := wr.performAll(wr.Sys, writes, nTail); err != nil {
+	changing := 0
+	for _, w := range writes[:len(writes)-nTail] {
+		if !w.noop {
+			changing++
+		}
+	}
+	if err := wr.performAll(wr.Sys, writes, nTail, wr.progress(changing)); err != nil {
 		return wr.undoFailed(err)
 	}
 	// Folders the undone applies created go too, once nothing is left in them.

@@ -8,6 +8,7 @@ package apply
 import (
 	"io/fs"
 	"slices"
+	"sync"
 
 	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/snapshots"
@@ -28,6 +29,26 @@ type Writer struct {
 	// transaction ("pack saved", "journal written", "files written", "record
 	// saved", "journal removed"); crash tests stop the process there.
 	Checkpoint func(phase string)
+	// Progress, when set, is told how many of the transaction's target
+	// files are written so far (deploy and rollback); it may be called
+	// from several goroutines at once, in no particular order of done.
+	Progress func(done, total int)
+}
+
+// progress returns the function to call after each of total target
+// files is written (a no-op without [Writer.Progress]).
+func (wr *Writer) progress(total int) func() {
+	if wr.Progress == nil || total == 0 {
+		return func() {}
+	}
+	var mu sync.Mutex
+	done := 0
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		done++
+		wr.Progress(done, total)
+	}
 }
 
 func (wr *Writer) checkpoint(phase string) {

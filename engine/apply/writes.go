@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/engine/plan"
+	"github.com/agentpack/agentpack/engine/target"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/fsys"
@@ -97,9 +98,12 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time) ([]writ
 			return nil, apperr.Wrap(err, apperr.Unexpected, "path %s outside root %s", f.Path, f.Root)
 		}
 		mf := plan.ManagedFile{Path: filepath.ToSlash(rel), SHA256: f.SHA256, ModuleIDs: f.ModuleIDs}
-		if f.Keyed != nil {
+		switch {
+		case f.Keyed != nil:
 			// A key-level file records the entries it owns, not its bytes.
 			mf = p.KeyedRecord(mf.Path, f.Path, f.SHA256, f.ModuleIDs, f.Keyed)
+		case f.Marked:
+			mf.OwnedSHA256 = target.OwnedSHA256(f.Data)
 		}
 		perRoot[r] = append(perRoot[r], mf)
 	}
@@ -150,7 +154,8 @@ func sameManaged(a, b []plan.ManagedFile) bool {
 	}
 	sort.Slice(b, func(i, j int) bool { return b[i].Path < b[j].Path })
 	for i := range a {
-		if a[i].Path != b[i].Path || a[i].SHA256 != b[i].SHA256 || !slices.Equal(a[i].ModuleIDs, b[i].ModuleIDs) || a[i].Created != b[i].Created {
+		if a[i].Path != b[i].Path || a[i].SHA256 != b[i].SHA256 || a[i].OwnedSHA256 != b[i].OwnedSHA256 ||
+			!slices.Equal(a[i].ModuleIDs, b[i].ModuleIDs) || a[i].Created != b[i].Created {
 			return false
 		}
 	}

@@ -143,7 +143,9 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 		switch {
 		case !isManaged:
 			c.UpdateKind, c.Reason = UpdateAdopt, ReasonUnmanaged
-		case last.SHA256 == before:
+		case !last.EditedSince(before, a.Data):
+			// Unchanged since the last deploy, or (a marked file) changed
+			// only outside agentpack's blocks: the update keeps that text.
 			c.UpdateKind = UpdateManaged
 		default:
 			// SPEC §6: the update kind says "edited by hand"; the reason stays

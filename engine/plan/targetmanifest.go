@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentpack/agentpack/engine/module"
+	"github.com/agentpack/agentpack/engine/target"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/cfgedit"
 	"github.com/agentpack/agentpack/internal/fsys"
@@ -39,9 +40,14 @@ type TargetManifest struct {
 
 // ManagedFile is one managed file, root-relative with '/'.
 type ManagedFile struct {
-	Path      string   `json:"path"`
-	SHA256    string   `json:"sha256"`
-	ModuleIDs []string `json:"module_ids,omitempty"`
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	// OwnedSHA256 is set for a marked file (several instructions modules
+	// in one file): the hash of its agentpack blocks as written
+	// ([target.OwnedSHA256]). Drift is measured on it, so the user's text
+	// around the blocks is no drift.
+	OwnedSHA256 string   `json:"owned_sha256,omitempty"`
+	ModuleIDs   []string `json:"module_ids,omitempty"`
 
 	// A key-level file (a client's MCP config) is owned entry by entry:
 	// Format and Container say how to edit it, Entries what agentpack owns
@@ -53,6 +59,18 @@ type ManagedFile struct {
 	Container []string       `json:"container,omitempty"`
 	Entries   []ManagedEntry `json:"entries,omitempty"`
 	Created   bool           `json:"created,omitempty"`
+}
+
+// EditedSince reports whether a file with data (hash sha) differs from
+// what f says was written: for a marked file only its blocks count.
+func (f ManagedFile) EditedSince(sha string, data []byte) bool {
+	if sha == f.SHA256 {
+		return false
+	}
+	if f.OwnedSHA256 == "" || data == nil {
+		return true
+	}
+	return target.OwnedSHA256(data) != f.OwnedSHA256
 }
 
 // In is where f lies below root. f.Path passed [SafeRelPath] when its

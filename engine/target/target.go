@@ -94,6 +94,11 @@ type DesiredFile struct {
 	// plan computes the file's new text from its current text by editing
 	// only these entries (see [KeyedFile]).
 	Keyed *KeyedFile
+	// Marked says that only the file's agentpack blocks are agentpack's
+	// (an aggregated instructions file): drift is measured on them
+	// ([OwnedSHA256]) and the text around them is the user's, which the
+	// adapter keeps.
+	Marked bool
 }
 
 // Set is the adapters an engine knows, by name. It is a value handed to

@@ -3,8 +3,6 @@ package engine
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -220,16 +218,7 @@ func (e *Engine) checkRoot(add func(name, status, msg, suggestion string), r des
 
 // writable reports whether sys can create a file in dir: it writes a probe
 // file there and removes it.
-func writable(sys fsys.System, dir fsys.AbsPath) bool {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	probe := dir.JoinName(".agentpack-doctor-" + hex.EncodeToString(b[:]))
-	if sys.WriteFile(probe, nil, 0o600) != nil {
-		return false
-	}
-	_ = sys.Remove(probe)
-	return true
-}
+func writable(sys fsys.System, dir fsys.AbsPath) bool { return fsys.CanWrite(sys, dir) }
 
 // osMessage is the OS's own words for err, "stat /x: permission denied",
 // as doctor reported them before every read went through fsys.

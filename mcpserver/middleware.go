@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -51,7 +52,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return s.listPrompts(ctx)
 		case methodGetPrompt:
 			if p, ok := req.GetParams().(*mcp.GetPromptParams); ok {
-				res, err := getPrompt(ctx, s.opts.NewEngine(), s.defaultRequest(), p.Name, p.Arguments)
+				res, err := getPrompt(ctx, s.readEngine(), s.defaultRequest(), p.Name, p.Arguments)
 				if err != nil {
 					return nil, rpcError(err)
 				}
@@ -101,7 +102,7 @@ func writeDisabled(name string) error {
 }
 
 func (s *Server) listPrompts(ctx context.Context) (mcp.Result, error) {
-	list, err := loadPrompts(ctx, s.opts.NewEngine(), s.defaultRequest())
+	list, err := loadPrompts(ctx, s.readEngine(), s.defaultRequest())
 	if err != nil {
 		// A repo that does not load has no prompts; say why in the log.
 		s.log.Warn("prompts not listed", "error", err)
@@ -125,7 +126,7 @@ func (s *Server) listResources(ctx context.Context, method string, req mcp.Reque
 	if !ok || res.NextCursor != "" {
 		return r, nil
 	}
-	files, err := moduleFiles(ctx, s.opts.NewEngine(), s.defaultRequest())
+	files, err := moduleFiles(ctx, s.readEngine(), s.defaultRequest())
 	if err != nil {
 		s.log.Warn("module files not listed", "error", err)
 	}
@@ -138,7 +139,7 @@ func (s *Server) listResources(ctx context.Context, method string, req mcp.Reque
 }
 
 func (s *Server) readResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
-	c, err := readResource(ctx, s.opts.NewEngine(), s.defaultRequest(), uri)
+	c, err := readResource(ctx, s.readEngine(), s.defaultRequest(), uri)
 	if err != nil {
 		return nil, rpcError(err)
 	}
@@ -206,4 +207,12 @@ func rpcError(err error) error {
 		return mcp.ResourceNotFoundError(uri)
 	}
 	return &jsonrpc.Error{Code: code, Message: fmt.Sprintf("[%s] %s", ae.Code, msg), Data: data}
+}
+
+// readEngine is the engine of a prompt or resource request: read-only, like
+// the engine of every read tool.
+func (s *Server) readEngine() *engine.Engine {
+	e := s.opts.NewEngine()
+	e.ReadOnly()
+	return e
 }

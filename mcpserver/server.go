@@ -192,7 +192,11 @@ func (s *Server) runTool(ctx context.Context, t *tool, raw []byte) (env *envelop
 	if err != nil {
 		return t.fail(err)
 	}
-	return t.run(ctx, &call{srv: s, args: a, req: s.request(a), eng: s.opts.NewEngine()})
+	eng := s.opts.NewEngine()
+	if !t.write {
+		eng.ReadOnly() // a read tool cannot write, whatever path it takes
+	}
+	return t.run(ctx, &call{srv: s, args: a, req: s.request(a), eng: eng})
 }
 
 // defaultRequest is the request of resources and prompts, which take no

@@ -172,9 +172,12 @@ type App struct {
 	// records; recorder is that System once the engine exists.
 	recordOnly bool
 	recorder   *fsys.DryRunSystem
-	parser     *kong.Kong
-	kctx       *kong.Context
-	engine     *engine.Engine
+	// readOnly gives this invocation's engine a System that refuses every
+	// write but the caches': the command is not a mutating one.
+	readOnly bool
+	parser   *kong.Kong
+	kctx     *kong.Context
+	engine   *engine.Engine
 }
 
 // Ctx is the context of this invocation's engine calls.
@@ -201,9 +204,12 @@ func (a *App) Engine() *engine.Engine {
 // fresh one per tool call, so every call reads state fresh.
 func (a *App) newEngine() *engine.Engine {
 	e := engine.New(a.Env, targets.NewSet())
-	if a.recordOnly {
+	switch {
+	case a.recordOnly:
 		a.recorder = fsys.NewDryRunSystem(e.Sys)
 		e.Sys = a.recorder
+	case a.readOnly:
+		e.ReadOnly()
 	}
 	if !a.Globals.JSON && !a.Globals.Quiet {
 		e.OnLockWait = func(msg string) {
@@ -213,6 +219,15 @@ func (a *App) newEngine() *engine.Engine {
 	if engineHook != nil {
 		engineHook(e)
 	}
+	return e
+}
+
+// recordingEngine returns a new engine whose System only records: the
+// same walk as this invocation's engine, to show what it would change
+// before asking.
+func (a *App) recordingEngine() *engine.Engine {
+	e := engine.New(a.Env, targets.NewSet())
+	e.Sys = fsys.NewDryRunSystem(e.Sys)
 	return e
 }
 
@@ -253,8 +268,14 @@ func (a *App) run(command, commandID string, fn func() (*result, error)) error {
 	if isMutating(commandID) {
 		defer a.sayWhenInterrupted()()
 	}
-	if a.Globals.DryRun && dryRunCommands[commandID] == recordedDryRun {
-		a.recordOnly = true // the engine's System only records (App.newEngine)
+	// The command capability table picks the engine's System (App.newEngine):
+	// one that only records for a recorded dry run, one that refuses writes
+	// for a command that does not mutate, the real one otherwise.
+	switch {
+	case a.Globals.DryRun && dryRunCommands[commandID] == recordedDryRun:
+		a.recordOnly = true
+	case !isMutating(commandID):
+		a.readOnly = true
 	}
 	var res *result
 	var err error

@@ -153,10 +153,16 @@ func (c *RollbackCmd) Run(a *App) error {
 		if err := a.requireYesInJSON("rollback"); err != nil && !a.Globals.DryRun {
 			return nil, err
 		}
-		opt := engine.RollbackOptions{To: c.To, Last: c.Last, Target: a.Globals.Target, DryRun: true}
-		// Always look first: the warning about files outside this project
-		// goes with every rollback, the file list with every prompt.
-		preview, warnings, err := a.Engine().Rollback(a.Ctx(), opt)
+		opt := engine.RollbackOptions{To: c.To, Last: c.Last, Target: a.Globals.Target}
+		// Always look first, with the same walk on a System that only
+		// records: the warning about files outside this project goes with
+		// every rollback, the file list with every prompt. Under --dry-run
+		// this invocation's engine already only records.
+		looker := a.Engine()
+		if !a.Globals.DryRun {
+			looker = a.recordingEngine()
+		}
+		preview, warnings, err := looker.Rollback(a.Ctx(), opt)
 		if err != nil {
 			return &result{Warnings: warnings}, err
 		}
@@ -181,7 +187,6 @@ func (c *RollbackCmd) Run(a *App) error {
 			if err := a.confirm("rollback", fmt.Sprintf("Restore %d and remove %d file(s)?", preview.Restored, preview.Removed)); err != nil {
 				return &result{Warnings: warnings}, err
 			}
-			opt.DryRun = false
 			var more []string
 			d, more, err = a.Engine().Rollback(a.Ctx(), opt)
 			warnings = append(warnings, more...)
@@ -189,7 +194,9 @@ func (c *RollbackCmd) Run(a *App) error {
 				return &result{Warnings: warnings}, err
 			}
 		}
-		return &result{Data: d, Warnings: warnings, Human: func(p *Printer) {
+		// A dry run reports the files it would restore and remove, not the
+		// state files the recording System saw.
+		return &result{Data: d, Warnings: warnings, previewed: a.Globals.DryRun, Human: func(p *Printer) {
 			to := "the state before the first snapshot"
 			if d.RolledBackTo != nil {
 				to = *d.RolledBackTo

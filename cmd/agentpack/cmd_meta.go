@@ -28,7 +28,7 @@ var mutatingCommands = []string{
 // import plan, rollback and the source commands say what they would
 // change).
 var dryRunCommands = map[string]dryRunKind{
-	"deploy": ownDryRun, "import": ownDryRun, "rollback": ownDryRun,
+	"deploy": ownDryRun, "import": ownDryRun, "rollback": recordedDryRun,
 	"source add": ownDryRun, "source remove": ownDryRun, "source update": ownDryRun,
 	"init": recordedDryRun, "add": recordedDryRun, "remove": recordedDryRun,
 	"lock": recordedDryRun, "fetch": recordedDryRun, "update": recordedDryRun,

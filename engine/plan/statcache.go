@@ -40,6 +40,10 @@ const racyWindow = 100 * time.Millisecond
 
 // LoadStatCache reads, with sys, the cache kept in stateDir; a missing or
 // damaged one is empty. [StatCache.Save] writes it back with sys.
+// StatCachePath is where the stat cache of stateDir lives; read-only
+// commands may still write it.
+func StatCachePath(stateDir fsys.AbsPath) fsys.AbsPath { return stateDir.JoinName(statCacheFile) }
+
 func LoadStatCache(sys fsys.System, stateDir fsys.AbsPath) *StatCache {
 	c := &StatCache{sys: sys, path: stateDir.JoinName(statCacheFile), entries: map[string]statEntry{}}
 	if data, err := sys.ReadFile(c.path); err == nil {

@@ -8,13 +8,32 @@ import (
 
 // ReadOnlySystem forwards reads to a base [System] and fails every mutation
 // with E_WRITE_DISABLED, so a command that must not write cannot, whatever
-// code path it takes.
+// code path it takes. Paths at or below an allowed path (caches, which a
+// read-only command may fill when it can but never needs) are written
+// through to base.
 type ReadOnlySystem struct {
-	base System
+	base  System
+	allow []AbsPath
 }
 
-// NewReadOnlySystem returns a ReadOnlySystem reading from base.
-func NewReadOnlySystem(base System) *ReadOnlySystem { return &ReadOnlySystem{base: base} }
+// NewReadOnlySystem returns a ReadOnlySystem reading from base and writing
+// only at or below the allow paths.
+func NewReadOnlySystem(base System, allow ...AbsPath) *ReadOnlySystem {
+	return &ReadOnlySystem{base: base, allow: allow}
+}
+
+// Base is the System this one reads from.
+func (s *ReadOnlySystem) Base() System { return s.base }
+
+// allowed reports whether path may be written through to base.
+func (s *ReadOnlySystem) allowed(path AbsPath) bool {
+	for _, a := range s.allow {
+		if a.Contains(path) {
+			return true
+		}
+	}
+	return false
+}
 
 // ReadFile implements [System].
 func (s *ReadOnlySystem) ReadFile(path AbsPath) ([]byte, error) { return s.base.ReadFile(path) }
@@ -32,28 +51,57 @@ func (s *ReadOnlySystem) ReadDir(path AbsPath) ([]fs.DirEntry, error) { return s
 func (s *ReadOnlySystem) Readlink(path AbsPath) (string, error) { return s.base.Readlink(path) }
 
 // WriteFile implements [System].
-func (s *ReadOnlySystem) WriteFile(path AbsPath, _ []byte, _ fs.FileMode) error {
+func (s *ReadOnlySystem) WriteFile(path AbsPath, data []byte, perm fs.FileMode) error {
+	if s.allowed(path) {
+		return s.base.WriteFile(path, data, perm)
+	}
 	return writeDisabled(OpWrite, path)
 }
 
 // Remove implements [System].
-func (s *ReadOnlySystem) Remove(path AbsPath) error { return writeDisabled(OpRemove, path) }
+func (s *ReadOnlySystem) Remove(path AbsPath) error {
+	if s.allowed(path) {
+		return s.base.Remove(path)
+	}
+	return writeDisabled(OpRemove, path)
+}
 
 // RemoveAll implements [System].
-func (s *ReadOnlySystem) RemoveAll(path AbsPath) error { return writeDisabled(OpRemoveAll, path) }
+func (s *ReadOnlySystem) RemoveAll(path AbsPath) error {
+	if s.allowed(path) {
+		return s.base.RemoveAll(path)
+	}
+	return writeDisabled(OpRemoveAll, path)
+}
 
 // MkdirAll implements [System].
-func (s *ReadOnlySystem) MkdirAll(path AbsPath, _ fs.FileMode) error {
+func (s *ReadOnlySystem) MkdirAll(path AbsPath, perm fs.FileMode) error {
+	if s.allowed(path) {
+		return s.base.MkdirAll(path, perm)
+	}
+	for _, a := range s.allow {
+		// The folders leading to an allowed path may be created too: a
+		// fresh home has no cache folder yet.
+		if path.Contains(a) {
+			return s.base.MkdirAll(path, perm)
+		}
+	}
 	return writeDisabled(OpMkdirAll, path)
 }
 
 // Rename implements [System].
 func (s *ReadOnlySystem) Rename(oldpath, newpath AbsPath) error {
+	if s.allowed(oldpath) && s.allowed(newpath) {
+		return s.base.Rename(oldpath, newpath)
+	}
 	return writeDisabled(OpRename, oldpath).With("new_path", newpath.String())
 }
 
 // Symlink implements [System].
-func (s *ReadOnlySystem) Symlink(_ string, newname AbsPath) error {
+func (s *ReadOnlySystem) Symlink(oldname string, newname AbsPath) error {
+	if s.allowed(newname) {
+		return s.base.Symlink(oldname, newname)
+	}
 	return writeDisabled(OpSymlink, newname)
 }
 

@@ -57,12 +57,12 @@ func TestAuthChallenges(t *testing.T) {
 
 			// Missing credentials: E_REGISTRY_AUTH_REQUIRED, reason credentials_missing.
 			r := open(t, url, nil)
-			e := wantCode(t, r.Ping(ctx), registryAuthRequired)
+			e := wantCode(t, r.Ping(ctx), apperr.RegistryAuthRequired)
 			if e.Details["reason_code"] != "credentials_missing" || !strings.Contains(e.Hint, "docker login "+reg.host) {
 				t.Errorf("missing credentials: %+v", e)
 			}
 			_, err := r.Package(ctx, "kit")
-			wantCode(t, err, registryAuthRequired)
+			wantCode(t, err, apperr.RegistryAuthRequired)
 
 			// Docker config auths (DOCKER_CONFIG): works.
 			r = open(t, url, env{"DOCKER_CONFIG": writeDockerConfig(t, basicAuths(reg.host, testUser, testPass))})
@@ -91,14 +91,14 @@ func TestAuthChallenges(t *testing.T) {
 			bad := "bad-secret-value-123"
 			r = open(t, url, env{EnvToken: bad, EnvUsername: testUser})
 			_, _, err = r.Download(ctx, "kit", "1.0.0")
-			e = wantCode(t, err, registryAuthRequired)
+			e = wantCode(t, err, apperr.RegistryAuthRequired)
 			if e.Details["reason_code"] != "credentials_refused" {
 				t.Errorf("refused credentials: %+v", e)
 			}
 			noSecret(t, err, bad, testPass)
 			meta, archive := testMeta("kit", "2.0.0")
-			_, err = r.Publish(ctx, archive, meta, "")
-			wantCode(t, err, registryAuthRequired)
+			_, err = r.PublishMeta(ctx, archive, meta, "")
+			wantCode(t, err, apperr.RegistryAuthRequired)
 			noSecret(t, err, bad)
 		})
 	}
@@ -125,7 +125,7 @@ func TestCredentialHelperFromDockerConfig(t *testing.T) {
 	}
 	// A helper that is not installed: E_REGISTRY_AUTH_REQUIRED naming it.
 	r := open(t, "oci://"+reg.host+"/ns", env{"DOCKER_CONFIG": writeDockerConfig(t, `{"credsStore":"absent-helper"}`)})
-	e := wantCode(t, r.Ping(ctx), registryAuthRequired)
+	e := wantCode(t, r.Ping(ctx), apperr.RegistryAuthRequired)
 	if !strings.Contains(e.Message, "docker-credential-absent-helper") {
 		t.Errorf("message %q does not name the helper", e.Message)
 	}

@@ -104,7 +104,7 @@ func (c *Credentials) lookup(ctx context.Context, hostport string) (auth.Credent
 		cred, err := credentials.NewNativeStore(helper).Get(ctx, server)
 		if err != nil {
 			// The helper's own output is not shown: it may echo a secret.
-			return auth.EmptyCredential, apperr.New(registryAuthRequired,
+			return auth.EmptyCredential, apperr.New(apperr.RegistryAuthRequired,
 				"the Docker credential helper docker-credential-%s gave no credential for %s", helper, hostport).
 				WithHint("check that docker-credential-%s is installed and logged in (docker login %s), or set %s", helper, hostport, EnvToken).
 				With("registry_host", hostport).With("reason_code", "credential_helper_failed")

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/opencontainers/go-digest"
+
+	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 // The real-registry tests run Debian's docker-registry (CNCF distribution)
@@ -125,9 +127,9 @@ func TestDistributionRegistryWithHtpasswd(t *testing.T) {
 	addr := startDistribution(t, strings.TrimSpace(string(line))+"\n")
 
 	_, err = open(t, "oci://"+addr+"/ns", nil).Package(context.Background(), "kit")
-	wantCode(t, err, registryAuthRequired)
+	wantCode(t, err, apperr.RegistryAuthRequired)
 	_, err = open(t, "oci://"+addr+"/ns", env{EnvToken: "wrong-password", EnvUsername: testUser}).Index(context.Background())
-	e := wantCode(t, err, registryAuthRequired)
+	e := wantCode(t, err, apperr.RegistryAuthRequired)
 	noSecret(t, e, "wrong-password")
 
 	checkAgainstRealRegistry(t, addr, env{"DOCKER_CONFIG": writeDockerConfig(t, basicAuths(addr, testUser, testPass))}, testUser+":"+testPass)
@@ -144,8 +146,8 @@ func checkAgainstRealRegistry(t *testing.T, addr string, e env, creds string) {
 	v1 := publish(t, r, "@acme/review-kit", "1.0.0", "")
 	publish(t, r, "@acme/review-kit", "1.1.0+build.7", "")
 	meta, archive := testMeta("@acme/review-kit", "1.0.0")
-	_, err := r.Publish(ctx, archive, meta, "")
-	wantCode(t, err, packageVersionExists)
+	_, err := r.PublishMeta(ctx, archive, meta, "")
+	wantCode(t, err, apperr.PackageVersionExists)
 
 	info, err := r.Package(ctx, "@acme/review-kit")
 	if err != nil || len(info.Versions) != 2 || info.DistTags["latest"] != "1.1.0+build.7" {

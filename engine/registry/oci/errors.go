@@ -13,12 +13,6 @@ import (
 	"github.com/agentpack/agentpack/internal/apperr"
 )
 
-// Codes this package returns that the packages work adds to apperr.
-const (
-	registryAuthRequired = apperr.Code("E_REGISTRY_AUTH_REQUIRED")
-	packageVersionExists = apperr.Code("E_PACKAGE_VERSION_EXISTS")
-)
-
 // errNotFound marks a missing repository, tag or blob inside this package;
 // callers turn it into the right E_* code.
 var errNotFound = errors.New("not found")
@@ -64,11 +58,11 @@ func (r *Registry) fail(err error, what string) error {
 func (r *Registry) authError(what string, status int) error {
 	host := r.loc.Host
 	if r.creds.Offered(host) {
-		return apperr.New(registryAuthRequired, "registry %s refused the credentials for %s", r.label(), what).
+		return apperr.New(apperr.RegistryAuthRequired, "registry %s refused the credentials for %s", r.label(), what).
 			WithHint("check that the token or docker login for %s is valid and allowed to %s (for GHCR: packages: write to publish)", host, verbOf(what)).
 			With("registry", r.name).With("status", status).With("reason_code", "credentials_refused")
 	}
-	return apperr.New(registryAuthRequired, "registry %s needs credentials for %s", r.label(), what).
+	return apperr.New(apperr.RegistryAuthRequired, "registry %s needs credentials for %s", r.label(), what).
 		WithHint("run docker login %s, or set %s (and %s when the registry needs a user name)", host, EnvToken, EnvUsername).
 		With("registry", r.name).With("status", status).With("reason_code", "credentials_missing")
 }

@@ -17,6 +17,7 @@ import (
 
 	ggcr "github.com/google/go-containerregistry/pkg/registry"
 
+	"github.com/agentpack/agentpack/engine/registry"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/fsys"
 )
@@ -159,10 +160,10 @@ func testMeta(name, version string) (Meta, []byte) {
 	}, []byte("fake .aam archive of " + name + "@" + version)
 }
 
-func publish(t *testing.T, r *Registry, name, version, tag string) VersionInfo {
+func publish(t *testing.T, r *Registry, name, version, tag string) registry.VersionInfo {
 	t.Helper()
 	meta, archive := testMeta(name, version)
-	info, err := r.Publish(context.Background(), archive, meta, tag)
+	info, err := r.PublishMeta(context.Background(), archive, meta, tag)
 	if err != nil {
 		t.Fatalf("publish %s@%s: %v", name, version, err)
 	}

@@ -12,6 +12,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/registry/remote"
 
+	"github.com/agentpack/agentpack/engine/registry"
 	"github.com/agentpack/agentpack/internal/workers"
 )
 
@@ -268,15 +269,15 @@ func nonNil(s []string) []string {
 // Index returns every package of the registry, for search: the index
 // artifact, completed from the catalog when it is missing or stale. It
 // writes nothing (search needs no push rights).
-func (r *Registry) Index(ctx context.Context) ([]Hit, error) {
+func (r *Registry) Index(ctx context.Context) ([]registry.Hit, error) {
 	doc, _, err := r.readIndex(ctx)
 	if err != nil {
 		return nil, err
 	}
 	r.refreshIndex(ctx, doc)
-	hits := make([]Hit, 0, len(doc.Packages))
+	hits := make([]registry.Hit, 0, len(doc.Packages))
 	for _, e := range doc.Packages {
-		hits = append(hits, Hit{Name: e.Name, Version: e.Latest, Description: e.Description, Author: e.Author,
+		hits = append(hits, registry.Hit{Name: e.Name, Version: e.Latest, Description: e.Description, Author: e.Author,
 			ArtifactTypes: nonNil(e.ArtifactTypes), Keywords: nonNil(e.Keywords)})
 	}
 	return hits, nil

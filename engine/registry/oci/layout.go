@@ -12,6 +12,7 @@ import (
 	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
+	"github.com/agentpack/agentpack/engine/aampkg"
 	"github.com/agentpack/agentpack/internal/apperr"
 )
 
@@ -67,11 +68,14 @@ var emptyConfig = ocispec.Descriptor{
 // emptyConfigData is the content of [emptyConfig].
 var emptyConfigData = []byte("{}")
 
-// ArchiveFileName is the .aam file name of a package version:
-// <name>-<version>.aam, scoped <scope>-<name>-<version>.aam.
-func ArchiveFileName(name, version string) string {
-	n := strings.TrimPrefix(name, "@")
-	return strings.Replace(n, "/", "-", 1) + "-" + version + ".aam"
+// MetaFromManifest is the part of an aam.yaml that a package manifest
+// annotates.
+func MetaFromManifest(m *aampkg.Manifest) Meta {
+	return Meta{
+		Name: m.Name, Version: m.Version, Description: m.Description, Author: m.Author, License: m.License,
+		Repository: m.Repository, Homepage: m.Homepage, Keywords: m.Keywords, ArtifactTypes: m.ArtifactTypes(),
+		Dependencies: m.Dependencies,
+	}
 }
 
 // PackageManifest builds the manifest of one package version. It depends
@@ -83,7 +87,7 @@ func PackageManifest(archive []byte, meta Meta) (data []byte, layer ocispec.Desc
 		MediaType:   LayerMediaType,
 		Digest:      digest.NewDigestFromEncoded(digest.SHA256, hex.EncodeToString(sum[:])),
 		Size:        int64(len(archive)),
-		Annotations: map[string]string{ocispec.AnnotationTitle: ArchiveFileName(meta.Name, meta.Version)},
+		Annotations: map[string]string{ocispec.AnnotationTitle: aampkg.ArchiveName(meta.Name, meta.Version)},
 	}
 	ann := map[string]string{
 		AnnotationName:                meta.Name,

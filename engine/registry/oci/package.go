@@ -2,7 +2,6 @@ package oci
 
 import (
 	"context"
-	"regexp"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
@@ -10,16 +9,15 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/registry/remote"
 
+	"github.com/agentpack/agentpack/engine/aampkg"
+	"github.com/agentpack/agentpack/engine/registry"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/workers"
 )
 
-// packageName is the package name rule of aam.yaml.
-var packageName = regexp.MustCompile(`^(@[a-z0-9][a-z0-9_-]{0,63}/)?[a-z0-9][a-z0-9-]{0,63}$`)
-
 // packageRepo checks name and returns its repository.
 func (r *Registry) packageRepo(name string) (*remote.Repository, error) {
-	if !packageName.MatchString(name) {
+	if !aampkg.ValidName(name) {
 		return nil, apperr.New(apperr.InvalidArgument, "%q is not a valid package name", name).
 			WithHint("package names look like my-pkg or @scope/my-pkg (lower case, digits, '-')")
 	}
@@ -39,7 +37,7 @@ func (r *Registry) notFound(name string) error {
 // Package returns the package name with every version: versions come from
 // the tag list, sorted by semver on the client, each read from its manifest
 // (digest, checksum, size, dependencies); publish times from the index.
-func (r *Registry) Package(ctx context.Context, name string) (*PackageInfo, error) {
+func (r *Registry) Package(ctx context.Context, name string) (*registry.PackageInfo, error) {
 	repo, err := r.packageRepo(name)
 	if err != nil {
 		return nil, err
@@ -51,13 +49,13 @@ func (r *Registry) Package(ctx context.Context, name string) (*PackageInfo, erro
 		return nil, err
 	}
 	versions, distTags := SortedVersions(tags)
-	infos := make([]VersionInfo, len(versions))
+	infos := make([]registry.VersionInfo, len(versions))
 	metas := make([]Meta, len(versions))
 	errs := make([]error, len(versions))
 	workers.Parallel(len(versions), func(i int) {
 		infos[i], metas[i], errs[i] = r.versionInfo(ctx, repo, name, VersionTag(versions[i].Original()))
 	})
-	info := &PackageInfo{Name: name, DistTags: map[string]string{}}
+	info := &registry.PackageInfo{Name: name, DistTags: map[string]string{}}
 	byDigest := map[string]int{}
 	var kept []*semver.Version
 	var keptMeta []Meta
@@ -102,25 +100,25 @@ func (r *Registry) Package(ctx context.Context, name string) (*PackageInfo, erro
 }
 
 // versionInfo reads one version's manifest.
-func (r *Registry) versionInfo(ctx context.Context, repo *remote.Repository, name, ref string) (VersionInfo, Meta, error) {
+func (r *Registry) versionInfo(ctx context.Context, repo *remote.Repository, name, ref string) (registry.VersionInfo, Meta, error) {
 	what := name + ":" + ref
 	data, desc, err := r.fetchManifest(ctx, repo, ref, "read "+what)
 	if err != nil {
-		return VersionInfo{}, Meta{}, err
+		return registry.VersionInfo{}, Meta{}, err
 	}
 	m, err := parseManifest(data, ArtifactType, LayerMediaType, MaxArchiveSize, what)
 	if err != nil {
-		return VersionInfo{}, Meta{}, err
+		return registry.VersionInfo{}, Meta{}, err
 	}
 	meta := MetaOf(m)
 	if meta.Name != name {
-		return VersionInfo{}, Meta{}, apperr.New(apperr.ManifestInvalid, "%s holds package %q, not %q", what, meta.Name, name).
+		return registry.VersionInfo{}, Meta{}, apperr.New(apperr.ManifestInvalid, "%s holds package %q, not %q", what, meta.Name, name).
 			With("reason_code", "oci_name_mismatch")
 	}
 	if meta.Dependencies == nil {
 		meta.Dependencies = map[string]string{}
 	}
-	return VersionInfo{
+	return registry.VersionInfo{
 		Version: meta.Version, Checksum: m.Layers[0].Digest.String(), Size: m.Layers[0].Size,
 		Dependencies: meta.Dependencies, Digest: desc.Digest.String(),
 	}, meta, nil
@@ -128,7 +126,7 @@ func (r *Registry) versionInfo(ctx context.Context, repo *remote.Repository, nam
 
 // addPublished fills publish times from the index; a missing or unreadable
 // index leaves them empty.
-func (r *Registry) addPublished(ctx context.Context, name string, versions []VersionInfo) {
+func (r *Registry) addPublished(ctx context.Context, name string, versions []registry.VersionInfo) {
 	doc, ok, err := r.readIndex(ctx)
 	if err != nil || !ok {
 		return
@@ -151,29 +149,29 @@ func (r *Registry) addPublished(ctx context.Context, name string, versions []Ver
 // ("sha256:…", what the lockfile pins): the manifest is checked against
 // that digest and the layer against the manifest before any byte is
 // returned.
-func (r *Registry) Download(ctx context.Context, name, version string) ([]byte, VersionInfo, error) {
+func (r *Registry) Download(ctx context.Context, name, version string) ([]byte, registry.VersionInfo, error) {
 	repo, err := r.packageRepo(name)
 	if err != nil {
-		return nil, VersionInfo{}, err
+		return nil, registry.VersionInfo{}, err
 	}
 	ref, err := reference(version)
 	if err != nil {
-		return nil, VersionInfo{}, err
+		return nil, registry.VersionInfo{}, err
 	}
 	info, _, err := r.versionInfo(ctx, repo, name, ref)
 	if isNotFound(err) {
-		return nil, VersionInfo{}, apperr.New(apperr.PackageNotFound, "%s@%s not found in registry %s", name, version, r.label()).
+		return nil, registry.VersionInfo{}, apperr.New(apperr.PackageNotFound, "%s@%s not found in registry %s", name, version, r.label()).
 			WithHint("list the versions with agentpack info %s", name).With("package", name).With("version", version).With("registry", r.name)
 	} else if err != nil {
-		return nil, VersionInfo{}, err
+		return nil, registry.VersionInfo{}, err
 	}
 	layer := ocispec.Descriptor{MediaType: LayerMediaType, Digest: digest.Digest(info.Checksum), Size: info.Size}
 	data, err := r.fetchBlob(ctx, repo, layer, "download "+name+"@"+info.Version)
 	if isNotFound(err) {
-		return nil, VersionInfo{}, apperr.New(apperr.PackageNotFound, "the archive of %s@%s is missing from registry %s", name, info.Version, r.label()).
+		return nil, registry.VersionInfo{}, apperr.New(apperr.PackageNotFound, "the archive of %s@%s is missing from registry %s", name, info.Version, r.label()).
 			With("package", name).With("registry", r.name)
 	} else if err != nil {
-		return nil, VersionInfo{}, err
+		return nil, registry.VersionInfo{}, err
 	}
 	return data, info, nil
 }

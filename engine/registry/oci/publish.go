@@ -6,63 +6,73 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
+	"github.com/agentpack/agentpack/engine/aampkg"
+	"github.com/agentpack/agentpack/engine/registry"
 	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 // indexAttempts bounds the read-modify-write loop of the index.
 const indexAttempts = 3
 
-// Publish pushes one package version: the empty config and the archive as
+// Publish implements registry.Registry: it publishes m.Name@m.Version.
+func (r *Registry) Publish(ctx context.Context, archive []byte, m *aampkg.Manifest, tag string) (registry.VersionInfo, error) {
+	if m == nil {
+		return registry.VersionInfo{}, apperr.New(apperr.ManifestInvalid, "publish needs the package manifest")
+	}
+	return r.PublishMeta(ctx, archive, MetaFromManifest(m), tag)
+}
+
+// PublishMeta pushes one package version: the empty config and the archive as
 // blobs, then the manifest tagged with the version and with tag (default
 // latest), then the index. A version that exists (same semver precedence,
 // build metadata aside) is E_PACKAGE_VERSION_EXISTS and nothing is pushed.
-func (r *Registry) Publish(ctx context.Context, archive []byte, meta Meta, tag string) (VersionInfo, error) {
+func (r *Registry) PublishMeta(ctx context.Context, archive []byte, meta Meta, tag string) (registry.VersionInfo, error) {
 	if tag == "" {
 		tag = "latest"
 	}
 	if err := CheckDistTag(tag); err != nil {
-		return VersionInfo{}, err
+		return registry.VersionInfo{}, err
 	}
 	v, err := semver.StrictNewVersion(meta.Version)
 	if err != nil {
-		return VersionInfo{}, apperr.New(apperr.ManifestInvalid, "version %q of %s is not semver 2.0", meta.Version, meta.Name)
+		return registry.VersionInfo{}, apperr.New(apperr.ManifestInvalid, "version %q of %s is not semver 2.0", meta.Version, meta.Name)
 	}
 	if len(archive) > MaxArchiveSize {
-		return VersionInfo{}, apperr.New(apperr.ManifestInvalid, "the archive of %s is %d bytes, over the %d limit", meta.Name, len(archive), MaxArchiveSize)
+		return registry.VersionInfo{}, apperr.New(apperr.ManifestInvalid, "the archive of %s is %d bytes, over the %d limit", meta.Name, len(archive), MaxArchiveSize)
 	}
 	repo, err := r.packageRepo(meta.Name)
 	if err != nil {
-		return VersionInfo{}, err
+		return registry.VersionInfo{}, err
 	}
 	what := "publish " + meta.Name + "@" + meta.Version
 	tags, err := r.listTags(ctx, repo, what)
 	if err != nil && !isNotFound(err) {
-		return VersionInfo{}, err
+		return registry.VersionInfo{}, err
 	}
 	versions, _ := SortedVersions(tags)
 	for _, old := range versions {
 		if old.Equal(v) {
-			return VersionInfo{}, apperr.New(packageVersionExists, "%s@%s already exists in registry %s", meta.Name, old.Original(), r.label()).
+			return registry.VersionInfo{}, apperr.New(apperr.PackageVersionExists, "%s@%s already exists in registry %s", meta.Name, old.Original(), r.label()).
 				WithHint("bump the version in aam.yaml; published versions never change").
 				With("package", meta.Name).With("version", old.Original()).With("registry", r.name)
 		}
 	}
 	manifest, layer := PackageManifest(archive, meta)
 	if err := r.pushBlob(ctx, repo, emptyConfig, emptyConfigData, what); err != nil {
-		return VersionInfo{}, err
+		return registry.VersionInfo{}, err
 	}
 	if err := r.pushBlob(ctx, repo, layer, archive, what); err != nil {
-		return VersionInfo{}, err
+		return registry.VersionInfo{}, err
 	}
 	desc, err := r.pushManifest(ctx, repo, manifest, what, VersionTag(meta.Version), tag)
 	if err != nil {
-		return VersionInfo{}, err
+		return registry.VersionInfo{}, err
 	}
 	deps := meta.Dependencies
 	if deps == nil {
 		deps = map[string]string{}
 	}
-	info := VersionInfo{
+	info := registry.VersionInfo{
 		Version: meta.Version, Published: r.now().UTC().Format(time.RFC3339), Checksum: layer.Digest.String(),
 		Size: layer.Size, Dependencies: deps, Digest: desc.Digest.String(),
 	}
@@ -78,7 +88,7 @@ func (r *Registry) Publish(ctx context.Context, archive []byte, meta Meta, tag s
 // updateIndex adds the new version to the index: read, modify, write, then
 // read back to check that no concurrent publisher overwrote it, a bounded
 // number of times. A missing or unreadable index is rebuilt from the tags.
-func (r *Registry) updateIndex(ctx context.Context, meta Meta, info VersionInfo, tag string, tags []string) error {
+func (r *Registry) updateIndex(ctx context.Context, meta Meta, info registry.VersionInfo, tag string, tags []string) error {
 	repo, err := r.packageRepo(meta.Name)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
+	"github.com/agentpack/agentpack/engine/aampkg"
 	"github.com/agentpack/agentpack/internal/apperr"
 )
 
@@ -108,14 +109,7 @@ func IsLoopback(hostport string) bool {
 
 // RepoName maps a package name to its repository name: "@scope/name" becomes
 // "scope--name", as on disk in local registries.
-func RepoName(pkg string) string {
-	if strings.HasPrefix(pkg, "@") {
-		if scope, name, ok := strings.Cut(pkg[1:], "/"); ok {
-			return scope + "--" + name
-		}
-	}
-	return pkg
-}
+func RepoName(pkg string) string { return aampkg.DiskName(pkg) }
 
 // VersionTag maps a semver version to a valid OCI tag. Tags cannot hold
 // '+', so build metadata is joined with '_' (which semver never uses), as

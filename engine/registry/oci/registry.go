@@ -11,6 +11,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/retry"
 
+	"github.com/agentpack/agentpack/engine/registry"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/fsys"
 )
@@ -168,3 +169,10 @@ func (r *Registry) Ping(ctx context.Context) error {
 	}
 	return r.fail(err, "ping")
 }
+
+// Open implements registry.Opener for type "oci"; the engine registers it.
+func Open(cfg registry.Config, sys fsys.System) (registry.Registry, error) {
+	return New(cfg.Name, cfg.URL, sys, Options{})
+}
+
+var _ registry.Registry = (*Registry)(nil)

@@ -11,7 +11,10 @@ import (
 
 	"github.com/opencontainers/go-digest"
 
+	"github.com/agentpack/agentpack/engine/aampkg"
+	"github.com/agentpack/agentpack/engine/registry"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 func TestPublishThenPackageDownloadAndIndex(t *testing.T) {
@@ -111,8 +114,8 @@ func TestPublishRefusesAnExistingVersion(t *testing.T) {
 	for _, v := range []string{"1.0.0", "1.0.0+rebuild.2"} {
 		meta, archive := testMeta("kit", v)
 		archive = append(archive, "changed"...)
-		_, err := r.Publish(context.Background(), archive, meta, "")
-		e := wantCode(t, err, packageVersionExists)
+		_, err := r.PublishMeta(context.Background(), archive, meta, "")
+		e := wantCode(t, err, apperr.PackageVersionExists)
 		if !strings.Contains(e.Message, "kit@1.0.0") {
 			t.Errorf("message %q does not name the version", e.Message)
 		}
@@ -178,7 +181,7 @@ func TestPackageNotFoundAndReservedName(t *testing.T) {
 	_, _, err = r.Download(context.Background(), "kit", "9.9.9")
 	wantCode(t, err, apperr.PackageNotFound)
 	meta, archive := testMeta(IndexRepo, "1.0.0")
-	_, err = r.Publish(context.Background(), archive, meta, "")
+	_, err = r.PublishMeta(context.Background(), archive, meta, "")
 	wantCode(t, err, apperr.InvalidArgument)
 }
 
@@ -247,4 +250,39 @@ func (r *Registry) writeIndexRaw(ctx context.Context, doc *IndexDoc) error {
 		return err
 	}
 	return r.pushIndex(ctx, repo, doc)
+}
+
+func TestOpenThroughTheRegistryContract(t *testing.T) {
+	reg := startRegistry(t, authNone)
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv(EnvToken, "")
+	t.Setenv(EnvDockerConfig, "")
+	registry.Register(Type, Open)
+	var r registry.Registry
+	r, err := registry.Open(registry.Config{Name: "team", URL: "oci://" + reg.host + "/ns/", Type: registry.TypeOfURL("oci://x")}, fsys.NewRealSystem(fsys.RealSystemOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Type() != "oci" || r.Name() != "team" || r.URL() != "oci://"+reg.host+"/ns" {
+		t.Fatalf("opened %s %s %s", r.Type(), r.Name(), r.URL())
+	}
+	if err := r.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	m := &aampkg.Manifest{Name: "@acme/kit", Version: "1.0.0", Description: "A kit", Keywords: []string{"x"},
+		Artifacts: map[string][]aampkg.Artifact{"skills": {{Name: "review", Path: "skills/review"}}, "commands": {{Name: "fix", Path: "commands/fix.md"}}}}
+	info, err := r.Publish(context.Background(), []byte("archive"), m, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits, err := r.Index(context.Background())
+	if err != nil || len(hits) != 1 || !slices.Equal(hits[0].ArtifactTypes, []string{"command", "skill"}) {
+		t.Fatalf("index %v %+v", err, hits)
+	}
+	if _, err := registry.Open(registry.Config{Name: "bad", URL: "oci://user:pw@h/x", Type: "oci"}, nil); apperr.CodeOf(err) != apperr.InvalidArgument {
+		t.Errorf("a URL with credentials: %v", err)
+	}
+	if info.Digest == "" || !strings.HasPrefix(info.Checksum, "sha256:") {
+		t.Errorf("version info %+v", info)
+	}
 }

@@ -101,6 +101,7 @@ func scriptParams(dir string) testscript.Params {
 			"readonlydir":  cmdReadOnlyDir,
 			"resub":        cmdResub,
 			"gitcommit":    cmdGitCommit, // gitrepo_cmds_test.go
+			"ocireg":       cmdOCIRegistry, // ocireg_cmds_test.go
 		},
 	}
 }

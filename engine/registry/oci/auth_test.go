@@ -52,20 +52,20 @@ func TestAuthChallenges(t *testing.T) {
 		name := map[authMode]string{authBasic: "basic", authToken: "token"}[mode]
 		t.Run(name, func(t *testing.T) {
 			reg := startRegistry(t, mode)
-			url := "oci://" + reg.host + "/private"
+			url := "oci://" + reg.Host + "/private"
 			ctx := context.Background()
 
 			// Missing credentials: E_REGISTRY_AUTH_REQUIRED, reason credentials_missing.
 			r := open(t, url, nil)
 			e := wantCode(t, r.Ping(ctx), apperr.RegistryAuthRequired)
-			if e.Details["reason_code"] != "credentials_missing" || !strings.Contains(e.Hint, "docker login "+reg.host) {
+			if e.Details["reason_code"] != "credentials_missing" || !strings.Contains(e.Hint, "docker login "+reg.Host) {
 				t.Errorf("missing credentials: %+v", e)
 			}
 			_, err := r.Package(ctx, "kit")
 			wantCode(t, err, apperr.RegistryAuthRequired)
 
 			// Docker config auths (DOCKER_CONFIG): works.
-			r = open(t, url, env{"DOCKER_CONFIG": writeDockerConfig(t, basicAuths(reg.host, testUser, testPass))})
+			r = open(t, url, env{"DOCKER_CONFIG": writeDockerConfig(t, basicAuths(reg.Host, testUser, testPass))})
 			if err := r.Ping(ctx); err != nil {
 				t.Fatalf("ping with docker login: %v", err)
 			}
@@ -76,13 +76,13 @@ func TestAuthChallenges(t *testing.T) {
 			if err := os.MkdirAll(filepath.Join(home, ".docker"), 0o700); err != nil {
 				t.Fatal(err)
 			}
-			_ = os.WriteFile(filepath.Join(home, ".docker", "config.json"), []byte(basicAuths(reg.host, testUser, testPass)), 0o600)
+			_ = os.WriteFile(filepath.Join(home, ".docker", "config.json"), []byte(basicAuths(reg.Host, testUser, testPass)), 0o600)
 			if _, err := open(t, url, env{"HOME": home}).Package(ctx, "kit"); err != nil {
 				t.Fatalf("~/.docker/config.json: %v", err)
 			}
 
 			// AGENTPACK_REGISTRY_TOKEN (with its user name): works, and wins over Docker's config.
-			tokEnv := env{EnvToken: testPass, EnvUsername: testUser, "DOCKER_CONFIG": writeDockerConfig(t, basicAuths(reg.host, testUser, "wrong-wrong"))}
+			tokEnv := env{EnvToken: testPass, EnvUsername: testUser, "DOCKER_CONFIG": writeDockerConfig(t, basicAuths(reg.Host, testUser, "wrong-wrong"))}
 			if _, _, err := open(t, url, tokEnv).Download(ctx, "kit", "1.0.0"); err != nil {
 				t.Fatalf("token: %v", err)
 			}
@@ -115,16 +115,16 @@ func TestCredentialHelperFromDockerConfig(t *testing.T) {
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	ctx := context.Background()
 	for _, cfg := range []string{
-		`{"credHelpers":{"` + reg.host + `":"agentpacktest"}}`,
+		`{"credHelpers":{"` + reg.Host + `":"agentpacktest"}}`,
 		`{"credsStore":"agentpacktest"}`,
 	} {
-		r := open(t, "oci://"+reg.host+"/ns", env{"DOCKER_CONFIG": writeDockerConfig(t, cfg)})
+		r := open(t, "oci://"+reg.Host+"/ns", env{"DOCKER_CONFIG": writeDockerConfig(t, cfg)})
 		if err := r.Ping(ctx); err != nil {
 			t.Fatalf("%s: %v", cfg, err)
 		}
 	}
 	// A helper that is not installed: E_REGISTRY_AUTH_REQUIRED naming it.
-	r := open(t, "oci://"+reg.host+"/ns", env{"DOCKER_CONFIG": writeDockerConfig(t, `{"credsStore":"absent-helper"}`)})
+	r := open(t, "oci://"+reg.Host+"/ns", env{"DOCKER_CONFIG": writeDockerConfig(t, `{"credsStore":"absent-helper"}`)})
 	e := wantCode(t, r.Ping(ctx), apperr.RegistryAuthRequired)
 	if !strings.Contains(e.Message, "docker-credential-absent-helper") {
 		t.Errorf("message %q does not name the helper", e.Message)

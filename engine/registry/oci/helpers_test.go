@@ -2,127 +2,32 @@ package oci
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
-	"io"
-	"log"
-	"net/http"
-	"net/http/httptest"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	ggcr "github.com/google/go-containerregistry/pkg/registry"
 
 	"github.com/agentpack/agentpack/engine/registry"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/fsys"
+	"github.com/agentpack/agentpack/internal/ocitest"
 )
 
-// authMode is how a test registry challenges clients.
-type authMode int
-
+// The test registry modes and account.
 const (
-	authNone authMode = iota
-	authBasic
-	authToken // GHCR-style: 401 Bearer, then a token endpoint behind basic auth
+	authNone  = ocitest.None
+	authBasic = ocitest.Basic
+	authToken = ocitest.Token
+	testUser  = ocitest.User
+	testPass  = ocitest.Password
 )
 
-const (
-	testUser = "alice"
-	testPass = "s3cret-pass-word"
-)
+type authMode = ocitest.Auth
 
-// testRegistry is an in-process OCI registry (go-containerregistry) with
-// an optional basic or token auth wrapper.
-type testRegistry struct {
-	srv      *httptest.Server
-	host     string
-	requests atomic.Int64
-	// corruptBlobs flips a byte in every blob body served.
-	corruptBlobs atomic.Bool
-	// failWith, when non-zero, answers every request with this status.
-	failWith atomic.Int64
-
-	mu     sync.Mutex
-	tokens map[string]bool
-}
-
-func startRegistry(t *testing.T, mode authMode) *testRegistry {
+// startRegistry runs an in-process registry for the test.
+func startRegistry(t *testing.T, mode authMode) *ocitest.Server {
 	t.Helper()
-	tr := &testRegistry{tokens: map[string]bool{}}
-	inner := ggcr.New(ggcr.Logger(log.New(io.Discard, "", 0)))
-	tr.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		tr.requests.Add(1)
-		if code := tr.failWith.Load(); code != 0 {
-			w.WriteHeader(int(code))
-			return
-		}
-		switch mode {
-		case authBasic:
-			if u, p, ok := req.BasicAuth(); !ok || u != testUser || p != testPass {
-				w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
-				w.WriteHeader(http.StatusUnauthorized)
-				return
-			}
-		case authToken:
-			if req.URL.Path == "/token" {
-				tr.issueToken(w, req)
-				return
-			}
-			tok, _ := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
-			tr.mu.Lock()
-			ok := tr.tokens[tok]
-			tr.mu.Unlock()
-			if !ok {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="http://`+req.Host+`/token",service="test"`)
-				w.WriteHeader(http.StatusUnauthorized)
-				return
-			}
-		}
-		if tr.corruptBlobs.Load() && req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/blobs/") {
-			inner.ServeHTTP(&corruptWriter{ResponseWriter: w}, req)
-			return
-		}
-		inner.ServeHTTP(w, req)
-	}))
-	t.Cleanup(tr.srv.Close)
-	tr.host = tr.srv.Listener.Addr().String()
-	return tr
-}
-
-// issueToken answers the token endpoint: a token only for valid basic
-// credentials (anonymous requests are refused, as for a private package).
-func (tr *testRegistry) issueToken(w http.ResponseWriter, req *http.Request) {
-	if u, p, ok := req.BasicAuth(); !ok || u == "" || p != testPass {
-		w.WriteHeader(http.StatusUnauthorized)
-		_, _ = w.Write([]byte(`{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`))
-		return
-	}
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	tok := hex.EncodeToString(b)
-	tr.mu.Lock()
-	tr.tokens[tok] = true
-	tr.mu.Unlock()
-	_ = json.NewEncoder(w).Encode(map[string]string{"token": tok})
-}
-
-// corruptWriter flips the first byte of a body.
-type corruptWriter struct {
-	http.ResponseWriter
-	done bool
-}
-
-func (c *corruptWriter) Write(b []byte) (int, error) {
-	if !c.done && len(b) > 0 {
-		c.done = true
-		b = append([]byte{b[0] ^ 0xff}, b[1:]...)
-	}
-	return c.ResponseWriter.Write(b)
+	s := ocitest.Start(mode)
+	t.Cleanup(s.Close)
+	return s
 }
 
 // env is a fake environment for one test.

@@ -47,7 +47,7 @@ func TestPlainHTTPOnlyForLoopback(t *testing.T) {
 	// handshake fails and no HTTP request ever reaches the server.
 	reg := startRegistry(t, authNone)
 	dial := func(ctx context.Context, network, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, network, reg.host)
+		return (&net.Dialer{}).DialContext(ctx, network, reg.Host)
 	}
 	r, err := New("remote", "oci://registry.example.test:443/ns", fsys.NewRealSystem(fsys.RealSystemOptions{}), Options{
 		Getenv: env{"HOME": t.TempDir()}.get, Transport: &http.Transport{DialContext: dial}, Retries: -1,
@@ -59,7 +59,7 @@ func TestPlainHTTPOnlyForLoopback(t *testing.T) {
 		t.Fatal("plain HTTP for a remote host")
 	}
 	wantCode(t, r.Ping(context.Background()), apperr.RegistryUnreachable)
-	if n := reg.requests.Load(); n != 0 {
+	if n := reg.Requests.Load(); n != 0 {
 		t.Fatalf("%d plain-HTTP requests reached the server", n)
 	}
 }
@@ -83,22 +83,22 @@ func TestUnreachableRegistryIsNamed(t *testing.T) {
 
 func TestTransientFailuresAreRetriedABoundedNumberOfTimes(t *testing.T) {
 	reg := startRegistry(t, authNone)
-	reg.failWith.Store(http.StatusServiceUnavailable)
-	r := open(t, "oci://"+reg.host+"/ns", nil)
+	reg.FailWith.Store(http.StatusServiceUnavailable)
+	r := open(t, "oci://"+reg.Host+"/ns", nil)
 	e := wantCode(t, r.Ping(context.Background()), apperr.RegistryUnreachable)
-	if got := reg.requests.Load(); got != 1+DefaultRetries {
+	if got := reg.Requests.Load(); got != 1+DefaultRetries {
 		t.Errorf("%d requests, want %d (1 + %d retries)", got, 1+DefaultRetries, DefaultRetries)
 	}
 	if !strings.Contains(e.Hint, "retried") {
 		t.Errorf("hint %q", e.Hint)
 	}
 	// A 503 that clears up is retried into success.
-	reg.requests.Store(0)
+	reg.Requests.Store(0)
 	go func() {
-		for reg.requests.Load() == 0 {
+		for reg.Requests.Load() == 0 {
 			time.Sleep(time.Millisecond)
 		}
-		reg.failWith.Store(0)
+		reg.FailWith.Store(0)
 	}()
 	if err := r.Ping(context.Background()); err != nil {
 		t.Fatalf("ping after a transient 503: %v", err)

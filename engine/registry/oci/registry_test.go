@@ -19,7 +19,7 @@ import (
 
 func TestPublishThenPackageDownloadAndIndex(t *testing.T) {
 	reg := startRegistry(t, authNone)
-	r := open(t, "oci://"+reg.host+"/team/agentpack", nil)
+	r := open(t, "oci://"+reg.Host+"/team/agentpack", nil)
 	ctx := context.Background()
 	if err := r.Ping(ctx); err != nil {
 		t.Fatalf("ping: %v", err)
@@ -85,9 +85,9 @@ func TestPublishThenPackageDownloadAndIndex(t *testing.T) {
 
 func TestSameManifestDigestInEveryNamespace(t *testing.T) {
 	a, b := startRegistry(t, authNone), startRegistry(t, authNone)
-	d1 := publish(t, open(t, "oci://"+a.host+"/one", nil), "tool", "0.3.1", "").Digest
-	d2 := publish(t, open(t, "oci://"+a.host+"/two/deeper", nil), "tool", "0.3.1", "beta").Digest
-	d3 := publish(t, open(t, "oci://"+b.host, nil), "tool", "0.3.1", "").Digest
+	d1 := publish(t, open(t, "oci://"+a.Host+"/one", nil), "tool", "0.3.1", "").Digest
+	d2 := publish(t, open(t, "oci://"+a.Host+"/two/deeper", nil), "tool", "0.3.1", "beta").Digest
+	d3 := publish(t, open(t, "oci://"+b.Host, nil), "tool", "0.3.1", "").Digest
 	if d1 != d2 || d1 != d3 {
 		t.Fatalf("digests differ across namespaces/registries: %s %s %s", d1, d2, d3)
 	}
@@ -109,7 +109,7 @@ func TestSameManifestDigestInEveryNamespace(t *testing.T) {
 
 func TestPublishRefusesAnExistingVersion(t *testing.T) {
 	reg := startRegistry(t, authNone)
-	r := open(t, "oci://"+reg.host+"/ns", nil)
+	r := open(t, "oci://"+reg.Host+"/ns", nil)
 	publish(t, r, "kit", "1.0.0", "")
 	for _, v := range []string{"1.0.0", "1.0.0+rebuild.2"} {
 		meta, archive := testMeta("kit", v)
@@ -128,7 +128,7 @@ func TestPublishRefusesAnExistingVersion(t *testing.T) {
 
 func TestBuildMetadataBecomesAValidTag(t *testing.T) {
 	reg := startRegistry(t, authNone)
-	r := open(t, "oci://"+reg.host+"/ns", nil)
+	r := open(t, "oci://"+reg.Host+"/ns", nil)
 	publish(t, r, "kit", "1.2.0+build.5", "")
 	repo, _ := r.packageRepo("kit")
 	tags, err := r.listTags(context.Background(), repo, "list")
@@ -172,7 +172,7 @@ func TestSortedVersionsIsSemverOrder(t *testing.T) {
 
 func TestPackageNotFoundAndReservedName(t *testing.T) {
 	reg := startRegistry(t, authNone)
-	r := open(t, "oci://"+reg.host+"/ns", nil)
+	r := open(t, "oci://"+reg.Host+"/ns", nil)
 	_, err := r.Package(context.Background(), "@nobody/nothing")
 	wantCode(t, err, apperr.PackageNotFound)
 	_, _, err = r.Download(context.Background(), "@nobody/nothing", "1.0.0")
@@ -187,12 +187,12 @@ func TestPackageNotFoundAndReservedName(t *testing.T) {
 
 func TestDownloadRefusesCorruptBytes(t *testing.T) {
 	reg := startRegistry(t, authNone)
-	r := open(t, "oci://"+reg.host+"/ns", nil)
+	r := open(t, "oci://"+reg.Host+"/ns", nil)
 	info := publish(t, r, "kit", "1.0.0", "")
-	reg.corruptBlobs.Store(true)
+	reg.CorruptBlobs.Store(true)
 	_, _, err := r.Download(context.Background(), "kit", "1.0.0")
 	wantCode(t, err, apperr.ChecksumMismatch)
-	reg.corruptBlobs.Store(false)
+	reg.CorruptBlobs.Store(false)
 	// A digest that is not the one published is not found, never other bytes.
 	wrong := digest.FromString("other").String()
 	_, _, err = r.Download(context.Background(), "kit", wrong)
@@ -204,7 +204,7 @@ func TestDownloadRefusesCorruptBytes(t *testing.T) {
 
 func TestIndexIsRebuiltWhenMissingOrStale(t *testing.T) {
 	reg := startRegistry(t, authNone)
-	r := open(t, "oci://"+reg.host+"/ns", nil)
+	r := open(t, "oci://"+reg.Host+"/ns", nil)
 	ctx := context.Background()
 	// Push a package the way another tool would: artifact only, no index.
 	meta, archive := testMeta("@acme/raw", "0.1.0")
@@ -259,11 +259,11 @@ func TestOpenThroughTheRegistryContract(t *testing.T) {
 	t.Setenv(EnvDockerConfig, "")
 	registry.Register(Type, Open)
 	var r registry.Registry
-	r, err := registry.Open(registry.Config{Name: "team", URL: "oci://" + reg.host + "/ns/", Type: registry.TypeOfURL("oci://x")}, fsys.NewRealSystem(fsys.RealSystemOptions{}))
+	r, err := registry.Open(registry.Config{Name: "team", URL: "oci://" + reg.Host + "/ns/", Type: registry.TypeOfURL("oci://x")}, fsys.NewRealSystem(fsys.RealSystemOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Type() != "oci" || r.Name() != "team" || r.URL() != "oci://"+reg.host+"/ns" {
+	if r.Type() != "oci" || r.Name() != "team" || r.URL() != "oci://"+reg.Host+"/ns" {
 		t.Fatalf("opened %s %s %s", r.Type(), r.Name(), r.URL())
 	}
 	if err := r.Ping(context.Background()); err != nil {

@@ -18,10 +18,13 @@ const (
 	// ToolsetPackages is accepted so client configs can name it now; its
 	// tools come with the package commands.
 	ToolsetPackages = "packages"
+	// ToolsetSkills has no tools: it is the Skills extension (skills/list,
+	// skills/get, skill:// resources).
+	ToolsetSkills = "skills"
 )
 
 // Toolsets lists every toolset name --toolsets accepts.
-var Toolsets = []string{ToolsetCore, ToolsetPackages, ToolsetSources, ToolsetResources}
+var Toolsets = []string{ToolsetCore, ToolsetPackages, ToolsetSources, ToolsetResources, ToolsetSkills}
 
 // tool is one MCP tool: its definition, its toolset, whether it writes, the
 // envelope names it answers with, and the engine call behind it.

@@ -100,8 +100,7 @@ func scriptParams(dir string) testscript.Params {
 			"readonlytree": cmdReadOnlyTree,
 			"readonlydir":  cmdReadOnlyDir,
 			"resub":        cmdResub,
-			"gitcommit":    cmdGitCommit,   // gitrepo_cmds_test.go
-			"ocireg":       cmdOCIRegistry, // ocireg_cmds_test.go
+			"gitcommit":    cmdGitCommit, // gitrepo_cmds_test.go
 		},
 	}
 }

@@ -90,6 +90,19 @@ func (e *Engine) Deploy(ctx context.Context, req Request, doApply bool, opt Appl
 func CheckRefusals(p *plan.Plan, opt ApplyOptions) error {
 	var adopt, drift []string
 	for _, c := range p.Changes {
+		if len(c.Entries) > 0 {
+			// A key-level file: each entry is judged on its own, so one
+			// flag never lets the other kind of overwrite through.
+			for _, e := range c.Entries {
+				switch {
+				case e.UpdateKind == plan.UpdateAdopt:
+					adopt = append(adopt, c.Path.String()+"#"+e.Name)
+				case e.UpdateKind == plan.UpdateDrifted, e.Op == plan.OpDelete && e.Reason == plan.ReasonEdited:
+					drift = append(drift, c.Path.String()+"#"+e.Name)
+				}
+			}
+			continue
+		}
 		switch {
 		case c.UpdateKind == plan.UpdateAdopt:
 			adopt = append(adopt, c.Path.String())

@@ -39,6 +39,8 @@ type DoctorData struct {
 	Checks  []DoctorCheck  `json:"checks"`
 	Summary map[string]int `json:"summary"`
 	Fixed   []string       `json:"fixed,omitempty"`
+	// MCPServers is what `doctor --mcp` found per client and server.
+	MCPServers []MCPServerCheck `json:"mcp_servers,omitempty"`
 }
 
 // ManifestIgnoreLine is the .gitignore line that keeps target manifests out

@@ -35,6 +35,9 @@ type Engine struct {
 	GitProgress io.Writer
 	// Progress is told as each repo of a multi-repo fetch finishes.
 	Progress func(done, total int, what string)
+	// LoadCache, when set, keeps compiled desired states across the
+	// engines of one process (the MCP server builds one per call).
+	LoadCache *LoadCache
 	// OnLockWait is told when a mutation has to wait for another agentpack
 	// (the message names the holder), before it waits up to LockTimeout.
 	OnLockWait func(msg string)
@@ -145,11 +148,17 @@ func (e *Engine) Load(ctx context.Context, req Request) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, repo, err := e.LoadManifest(ctx, req)
-	if err != nil {
-		return nil, err
+	st, err := e.cachedLoadState(ctx, req, func() (*State, error) {
+		m, repo, err := e.LoadManifest(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return e.loadFrom(ctx, req, m, repo, nil)
+	})
+	if st != nil && len(recovered) > 0 {
+		st.Warnings = append(recovered, st.Warnings...)
 	}
-	return e.loadFrom(ctx, req, m, repo, recovered)
+	return st, err
 }
 
 // loadFrom is Load for an already parsed manifest.

@@ -160,16 +160,10 @@ type importSpot struct {
 
 func (e *Engine) importSpots(m *manifest.Manifest) []importSpot {
 	proj := e.projectRoot().String()
-	codexHome := filepath.Join(e.Env.Home, ".codex")
-	if h := strings.TrimSpace(e.Env.CodexHome); h != "" {
-		codexHome = e.homePath(h)
-	}
-	if h := m.Targets["codex"].OptionString("codex_home", ""); h != "" {
-		codexHome = e.homePath(h)
-	}
+	codexHome := e.codexHomeFor(m)
 	claudeHome := e.homePath(m.Targets["claude_code"].OptionString("claude_home", "~/.claude"))
 	j := filepath.Join
-	return []importSpot{
+	return append([]importSpot{
 		{"codex", "user", module.TypeInstructions, codexHome, "AGENTS.md", ""},
 		{"codex", "project", module.TypeInstructions, proj, "AGENTS.md", ""},
 		{"codex", "user", module.TypeSkill, j(codexHome, "skills"), "", ""},
@@ -191,7 +185,7 @@ func (e *Engine) importSpots(m *manifest.Manifest) []importSpot {
 		{"vscode", "project", module.TypeSkill, j(proj, ".github", "skills"), "", ""},
 		{"vscode", "project", module.TypePrompt, j(proj, ".github", "prompts"), "", ".prompt.md"},
 		{"vscode", "project", module.TypeAgent, j(proj, ".github", "agents"), "", ".agent.md"},
-	}
+	}, mcpImportSpots(e.Env.Home, codexHome, proj)...)
 }
 
 // homePath expands ~ and takes a relative path from $HOME.
@@ -201,4 +195,19 @@ func (e *Engine) homePath(p string) string {
 		p = filepath.Join(e.Env.Home, p)
 	}
 	return filepath.Clean(p)
+}
+
+// codexHomeFor is the codex user folder: the codex_home option of m (when
+// m is given), else $CODEX_HOME, else ~/.codex.
+func (e *Engine) codexHomeFor(m *manifest.Manifest) string {
+	codexHome := filepath.Join(e.Env.Home, ".codex")
+	if h := strings.TrimSpace(e.Env.CodexHome); h != "" {
+		codexHome = e.homePath(h)
+	}
+	if m != nil {
+		if h := m.Targets["codex"].OptionString("codex_home", ""); h != "" {
+			codexHome = e.homePath(h)
+		}
+	}
+	return codexHome
 }

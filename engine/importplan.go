@@ -117,6 +117,9 @@ func (ip *importPlanner) plan() *ImportData {
 // find lists the assets of one spot.
 func (ip *importPlanner) find(sp importSpot) []*importFound {
 	sys := ip.e.Sys
+	if sp.typ == module.TypeMCP {
+		return ip.findMCP(sp)
+	}
 	if sp.file != "" {
 		p := filepath.Join(sp.dir, sp.file)
 		if fi, err := sys.Lstat(fsys.AbsPath(p)); err != nil || fi.IsDir() {
@@ -423,6 +426,9 @@ func importDest(mod module.Module, c []*importFound, suffixed bool) (string, boo
 	case module.TypeAgent:
 		file := name + ".md"
 		return "modules/agents/" + file, true, renamed(files, file)
+	case module.TypeMCP:
+		file := name + ".yaml"
+		return "modules/mcp/" + file, true, renamed(files, file)
 	}
 	file := f.fileName
 	if mod.Type == module.TypePrompt {

@@ -14,7 +14,7 @@ import (
 )
 
 // initFiles is the example repo `agentpack init` writes: one working module
-// of every file-based type.
+// of every type (the mcp one is left out of the default profile).
 var initFiles = map[string]string{
 	manifest.FileName: `version: 1
 
@@ -69,6 +69,23 @@ modules:
     source:
       local_path:
         path: modules/agents/reviewer.md
+  # An MCP server: written as one entry into each client's own config file
+  # (~/.claude.json, .cursor/mcp.json, .vscode/mcp.json, ~/.codex/config.toml),
+  # leaving everything else in those files alone. Tagged "mcp", which the
+  # default profile does not include: add mcp to include_tags to deploy it.
+  - id: mcp:filesystem
+    type: mcp
+    tags: [mcp]
+    source:
+      local_path:
+        path: modules/mcp/filesystem.yaml
+`,
+	"modules/mcp/filesystem.yaml": `# One MCP server, written into each client's config in its own format.
+# Secrets are references (${VAR}), never values.
+name: filesystem
+transport: stdio
+command: npx
+args: ["-y", "@modelcontextprotocol/server-filesystem", "."]
 `,
 	"modules/instructions/base/AGENTS.md": `---
 description: Base instructions for every project

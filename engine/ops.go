@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/internal/textdiff"
@@ -69,6 +70,16 @@ func diffData(st *State, p *plan.Plan) *DiffData {
 			from = "/dev/null"
 		} else if c.Op == plan.OpDelete {
 			to = "/dev/null"
+		}
+		if len(c.Entries) > 0 {
+			// A key-level file: the diff of the entries agentpack edits, not
+			// of the whole file (~/.claude.json is large and mostly not ours).
+			var u strings.Builder
+			for _, e := range c.Entries {
+				u.WriteString(e.Unified)
+			}
+			d.Changes[i].Unified = u.String()
+			continue
 		}
 		u, ok := textdiff.Unified(from, to, c.Before, c.After)
 		if !ok {

@@ -83,6 +83,15 @@ func New(opts Options) (*Server, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	// Every call's engine shares one cache of compiled desired states: a
+	// call on an unchanged repo re-stats what the last load read instead
+	// of reading, parsing and hashing it again.
+	build, cache := opts.NewEngine, engine.NewLoadCache()
+	opts.NewEngine = func() *engine.Engine {
+		e := build()
+		e.LoadCache = cache
+		return e
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

@@ -10,7 +10,7 @@ type ClaudeCode struct{}
 
 var claudeCodeSpec = &targetSpec{
 	name:       "claude_code",
-	types:      []module.Type{module.TypeInstructions, module.TypeSkill, module.TypeCommand, module.TypeAgent},
+	types:      []module.Type{module.TypeInstructions, module.TypeSkill, module.TypeCommand, module.TypeAgent, module.TypeMCP},
 	homeOption: "claude_home",
 	outputs: []output{
 		{kind: "instructions", user: true, write: "write_user_instructions", path: "user_instructions_file", def: "CLAUDE.md", file: true},
@@ -21,6 +21,8 @@ var claudeCodeSpec = &targetSpec{
 		{kind: "commands", write: "write_repo_commands", path: "repo_commands_dir", def: ".claude/commands"},
 		{kind: "agents", user: true, write: "write_user_agents", path: "user_agents_dir", def: "agents"},
 		{kind: "agents", write: "write_repo_agents", path: "repo_agents_dir", def: ".claude/agents"},
+		{kind: mcpKind, user: true, write: "write_user_mcp", path: "user_mcp_file", def: "~/.claude.json", file: true},
+		{kind: mcpKind, write: "write_repo_mcp", path: "repo_mcp_file", def: ".mcp.json", file: true},
 	},
 }
 
@@ -58,6 +60,9 @@ func (ClaudeCode) render(rc *target.RenderContext, modules []*module.LoadedModul
 				r.add(under(dir, lm.Name()+".md"), r.markdownAgent(lm, agentKeys), 0o644, lm.ID)
 			}
 		}
+	}
+	if err := r.mcpServers(modules, claudeMCP); err != nil {
+		return nil, err
 	}
 	for _, p := range r.all("instructions") {
 		if err := r.instructionsFile(p, instructions); err != nil {

@@ -14,7 +14,7 @@ type Codex struct{}
 
 var codexSpec = &targetSpec{
 	name:       "codex",
-	types:      []module.Type{module.TypeInstructions, module.TypeSkill, module.TypePrompt, module.TypeAgent},
+	types:      []module.Type{module.TypeInstructions, module.TypeSkill, module.TypePrompt, module.TypeAgent, module.TypeMCP},
 	homeOption: "codex_home",
 	outputs: []output{
 		{kind: "instructions", user: true, write: "write_agents_global", alias: "write_user_instructions", path: "user_instructions_file", def: "AGENTS.md", file: true},
@@ -23,6 +23,7 @@ var codexSpec = &targetSpec{
 		{kind: "skills", write: "write_repo_skills", path: "repo_skills_dir", def: ".agents/skills"},
 		{kind: "prompts", user: true, write: "write_user_prompts", path: "user_prompts_dir", def: "prompts"},
 		{kind: "agents", write: "write_repo_agents", path: "repo_agents_dir", def: ".codex/agents"},
+		{kind: mcpKind, user: true, write: "write_user_mcp", path: "user_mcp_file", def: "config.toml", file: true},
 	},
 }
 
@@ -64,6 +65,9 @@ func (Codex) render(rc *target.RenderContext, modules []*module.LoadedModule, wa
 				r.add(under(dir, lm.Name()+".toml"), data, 0o644, lm.ID)
 			}
 		}
+	}
+	if err := r.mcpServers(modules, codexMCP); err != nil {
+		return nil, err
 	}
 	for _, p := range r.all("instructions") {
 		if err := r.instructionsFile(p, instructions); err != nil {

@@ -17,13 +17,17 @@ type Cursor struct{}
 
 var cursorSpec = &targetSpec{
 	name:        "cursor",
-	types:       []module.Type{module.TypeInstructions, module.TypeSkill, module.TypeCommand, module.TypeAgent},
+	types:       []module.Type{module.TypeInstructions, module.TypeSkill, module.TypeCommand, module.TypeAgent, module.TypeMCP},
 	projectOnly: true,
 	outputs: []output{
 		{kind: "rules", write: "write_rules", path: "rules_dir", def: ".cursor/rules"},
 		{kind: "skills", write: "write_skills", path: "skills_dir", def: ".cursor/skills"},
 		{kind: "commands", write: "write_commands", path: "commands_dir", def: ".cursor/commands"},
 		{kind: "agents", write: "write_agents", path: "agents_dir", def: ".cursor/agents"},
+		{kind: mcpKind, write: "write_mcp", path: "mcp_file", def: ".cursor/mcp.json", file: true},
+		// The user file is written only by `mcp install --scope user`: a
+		// deploy runs cursor in project scope.
+		{kind: mcpKind, user: true, write: "write_user_mcp", path: "user_mcp_file", def: "~/.cursor/mcp.json", file: true},
 	},
 }
 
@@ -65,6 +69,9 @@ func (Cursor) render(rc *target.RenderContext, modules []*module.LoadedModule, w
 				r.add(under(dir, lm.Name()+".md"), r.markdownAgent(lm, agentKeys), 0o644, lm.ID)
 			}
 		}
+	}
+	if err := r.mcpServers(modules, cursorMCP); err != nil {
+		return nil, err
 	}
 	return r.output(), nil
 }

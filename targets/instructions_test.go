@@ -35,7 +35,7 @@ func TestInstructionsOneModuleRaw(t *testing.T) {
 	for _, p := range []string{filepath.Join(e.codexHome, "AGENTS.md"), filepath.Join(e.proj, "AGENTS.md")} {
 		f := file(out, p)
 		if f == nil || string(f.Data) != string(src) {
-			t.Errorf("%s: want the source AGENTS.md byte for byte, got %q", p, f)
+			t.Errorf("%s: want the source AGENTS.md byte for byte, got %+v", p, f)
 		}
 	}
 	// With frontmatter, the body alone is written (metadata never leaks).

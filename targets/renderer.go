@@ -25,6 +25,9 @@ type renderer struct {
 	roots  map[fsys.AbsPath]bool // path -> scan extras
 	files  []target.DesiredFile
 	warned map[string]bool
+	// mcpPaths are the enabled key-level MCP config files, by scope (user:
+	// true); their roots are added only when a server is written.
+	mcpPaths map[bool]fsys.AbsPath
 }
 
 type outputKey struct {
@@ -50,8 +53,9 @@ func newRenderer(spec *targetSpec, rc *target.RenderContext, home fsys.AbsPath, 
 	for _, key := range unknown {
 		warn("unknown option %q ignored (known options: %s)", key, strings.Join(known, ", "))
 	}
+	r.resolveMCP(spec, rc, home)
 	for _, o := range spec.outputs {
-		if (o.user && !rc.Scope.User()) || (!o.user && !rc.Scope.Project()) || !o.enabled(rc.Config) {
+		if o.kind == mcpKind || (o.user && !rc.Scope.User()) || (!o.user && !rc.Scope.Project()) || !o.enabled(rc.Config) {
 			continue
 		}
 		base := rc.ProjectRoot

@@ -14,7 +14,7 @@ type VSCode struct{}
 
 var vscodeSpec = &targetSpec{
 	name:        "vscode",
-	types:       []module.Type{module.TypeInstructions, module.TypeSkill, module.TypePrompt, module.TypeAgent},
+	types:       []module.Type{module.TypeInstructions, module.TypeSkill, module.TypePrompt, module.TypeAgent, module.TypeMCP},
 	projectOnly: true,
 	outputs: []output{
 		{kind: "instructions", write: "write_instructions", path: "instructions_file", def: ".github/copilot-instructions.md", file: true},
@@ -22,6 +22,7 @@ var vscodeSpec = &targetSpec{
 		{kind: "skills", write: "write_skills", path: "skills_dir", def: ".github/skills"},
 		{kind: "prompts", write: "write_prompts", path: "prompts_dir", def: ".github/prompts"},
 		{kind: "agents", write: "write_agents", path: "agents_dir", def: ".github/agents"},
+		{kind: mcpKind, write: "write_mcp", path: "mcp_file", def: ".vscode/mcp.json", file: true},
 	},
 }
 
@@ -74,6 +75,9 @@ func (VSCode) render(rc *target.RenderContext, modules []*module.LoadedModule, w
 		if err := r.instructionsFile(p, instructions); err != nil {
 			return nil, err
 		}
+	}
+	if err := r.mcpServers(modules, vscodeMCP); err != nil {
+		return nil, err
 	}
 	return r.output(), nil
 }

@@ -3,11 +3,18 @@ package main
 import (
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/envelope"
 )
 
 // DoctorCmd is `agentpack doctor`.
 type DoctorCmd struct {
-	Fix bool `help:"Repair what can be repaired safely (interrupted apply, .gitignore lines)."`
+	Fix        bool          `help:"Repair what can be repaired safely (interrupted apply, .gitignore lines)."`
+	MCP        bool          `name:"mcp" help:"Start (or connect to) every MCP server the desired state and the clients' config files define, and report the handshake and tool count of each; writes nothing."`
+	MCPTimeout time.Duration `name:"mcp-timeout" default:"10s" help:"Time each MCP server gets to answer (with --mcp)."`
 }
 
 // Run implements the command.
@@ -15,6 +22,9 @@ func (c *DoctorCmd) Run(a *App) error {
 	id := "doctor"
 	if c.Fix {
 		id = "doctor --fix"
+	}
+	if c.MCP {
+		return c.runMCP(a)
 	}
 	return a.run("doctor", id, func() (*result, error) {
 		if c.Fix {
@@ -49,6 +59,41 @@ func (c *DoctorCmd) Run(a *App) error {
 				p.Printf("Healthy.\n")
 			} else {
 				p.Printf("%d check(s) failed.\n", d.Summary["fail"])
+			}
+		}}, nil
+	})
+}
+
+// runMCP is `doctor --mcp`.
+func (c *DoctorCmd) runMCP(a *App) error {
+	return a.run("doctor", "doctor --mcp", func() (*result, error) {
+		if c.Fix {
+			return nil, apperr.New(apperr.InvalidArgument, "--mcp and --fix do not go together").WithHint("run them one after the other")
+		}
+		d, warnings, err := a.Engine().DoctorMCP(a.Ctx(), a.Request(), engine.DoctorMCPOptions{Timeout: c.MCPTimeout, Version: envelope.Version})
+		if err != nil {
+			return &result{Warnings: warnings}, err
+		}
+		return &result{Data: d, Warnings: warnings, Human: func(p *Printer) {
+			if len(d.MCPServers) == 0 {
+				p.Printf("No MCP servers defined in the desired state or the clients' config files.\n")
+				return
+			}
+			for _, s := range d.MCPServers {
+				where := s.Path
+				if where == "" {
+					where = s.ModuleID
+				}
+				if s.Status == "ok" {
+					p.Printf("%s  %s %s (%s): %d tool(s)\n", p.green("ok  "), s.Client, s.Name, p.Path(where), s.Tools)
+				} else {
+					p.Printf("%s  %s %s (%s): %s\n", p.red("FAIL"), s.Client, s.Name, p.Path(where), s.Reason)
+				}
+			}
+			if d.Healthy {
+				p.Printf("Every MCP server answers.\n")
+			} else {
+				p.Printf("%d MCP server check(s) failed.\n", d.Summary["fail"])
 			}
 		}}, nil
 	})

@@ -19,7 +19,9 @@ import (
 
 // MCPCmd groups `agentpack mcp ...`.
 type MCPCmd struct {
-	Serve MCPServeCmd `cmd:"" help:"Serve agentpack's tools to IDE agents over MCP (stdio or HTTP)."`
+	Serve     MCPServeCmd     `cmd:"" help:"Serve agentpack's tools to IDE agents over MCP (stdio or HTTP)."`
+	Install   MCPInstallCmd   `cmd:"" help:"Register agentpack's MCP server in a client's config (only that entry changes)."`
+	Uninstall MCPUninstallCmd `cmd:"" help:"Remove agentpack's MCP server entry from a client's config."`
 }
 
 // MCPServeCmd is `agentpack mcp serve`. The global --repo, --profile,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/agentpack/agentpack/engine/plan"
 )
@@ -22,6 +23,11 @@ func printChanges(p *Printer, profile string, targets []string, changes []plan.C
 		}
 		mark := map[string]string{plan.OpCreate: p.green("+ create"), plan.OpUpdate: p.yellow("~ update"), plan.OpDelete: p.red("- delete")}[c.Op]
 		note := ""
+		if len(c.Entries) > 0 {
+			p.Printf("  %s  %s\n", mark, p.Path(c.Path.String()))
+			printEntries(p, c.Entries, given)
+			continue
+		}
 		switch {
 		case c.UpdateKind == plan.UpdateAdopt && !slices.Contains(given, "--adopt"):
 			note = p.yellow("  (unmanaged file; needs --adopt)")
@@ -46,4 +52,25 @@ func joinOrNone(s []string) string {
 		out += ", " + x
 	}
 	return out
+}
+
+// printEntries prints what a key-level change does to each entry of a
+// shared config file, with the entry's own diff (never the whole file's).
+func printEntries(p *Printer, entries []plan.EntryChange, given []string) {
+	for _, e := range entries {
+		mark := map[string]string{plan.OpCreate: p.green("+"), plan.OpUpdate: p.yellow("~"), plan.OpDelete: p.red("-")}[e.Op]
+		note := ""
+		switch {
+		case e.UpdateKind == plan.UpdateAdopt && !slices.Contains(given, "--adopt"):
+			note = p.yellow("  (not agentpack's entry; needs --adopt)")
+		case (e.UpdateKind == plan.UpdateDrifted || e.Op == plan.OpDelete && e.Reason == plan.ReasonEdited) && !slices.Contains(given, "--force"):
+			note = p.red("  (edited since last deploy; needs --force)")
+		}
+		p.Printf("      %s entry %s%s\n", mark, e.Name, note)
+		for _, line := range strings.SplitAfter(strings.TrimRight(e.Unified, "\n"), "\n") {
+			if line != "" {
+				p.Printf("          %s", strings.TrimRight(line, "\n")+"\n")
+			}
+		}
+	}
 }

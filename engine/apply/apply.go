@@ -1,12 +1,15 @@
 package apply
 
 import (
+	"errors"
+	"io/fs"
 	"path/filepath"
 	"time"
 
 	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/internal/workers"
 	"github.com/agentpack/agentpack/snapshots"
@@ -140,6 +143,11 @@ func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w write) error
 	if err := guard.Check(w.root, w.path); err != nil {
 		return err
 	}
+	if w.shared {
+		if err := unchangedSincePlan(sys, w); err != nil {
+			return err
+		}
+	}
 	if w.data != nil {
 		return sys.WriteFile(w.path, w.data, w.mode)
 	}
@@ -148,4 +156,24 @@ func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w write) error
 	}
 	pruneEmptyDirs(sys, w.path.Dir(), w.root)
 	return nil
+}
+
+// unchangedSincePlan refuses to write a key-level file that changed since
+// plan read it: its new text would drop the other writer's change.
+func unchangedSincePlan(sys fsys.System, w write) error {
+	cur, err := sys.ReadFile(w.path)
+	exists := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	switch {
+	case w.change.Before == nil && !exists:
+		return nil
+	case w.change.Before != nil && exists && checksum.SHA256Hex(cur) == w.change.Before.SHA256:
+		return nil
+	}
+	return apperr.New(apperr.DriftConflict, "%s changed while agentpack was writing it (another program rewrote it); nothing was lost", w.path).
+		WithHint("run the command again: it edits the file as it is now").
+		With("path", w.path.String()).With("path_posix", w.path.ToSlash()).
+		With("reason_code", "changed_since_plan").With("next_actions", []string{"retry"})
 }

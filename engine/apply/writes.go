@@ -27,6 +27,11 @@ type write struct {
 	// noop: the path already holds data. It is recorded (Before == After)
 	// but not written.
 	noop bool
+	// shared marks a key-level file (a client's MCP config): its new text
+	// was computed from the text plan read, and the client itself rewrites
+	// the file at any time (Claude Code updates ~/.claude.json on every
+	// start), so perform checks the file still holds those bytes first.
+	shared bool
 }
 
 // transactionWrites turns a plan into the ordered writes of its transaction:
@@ -35,7 +40,7 @@ func (wr *Writer) transactionWrites(d Deployment, id string, now time.Time) (wri
 	writes = make([]write, 0, len(d.Plan.Changes))
 	for _, c := range d.Plan.Changes {
 		w := write{change: snapshots.FileChange{Target: c.Target, Root: c.Root.String(), Path: c.Path.String(), Op: c.Op},
-			root: c.Root, path: c.Path}
+			root: c.Root, path: c.Path, shared: len(c.Entries) > 0}
 		if c.BeforeSHA256 != nil {
 			w.before = c.Before
 			w.change.Before = &snapshots.Content{SHA256: *c.BeforeSHA256, Size: int64(len(c.Before)), Mode: uint32(wr.modeOf(c.Path))}
@@ -91,7 +96,12 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time) ([]writ
 		if err != nil {
 			return nil, apperr.Wrap(err, apperr.Unexpected, "path %s outside root %s", f.Path, f.Root)
 		}
-		perRoot[r] = append(perRoot[r], plan.ManagedFile{Path: filepath.ToSlash(rel), SHA256: f.SHA256, ModuleIDs: f.ModuleIDs})
+		mf := plan.ManagedFile{Path: filepath.ToSlash(rel), SHA256: f.SHA256, ModuleIDs: f.ModuleIDs}
+		if f.Keyed != nil {
+			// A key-level file records the entries it owns, not its bytes.
+			mf = p.KeyedRecord(mf.Path, f.Path, f.SHA256, f.ModuleIDs, f.Keyed)
+		}
+		perRoot[r] = append(perRoot[r], mf)
 	}
 	var out []write
 	for _, root := range d.Desired.Roots {
@@ -140,7 +150,7 @@ func sameManaged(a, b []plan.ManagedFile) bool {
 	}
 	sort.Slice(b, func(i, j int) bool { return b[i].Path < b[j].Path })
 	for i := range a {
-		if a[i].Path != b[i].Path || a[i].SHA256 != b[i].SHA256 || !slices.Equal(a[i].ModuleIDs, b[i].ModuleIDs) {
+		if a[i].Path != b[i].Path || a[i].SHA256 != b[i].SHA256 || !slices.Equal(a[i].ModuleIDs, b[i].ModuleIDs) || a[i].Created != b[i].Created {
 			return false
 		}
 	}

@@ -99,7 +99,15 @@ func Compile(in Input) (*State, error) {
 			d.Roots = append(d.Roots, Root{Target: name, Path: clean(r.Path), ScanExtras: r.ScanExtras})
 		}
 		sums := make([]string, len(out.Files))
-		workers.Parallel(len(out.Files), func(i int) { sums[i] = checksum.SHA256Hex(out.Files[i].Data) })
+		workers.Parallel(len(out.Files), func(i int) {
+			if k := out.Files[i].Keyed; k != nil {
+				// A key-level file is identified by the entries it owns,
+				// not by bytes (the rest of the file is the user's).
+				sums[i] = target.EntriesSHA256(k.Hashes())
+				return
+			}
+			sums[i] = checksum.SHA256Hex(out.Files[i].Data)
+		})
 		for i, f := range out.Files {
 			f.Path = clean(f.Path)
 			if f.Mode == 0 {

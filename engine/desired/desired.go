@@ -53,7 +53,7 @@ func (d *State) add(f *File) error {
 		d.Files = append(d.Files, f)
 		return nil
 	}
-	if bytes.Equal(prev.Data, f.Data) && prev.Target == f.Target {
+	if bytes.Equal(prev.Data, f.Data) && prev.SHA256 == f.SHA256 && prev.Target == f.Target {
 		prev.ModuleIDs = mergeIDs(prev.ModuleIDs, f.ModuleIDs)
 		return nil
 	}

@@ -2,6 +2,7 @@ package module
 
 import (
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"path/filepath"
 	"regexp"
@@ -48,6 +49,7 @@ type MCPServer struct {
 	Args      []string          `yaml:"args,omitempty" json:"args,omitempty"`
 	Env       map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
 	EnvVars   []string          `yaml:"env_vars,omitempty" json:"env_vars,omitempty"`
+	Cwd       string            `yaml:"cwd,omitempty" json:"cwd,omitempty"`
 	URL       string            `yaml:"url,omitempty" json:"url,omitempty"`
 	Headers   map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
 }
@@ -280,18 +282,13 @@ func (lm *LoadedModule) loadMCP() error {
 	if s.Name == "" {
 		s.Name = lm.Name()
 	}
-	switch s.Transport {
-	case "", "stdio":
-		s.Transport = "stdio"
-		if s.Command == "" {
-			return moduleErr(lm.Module, lm.mainPath(), "stdio MCP server needs `command`")
+	if err := s.Validate(); err != nil {
+		e := moduleErr(lm.Module, lm.mainPath(), "%s", err.Error())
+		var ve *MCPError
+		if errors.As(err, &ve) && ve.Hint != "" {
+			e = e.WithHint("%s", ve.Hint)
 		}
-	case "http":
-		if s.URL == "" {
-			return moduleErr(lm.Module, lm.mainPath(), "http MCP server needs `url`")
-		}
-	default:
-		return moduleErr(lm.Module, lm.mainPath(), "MCP transport %q must be stdio or http", s.Transport)
+		return e
 	}
 	lm.MCP = &s
 	return nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/cfgedit"
 	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/internal/workers"
@@ -97,6 +98,31 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 		after := f.SHA256
 		c := Change{Target: f.Target, Path: f.Path, PathPosix: f.Path.ToSlash(), AfterSHA256: &after,
 			ModuleIDs: f.ModuleIDs, Root: f.Root, After: f.Data, Mode: f.Mode}
+		if f.Keyed != nil {
+			// A key-level file (keyed.go): the change edits only its
+			// entries, and status compares the digest of the owned
+			// entries, not the file's bytes.
+			if a.Exists && a.Data == nil {
+				if a.Data, err = sys.ReadFile(f.Path); err != nil {
+					return nil, err
+				}
+			}
+			var last *ManagedFile
+			if m, ok := managed[f.Path]; ok {
+				last = &m
+			}
+			kc, digest, err := keyedChange(c, keyedSpec{format: f.Keyed.Format, container: f.Keyed.Container, want: f.Keyed}, last, a)
+			if err != nil {
+				return nil, err
+			}
+			if a.Exists {
+				p.Actual[f.Path] = digest
+			}
+			if kc != nil {
+				p.Changes = append(p.Changes, *kc)
+			}
+			continue
+		}
 		if !a.Exists {
 			c.Op, c.Reason = OpCreate, ReasonMissing
 			p.Changes = append(p.Changes, c)
@@ -156,6 +182,20 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 		}
 		p.Actual[abs] = a.SHA256
 		last, r := managed[abs], managedTarget[abs]
+		if last.keyed() {
+			// A key-level file no module writes to any more: remove the
+			// entries agentpack owns there, and nothing else.
+			base := Change{Target: r.Target, Path: abs, PathPosix: abs.ToSlash(), ModuleIDs: []string{}, Root: r.Path}
+			kc, digest, err := keyedChange(base, keyedSpec{format: cfgedit.Format(last.Format), container: last.Container}, &last, a)
+			if err != nil {
+				return nil, err
+			}
+			p.Actual[abs] = digest
+			if kc != nil {
+				p.Changes = append(p.Changes, *kc)
+			}
+			continue
+		}
 		before := a.SHA256
 		ids := last.ModuleIDs
 		if ids == nil {

@@ -43,6 +43,10 @@ type Change struct {
 	UpdateKind   string       `json:"update_kind,omitempty"`
 	Reason       string       `json:"reason"`
 	ModuleIDs    []string     `json:"module_ids"`
+	// Entries, for a key-level file, say what happens to each entry agentpack
+	// writes or owns there (see keyed.go); the file-level fields describe the
+	// whole file that apply writes.
+	Entries []EntryChange `json:"entries,omitempty"`
 
 	// Root is the managed root holding Path.
 	Root fsys.AbsPath `json:"-"`

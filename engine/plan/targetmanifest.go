@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/cfgedit"
 	"github.com/agentpack/agentpack/internal/fsys"
 )
 
@@ -41,6 +42,17 @@ type ManagedFile struct {
 	Path      string   `json:"path"`
 	SHA256    string   `json:"sha256"`
 	ModuleIDs []string `json:"module_ids,omitempty"`
+
+	// A key-level file (a client's MCP config) is owned entry by entry:
+	// Format and Container say how to edit it, Entries what agentpack owns
+	// there, and SHA256 is then [target.EntriesSHA256] of those entries, so
+	// the user's own edits elsewhere in the file are no drift. Created says
+	// agentpack created the file, so it may delete it once nothing else is
+	// left. All four are additive fields, absent for whole files.
+	Format    string         `json:"format,omitempty"`
+	Container []string       `json:"container,omitempty"`
+	Entries   []ManagedEntry `json:"entries,omitempty"`
+	Created   bool           `json:"created,omitempty"`
 }
 
 // In is where f lies below root. f.Path passed [SafeRelPath] when its
@@ -89,6 +101,10 @@ func ReadTargetManifest(sys fsys.System, tracked *GitTracked, root fsys.AbsPath,
 	for _, f := range m.ManagedFiles {
 		if !SafeRelPath(f.Path) {
 			warn(fmt.Sprintf("%s lists %q, which leaves its root; entry ignored", p, f.Path))
+			continue
+		}
+		if f.Format != "" && (!cfgedit.Format(f.Format).Valid() || len(f.Container) == 0) {
+			warn(fmt.Sprintf("%s lists %q with an unknown key-level format %q; entry ignored", p, f.Path, f.Format))
 			continue
 		}
 		kept = append(kept, f)

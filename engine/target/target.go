@@ -89,6 +89,11 @@ type DesiredFile struct {
 	Data      []byte
 	Mode      fs.FileMode
 	ModuleIDs []string
+	// Keyed, when set, makes this a shared config file that agentpack owns
+	// entry by entry (MCP servers in a client's config): Data is unused, and
+	// plan computes the file's new text from its current text by editing
+	// only these entries (see [KeyedFile]).
+	Keyed *KeyedFile
 }
 
 // Set is the adapters an engine knows, by name. It is a value handed to

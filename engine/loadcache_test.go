@@ -1,0 +1,143 @@
+package engine_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/internal/fsys"
+	"github.com/agentpack/agentpack/targets"
+)
+
+// countReads counts the files read through it.
+type countReads struct {
+	fsys.System
+	n *atomic.Int64
+}
+
+func (c countReads) ReadFile(p fsys.AbsPath) ([]byte, error) {
+	c.n.Add(1)
+	return c.System.ReadFile(p)
+}
+
+// A load cache reuses a compiled state while nothing it read changed, and
+// loads again after every kind of source edit the stat data can show.
+func TestLoadCacheSeesEverySourceEdit(t *testing.T) {
+	env := testEnv(t)
+	repo := benchRepo(t, 3, 3)
+	cache := engine.NewLoadCache()
+	cache.Racy = 0 // the test's files are all brand new
+	var reads atomic.Int64
+	load := func() *engine.State {
+		t.Helper()
+		e := engine.New(env, targets.NewSet())
+		e.Sys = countReads{e.Sys, &reads}
+		e.LoadCache = cache
+		reads.Store(0)
+		st, err := e.Load(context.Background(), engine.Request{Repo: repo})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	fileOf := func(st *engine.State, name string) string {
+		for _, f := range st.Desired.Files {
+			if filepath.Base(f.Path.String()) == name && filepath.Base(filepath.Dir(f.Path.String())) == "s0001" {
+				return string(f.Data)
+			}
+		}
+		return ""
+	}
+	skill := filepath.Join(repo, "modules", "s0001", "SKILL.md")
+	load()
+	time.Sleep(10 * time.Millisecond) // later writes get later timestamps
+	load()
+	if n := reads.Load(); n != 0 {
+		t.Fatalf("a load of an unchanged repo read %d files", n)
+	}
+
+	// Same size, modification time put back: the change time still moves.
+	fi, _ := os.Stat(skill)
+	old, _ := os.ReadFile(skill)
+	edited := []byte(string(old[:len(old)-2]) + "X\n")
+	if err := os.WriteFile(skill, edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(skill, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if got := fileOf(load(), "SKILL.md"); got != string(edited) {
+		t.Fatalf("after a same-size edit with its mtime put back, SKILL.md = %q", got)
+	}
+
+	// A new file in a skill folder.
+	time.Sleep(10 * time.Millisecond)
+	if err := os.WriteFile(filepath.Join(repo, "modules", "s0001", "new.md"), []byte("new\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := fileOf(load(), "new.md"); got != "new\n" {
+		t.Fatalf("a new file in a skill folder was not seen: %q", got)
+	}
+
+	// A module removed from agentpack.yaml.
+	time.Sleep(10 * time.Millisecond)
+	m := filepath.Join(repo, "agentpack.yaml")
+	data, _ := os.ReadFile(m)
+	lines := string(data)
+	cut := lines[:len(lines)-1]
+	cut = cut[:len(cut)-len(cut[lastNL(cut)+1:])]
+	if err := os.WriteFile(m, []byte(cut), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(load().Modules); got != 2 {
+		t.Fatalf("after removing a module, %d modules load", got)
+	}
+
+	// A file replaced by another (rename over it: new inode).
+	time.Sleep(10 * time.Millisecond)
+	tmp := skill + ".tmp"
+	if err := os.WriteFile(tmp, edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, skill); err != nil {
+		t.Fatal(err)
+	}
+	load()
+	if reads.Load() == 0 {
+		t.Fatal("a file replaced by a rename was not re-read")
+	}
+}
+
+func lastNL(s string) int {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '\n' {
+			return i
+		}
+	}
+	return -1
+}
+
+// A file modified right before the load is not trusted by its stat data:
+// the state is not cached.
+func TestLoadCacheSkipsRacyFiles(t *testing.T) {
+	env := testEnv(t)
+	repo := benchRepo(t, 2, 2)
+	cache := engine.NewLoadCache() // 2 s: the files were just written
+	var reads atomic.Int64
+	for range 2 {
+		e := engine.New(env, targets.NewSet())
+		e.Sys = countReads{e.Sys, &reads}
+		e.LoadCache = cache
+		reads.Store(0)
+		if _, err := e.Load(context.Background(), engine.Request{Repo: repo}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if reads.Load() == 0 {
+		t.Fatal("a state loaded from files changed within the racy window was reused")
+	}
+}

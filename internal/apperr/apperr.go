@@ -53,6 +53,8 @@ const (
 	RegistryNotConfigured Code = "E_REGISTRY_NOT_CONFIGURED"
 	RegistryNotFound      Code = "E_REGISTRY_NOT_FOUND"
 	RegistryUnreachable   Code = "E_REGISTRY_UNREACHABLE"
+	RegistryAuthRequired  Code = "E_REGISTRY_AUTH_REQUIRED"
+	PackageVersionExists  Code = "E_PACKAGE_VERSION_EXISTS"
 	DependencyConflict    Code = "E_DEPENDENCY_CONFLICT"
 	ChecksumMismatch      Code = "E_CHECKSUM_MISMATCH"
 	InvalidArgument       Code = "E_INVALID_ARGUMENT"

@@ -13,6 +13,7 @@ import (
 	"github.com/agentpack/agentpack/engine/lockfile"
 	"github.com/agentpack/agentpack/engine/manifest"
 	"github.com/agentpack/agentpack/engine/module"
+	"github.com/agentpack/agentpack/engine/pkgcache"
 	"github.com/agentpack/agentpack/engine/target"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/fsys"
@@ -31,6 +32,14 @@ type Engine struct {
 	// ResolveSource maps a non-local module source to a folder or file on
 	// disk (git checkouts, package cache). Nil: only local sources work.
 	ResolveSource func(ctx context.Context, st *State, mod *module.Module) (string, error)
+	// ExtractPackage takes a package archive apart with every hostile-input
+	// check (aampkg); nil: packages cannot be read.
+	ExtractPackage pkgcache.Extractor
+	// PackFolder packs a package folder into a deterministic archive.
+	PackFolder func(ctx context.Context, dir string) ([]byte, error)
+	// OpenRegistries returns the configured package registries, in config
+	// order. Nil or empty: E_REGISTRY_NOT_CONFIGURED when one is needed.
+	OpenRegistries func(ctx context.Context) ([]PackageRegistry, error)
 	// GitProgress receives go-git's progress text (nil: none).
 	GitProgress io.Writer
 	// Progress is told as each repo of a multi-repo fetch finishes.
@@ -121,6 +130,9 @@ type State struct {
 
 	mu   sync.Mutex // guards Warnings and lock while modules load in parallel
 	lock *lockfile.Lockfile
+	// pkgPaths maps each module expanded from a package to its artifact
+	// in the package cache.
+	pkgPaths map[string]string
 }
 
 // Warn adds a warning; safe for concurrent use.
@@ -159,6 +171,9 @@ func (e *Engine) loadFrom(ctx context.Context, req Request, m *manifest.Manifest
 		st.Profile = "default"
 	}
 	if st.Targets, err = e.selectTargets(m, req.Target); err != nil {
+		return nil, err
+	}
+	if err := e.expandPackages(ctx, st, m); err != nil {
 		return nil, err
 	}
 	mods, err := m.SelectModules(st.Profile)

@@ -155,6 +155,20 @@ func fileTree(t *testing.T, env engine.Env) map[string]string {
 			t.Fatal(err)
 		}
 	}
+	// The roots registry is state, but the transaction writes it with the
+	// files: it too must be exactly as before or exactly as after.
+	if data, err := os.ReadFile(filepath.Join(env.StateDir(), "roots.json")); err == nil {
+		var roots []struct{ Target, Root string }
+		if err := json.Unmarshal(data, &roots); err != nil {
+			t.Fatalf("roots.json: %v", err)
+		}
+		var keys []string
+		for _, r := range roots {
+			// Runs compared with each other live in different temp folders.
+			keys = append(keys, r.Target+":"+strings.NewReplacer(env.Cwd, "$PROJ", env.Home, "$HOME").Replace(r.Root))
+		}
+		out["state/roots.json"] = strings.Join(keys, ",")
+	}
 	return out
 }
 

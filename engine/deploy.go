@@ -84,9 +84,6 @@ func (e *Engine) applyLocked(ctx context.Context, req Request, opt ApplyOptions,
 		if err != nil {
 			return st, err
 		}
-		if applied {
-			rootsWarning(st, e.recordRoots(st, liveRoots(st, p), st.Desired.Stale))
-		}
 		out.Applied, out.SnapshotID = applied, id
 		if !applied {
 			out.Reason = "no_changes"
@@ -145,5 +142,6 @@ func (e *Engine) DryRun(ctx context.Context, st *State, p *plan.Plan) ([]fsys.Op
 // deployment is what applying p, a plan of st, carries out.
 func (e *Engine) deployment(st *State, p *plan.Plan, command string) apply.Deployment {
 	return apply.Deployment{Desired: st.Desired, Plan: p, Command: command, Repo: st.Repo, Project: e.projectRoot().String(),
-		Profile: st.Profile, Targets: st.Targets, Machine: st.Req.Machine}
+		Profile: st.Profile, Targets: st.Targets, Machine: st.Req.Machine,
+		State: []apply.StateFile{e.rootsAfter(st, liveRoots(st, p), st.Desired.Stale)}}
 }

@@ -2,7 +2,7 @@ package engine
 
 import (
 	"context"
-	"fmt"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"time"
@@ -107,14 +107,15 @@ func (e *Engine) Rollback(ctx context.Context, opt RollbackOptions) (*RollbackDa
 		if err != nil {
 			return err
 		}
-		done, err := w.Restore(restores, to, targets, createdSince(records, to))
+		restores, state, err := e.restoredRoots(store, records, restores)
+		if err != nil {
+			return err
+		}
+		done, err := w.Restore(restores, state, to, targets, createdSince(records, to))
 		if err != nil {
 			return err
 		}
 		out = rollbackData(done, to, e.dryRun())
-		if err := e.registerRestoredRoots(records, restores); err != nil {
-			warnings = append(warnings, fmt.Sprintf("the rollback was applied, but the roots registry could not be saved (%s): a later deploy may not clean up the roots it restored", apperr.As(err).Message))
-		}
 		return nil
 	})
 	return out, warnings, err
@@ -241,26 +242,52 @@ func (e *Engine) PruneSnapshots(ctx context.Context, keep int) (removed []string
 	return removed, kept, err
 }
 
-// registerRestoredRoots puts the roots whose manifests a rollback brought
-// back into the roots registry again (with the repo and project of the
-// deploy that wrote them), so a later deploy can clean them up.
-func (e *Engine) registerRestoredRoots(records []*snapshots.Record, restores []snapshots.Restore) error {
+// restoredRoots is the roots registry as a rollback leaves it, written
+// inside the rollback's transaction: the registry the restores bring back
+// (or the current one), plus every root whose manifest comes back (with the
+// repo and project of the deploy that wrote it), so a later deploy can
+// clean them up. restores is returned without the registry's own restore.
+func (e *Engine) restoredRoots(store *snapshots.Store, records []*snapshots.Record, restores []snapshots.Restore) ([]snapshots.Restore, []apply.StateFile, error) {
 	byID := map[string]*snapshots.Record{}
 	for _, r := range records {
 		byID[r.ID] = r
 	}
+	path := e.rootsPath()
+	roots := e.readRoots()
+	var rest []snapshots.Restore
 	var entries []rootEntry
 	for _, r := range restores {
+		if r.Target == snapshots.StateTarget {
+			if r.Path == path.String() {
+				roots = nil
+				if r.Content != nil {
+					data, err := store.ReadBlob(r.BlobID, r.Content.SHA256)
+					if err != nil {
+						return nil, nil, err
+					}
+					_ = json.Unmarshal(data, &roots) // as readRoots: damage only loses cleanup
+				}
+			}
+			continue
+		}
+		rest = append(rest, r)
 		rec := byID[r.BlobID]
 		if !r.Manifest || r.Content == nil || rec == nil || rec.Repo == "" {
 			continue
 		}
 		entries = append(entries, rootEntry{Target: r.Target, Root: fsys.AbsPath(r.Root), Repo: rec.Repo, Project: fsys.AbsPath(rec.Project)})
 	}
-	if len(entries) == 0 {
-		return nil
+	seen := map[rootEntry]bool{}
+	for _, r := range roots {
+		seen[r] = true
 	}
-	return e.addRoots(entries)
+	for _, r := range entries {
+		if !seen[r] {
+			seen[r] = true
+			roots = append(roots, r)
+		}
+	}
+	return rest, []apply.StateFile{{Path: path, Data: encodeRoots(roots)}}, nil
 }
 
 // resolveSnapshotID expands "last" and unique id prefixes; anything else is

@@ -5,9 +5,9 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/agentpack/agentpack/engine/apply"
 	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/engine/plan"
-	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/fsys"
 )
 
@@ -63,9 +63,10 @@ func (e *Engine) staleRoots(st *State, d *desired.State) []desired.Root {
 	return out
 }
 
-// recordRoots updates the list after an apply: roots holding a manifest now
-// are added, stale roots whose manifest was removed are dropped.
-func (e *Engine) recordRoots(st *State, live []desired.Root, gone []desired.Root) error {
+// rootsAfter is the registry as an apply leaves it: roots holding a
+// manifest now are added, stale roots whose manifest goes are dropped. The
+// apply writes it inside its transaction.
+func (e *Engine) rootsAfter(st *State, live []desired.Root, gone []desired.Root) apply.StateFile {
 	project := e.projectRoot()
 	drop := map[desired.Root]bool{}
 	for _, g := range gone {
@@ -89,7 +90,7 @@ func (e *Engine) recordRoots(st *State, live []desired.Root, gone []desired.Root
 			out = append(out, ent)
 		}
 	}
-	return e.writeRoots(out)
+	return apply.StateFile{Path: e.rootsPath(), Data: encodeRoots(out)}
 }
 
 // addRoots adds entries to the registry.
@@ -111,19 +112,16 @@ func (e *Engine) addRoots(entries []rootEntry) error {
 // writeRoots saves the registry. Its error is the caller's to report: the
 // files are applied by then, so it becomes a warning, never silence.
 func (e *Engine) writeRoots(out []rootEntry) error {
-	data, err := json.MarshalIndent(out, "", "  ")
-	if err != nil {
-		return apperr.Wrap(err, apperr.Unexpected, "cannot encode the roots registry")
-	}
-	return e.Sys.WriteFile(e.rootsPath(), append(data, '\n'), 0o600)
+	return e.Sys.WriteFile(e.rootsPath(), encodeRoots(out), 0o600)
 }
 
-// rootsWarning turns a failed registry write into a warning: the apply
-// itself succeeded, but a later deploy may not clean up these roots.
-func rootsWarning(st *State, err error) {
-	if err != nil {
-		st.Warn("the files were applied, but the roots registry could not be saved (%s): a later deploy may not clean up roots this repo no longer uses", apperr.As(err).Message)
+// encodeRoots is the registry's file content.
+func encodeRoots(out []rootEntry) []byte {
+	if out == nil {
+		out = []rootEntry{}
 	}
+	data, _ := json.MarshalIndent(out, "", "  ") // plain strings: cannot fail
+	return append(data, '\n')
 }
 
 func (e *Engine) rootsPath() fsys.AbsPath { return abs(e.Env.StateDir()).JoinName(rootsFile) }

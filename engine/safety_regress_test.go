@@ -358,17 +358,61 @@ func (f failRoots) WriteFile(p fsys.AbsPath, d []byte, m os.FileMode) error {
 	return f.System.WriteFile(p, d, m)
 }
 
-// A roots registry that cannot be saved is reported, not discarded: the
-// deploy succeeds (its files are applied) and says what was not recorded.
-func TestRootsRegistryWriteErrorIsReported(t *testing.T) {
+// The roots registry is written inside the deploy's transaction: when it
+// cannot be saved, the whole apply is rolled back and the error says why,
+// so no deploy leaves roots a later deploy could not clean up.
+func TestRootsRegistryWriteErrorRollsTheApplyBack(t *testing.T) {
 	env := testEnv(t)
 	e := engine.New(env, targets.NewSet())
 	e.Sys = failRoots{e.Sys}
-	st, d, err := e.Deploy(context.Background(), engine.Request{Repo: codexRepo(t)}, true, engine.ApplyOptions{})
+	_, d, err := e.Deploy(context.Background(), engine.Request{Repo: codexRepo(t)}, true, engine.ApplyOptions{})
+	if err == nil || (d != nil && d.Applied) {
+		t.Fatalf("deploy succeeded although the roots registry could not be saved: %+v", d)
+	}
+	if !strings.Contains(err.Error(), "roots.json") {
+		t.Fatalf("the error does not name the roots registry: %v", err)
+	}
+	for _, f := range []string{filepath.Join(env.Cwd, "AGENTS.md"), filepath.Join(env.Cwd, ".agents", "skills", "s", "SKILL.md")} {
+		if _, err := os.Lstat(f); !os.IsNotExist(err) {
+			t.Errorf("%s was left behind by a rolled-back apply (%v)", f, err)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(env.StateDir(), "journal.json")); !os.IsNotExist(err) {
+		t.Errorf("the journal is still pending: %v", err)
+	}
+}
+
+// A rollback puts the roots registry back with the files: undoing the first
+// deploy leaves no root registered, and the deploy's record lists the
+// registry as agentpack's own state.
+func TestRollbackRestoresTheRootsRegistry(t *testing.T) {
+	env := testEnv(t)
+	e := engine.New(env, targets.NewSet())
+	_, d, err := e.Deploy(context.Background(), engine.Request{Repo: codexRepo(t)}, true, engine.ApplyOptions{})
 	if err != nil || !d.Applied {
 		t.Fatalf("deploy: %v %+v", err, d)
 	}
-	if !hasWarning(st.Warnings, "roots registry could not be saved") {
-		t.Fatalf("no warning about the roots registry: %q", st.Warnings)
+	roots := filepath.Join(env.StateDir(), "roots.json")
+	data, err := os.ReadFile(roots)
+	if err != nil || !strings.Contains(string(data), env.Cwd) {
+		t.Fatalf("deploy did not register its roots: %v %s", err, data)
+	}
+	snap, err := e.Snapshot(context.Background(), d.SnapshotID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range snap.Files {
+		found = found || (f.Target == "agentpack" && f.Path == roots && f.Manifest)
+	}
+	if !found {
+		t.Fatalf("the deploy's record does not list the roots registry: %+v", snap.Files)
+	}
+	if _, _, err := e.Rollback(context.Background(), engine.RollbackOptions{Last: true}); err != nil {
+		t.Fatal(err)
+	}
+	data, err = os.ReadFile(roots)
+	if err != nil || strings.TrimSpace(string(data)) != "[]" {
+		t.Fatalf("after undoing the only deploy, roots.json = %q (%v), want []", data, err)
 	}
 }

@@ -40,6 +40,11 @@ type Content struct {
 	Size   int64  `json:"size"`
 }
 
+// StateTarget is the target name of agentpack's own state files (the roots
+// registry) in records and journals: they are written, recovered and
+// rolled back with the manifests, but belong to no client.
+const StateTarget = "agentpack"
+
 // FileChange is one path an apply touched.
 type FileChange struct {
 	Target string `json:"target"`

@@ -1,7 +1,6 @@
 package apply
 
 import (
-	"os"
 	"path/filepath"
 	"time"
 
@@ -26,13 +25,23 @@ type Deployment struct {
 	Profile string
 	Targets []string
 	Machine string
+	// State are agentpack's own state files that change with this apply
+	// (the roots registry). They are written after the manifests inside
+	// the transaction, so a crash or a rollback puts them back with the
+	// files they describe.
+	State []StateFile
 }
 
-// Apply runs the transaction of SPEC §6 for d: it saves the bytes of every
-// path it touches, writes the journal, writes the files and the target
-// manifests that record them, saves the snapshot record and drops the
-// journal. A failed write rolls everything back. It returns the snapshot
-// id, or applied=false when neither files nor manifests would change.
+// StateFile is one state file of a [Deployment] and the bytes it gets.
+type StateFile struct {
+	Path fsys.AbsPath
+	Data []byte
+}
+
+// Apply runs the transaction of SPEC §6 ([Writer.commit]) for d: the
+// files, then the target manifests that record them and agentpack's state.
+// It returns the snapshot id, or applied=false when neither files nor
+// manifests would change.
 func (wr *Writer) Apply(d Deployment) (string, bool, error) {
 	store := wr.Store
 	now := time.Now()
@@ -41,54 +50,11 @@ func (wr *Writer) Apply(d Deployment) (string, bool, error) {
 	if err != nil || len(writes) == 0 {
 		return "", false, err
 	}
-
-	// Save the bytes every touched path had and gets, in one pack (one write,
-	// however many files), then the journal, then write. Before bytes undo
-	// this apply; After bytes let `rollback --to` return to exactly what this
-	// apply wrote, even after a later hand edit.
-	var blobs [][]byte
-	for _, w := range writes {
-		if w.change.Before != nil {
-			blobs = append(blobs, w.before)
-		}
-		if w.data != nil {
-			blobs = append(blobs, w.data)
-		}
-	}
-	if _, err := store.SavePack(id, blobs); err != nil {
-		_ = store.DeleteBlobs(id)
-		return "", false, apperr.Wrap(err, apperr.IOFailed, "cannot save snapshot bytes").WithHint("check free space under %s", wr.Store.Dir())
-	}
-	wr.checkpoint("pack saved")
-	j := &snapshots.Journal{ID: id, Command: d.Command, PID: os.Getpid(), StartedAt: now.UTC()}
-	paths := make([]fsys.AbsPath, 0, len(writes))
-	for _, w := range writes {
-		j.Files = append(j.Files, w.change)
-		if w.data != nil {
-			paths = append(paths, w.path)
-		}
-	}
-	j.CreatedDirs = createdDirs(wr.Sys, paths)
-	if err := store.WriteJournal(j); err != nil {
-		_ = store.DeleteBlobs(id)
-		return "", false, err
-	}
-	wr.checkpoint("journal written")
-	if err := wr.performAll(wr.Sys, writes, manifests); err != nil {
-		return "", false, wr.undoFailed(err)
-	}
-	wr.checkpoint("files written")
 	rec := &snapshots.Record{ID: id, Kind: snapshots.KindDeploy, CreatedAt: now.UTC(), Command: d.Command,
-		Repo: d.Repo, Project: d.Project,
-		Profile: d.Profile, Targets: d.Targets, Machine: d.Machine, Files: j.Files, CreatedDirs: j.CreatedDirs}
-	if err := store.Save(rec); err != nil {
-		return "", false, wr.undoFailed(err)
-	}
-	wr.checkpoint("record saved")
-	if err := store.RemoveJournal(); err != nil {
+		Repo: d.Repo, Project: d.Project, Profile: d.Profile, Targets: d.Targets, Machine: d.Machine}
+	if err := wr.commit(rec, writes, manifests, nil); err != nil {
 		return "", false, err
 	}
-	wr.checkpoint("journal removed")
 	wr.cacheWritten(writes)
 	return id, true, nil
 }
@@ -168,6 +134,9 @@ func (wr *Writer) cacheWritten(ws []write) {
 // perform executes one write or removal of a transaction on sys, after
 // checking that no folder below its root is a link.
 func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w write) error {
+	if w.noop {
+		return nil
+	}
 	if err := guard.Check(w.root, w.path); err != nil {
 		return err
 	}

@@ -169,7 +169,7 @@ func (wr *Writer) saveKeptEdits(store *snapshots.Store, j *snapshots.Journal, ke
 		blobs = append(blobs, k.pre, k.cur)
 		rec.Files = append(rec.Files, snapshots.FileChange{Target: k.f.Target, Root: k.f.Root, Path: k.f.Path, Op: plan.OpUpdate, Manifest: k.f.Manifest,
 			Before: k.f.Before, After: &snapshots.Content{SHA256: checksum.SHA256Hex(k.cur), Size: int64(len(k.cur)), Mode: uint32(k.curMode)}})
-		if !slices.Contains(rec.Targets, k.f.Target) {
+		if k.f.Target != snapshots.StateTarget && !slices.Contains(rec.Targets, k.f.Target) {
 			rec.Targets = append(rec.Targets, k.f.Target)
 		}
 	}

@@ -3,7 +3,6 @@ package apply
 import (
 	"bytes"
 	"io/fs"
-	"os"
 	"slices"
 	"time"
 
@@ -22,11 +21,12 @@ type Restored struct {
 }
 
 // Restore writes restores as one recorded transaction, a snapshot of its
-// own: to is the snapshot rolled back to ("" for none), targets the
+// own: state are agentpack's state files as the rollback leaves them,
+// written with the restored manifests; to is the snapshot rolled back to ("" for none), targets the
 // targets it covers (nil: those of restores) and undoneDirs the folders the
 // undone applies created, removed once empty. Every saved byte is read and
 // verified before the first write, so a damaged snapshot changes nothing.
-func (wr *Writer) Restore(restores []snapshots.Restore, to string, targets []string, undoneDirs []string) (*Restored, error) {
+func (wr *Writer) Restore(restores []snapshots.Restore, state []StateFile, to string, targets []string, undoneDirs []string) (*Restored, error) {
 	store := wr.Store
 	type op struct {
 		r snapshots.Restore
@@ -66,85 +66,56 @@ func (wr *Writer) Restore(restores []snapshots.Restore, to string, targets []str
 		}
 		ops = append(ops, o)
 	}
+	for _, f := range state {
+		cur, err := wr.Sys.ReadFile(f.Path)
+		has := err == nil
+		if has && bytes.Equal(cur, f.Data) {
+			continue
+		}
+		content := &snapshots.Content{SHA256: checksum.SHA256Hex(f.Data), Size: int64(len(f.Data)), Mode: 0o600}
+		ops = append(ops, op{r: snapshots.Restore{Target: snapshots.StateTarget, Root: f.Path.Dir().String(), Path: f.Path.String(), Manifest: true, Content: content},
+			root: f.Path.Dir(), path: f.Path, data: f.Data, cur: cur, has: has})
+	}
 	now := time.Now()
 	id := store.NewID(now)
 	rec := &snapshots.Record{ID: id, Kind: snapshots.KindRollback, CreatedAt: now.UTC(), Command: "rollback", Targets: targetsOf(restores, targets)}
 	if to != "" {
 		rec.RolledBackTo = &to
 	}
+	// The same transaction as a deploy's: files first, then the manifests
+	// and state files that describe them.
+	var files, tail []write
 	out := &Restored{ID: id}
-	var blobs [][]byte
 	for _, o := range ops {
+		w := write{change: snapshots.FileChange{Target: o.r.Target, Root: o.r.Root, Path: o.r.Path, Manifest: o.r.Manifest, After: o.r.Content},
+			root: o.root, path: o.path, data: o.data, noop: o.noop}
 		if o.has {
-			blobs = append(blobs, o.cur)
+			w.before = o.cur
+			w.change.Before = &snapshots.Content{SHA256: checksum.SHA256Hex(o.cur), Size: int64(len(o.cur)), Mode: uint32(wr.modeOf(o.path))}
 		}
-		if o.data != nil && !o.noop {
-			blobs = append(blobs, o.data)
-		}
-	}
-	if _, err := store.SavePack(id, blobs); err != nil {
-		_ = store.DeleteBlobs(id)
-		return nil, err
-	}
-	wr.checkpoint("pack saved")
-	for _, o := range ops {
-		fc := snapshots.FileChange{Target: o.r.Target, Root: o.r.Root, Path: o.r.Path, Manifest: o.r.Manifest}
-		if o.has {
-			fc.Before = &snapshots.Content{SHA256: checksum.SHA256Hex(o.cur), Size: int64(len(o.cur)), Mode: uint32(wr.modeOf(o.path))}
-		}
-		fc.After = o.r.Content
 		switch {
 		case o.r.Content == nil:
-			fc.Op = plan.OpDelete
+			w.change.Op = plan.OpDelete
 		case o.has:
-			fc.Op = plan.OpUpdate
+			w.change.Op = plan.OpUpdate
 		default:
-			fc.Op = plan.OpCreate
+			w.change.Op = plan.OpCreate
 		}
-		rec.Files = append(rec.Files, fc)
-	}
-	var paths []fsys.AbsPath
-	for _, o := range ops {
-		if o.r.Content != nil && !o.noop {
-			paths = append(paths, o.path)
+		if o.r.Content != nil {
+			w.mode = fs.FileMode(o.r.Content.Mode)
+		}
+		if o.r.Manifest {
+			tail = append(tail, w)
+		} else {
+			files = append(files, w)
+		}
+		if !o.noop {
+			out.Changed = append(out.Changed, o.r)
 		}
 	}
-	rec.CreatedDirs = createdDirs(wr.Sys, paths)
-	j := &snapshots.Journal{ID: id, Command: "rollback", PID: os.Getpid(), StartedAt: now.UTC(), Files: rec.Files, CreatedDirs: rec.CreatedDirs}
-	if err := store.WriteJournal(j); err != nil {
-		_ = store.DeleteBlobs(id)
+	if err := wr.commit(rec, append(files, tail...), len(tail), undoneDirs); err != nil {
 		return nil, err
 	}
-	wr.checkpoint("journal written")
-	for _, o := range ops {
-		if o.noop {
-			continue
-		}
-		err := guard.Check(o.root, o.path)
-		switch {
-		case err != nil:
-		case o.r.Content == nil:
-			err = wr.Sys.Remove(o.path)
-			pruneEmptyDirs(wr.Sys, o.path.Dir(), o.root)
-		default:
-			err = wr.Sys.WriteFile(o.path, o.data, fs.FileMode(o.r.Content.Mode))
-		}
-		out.Changed = append(out.Changed, o.r)
-		if err != nil {
-			return nil, wr.undoFailed(err)
-		}
-	}
-	// Folders the undone applies created go too, once nothing is left in them.
-	removeEmptyCreatedDirs(wr.Sys, undoneDirs)
-	wr.checkpoint("files written")
-	if err := store.Save(rec); err != nil {
-		return nil, wr.undoFailed(err)
-	}
-	wr.checkpoint("record saved")
-	if err := store.RemoveJournal(); err != nil {
-		return nil, err
-	}
-	wr.checkpoint("journal removed")
 	return out, nil
 }
 

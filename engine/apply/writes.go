@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"bytes"
 	"io/fs"
 	"path/filepath"
 	"slices"
@@ -23,6 +24,9 @@ type write struct {
 	data       []byte // nil for a removal
 	mode       fs.FileMode
 	before     []byte // the bytes it replaces (nil when the path is new)
+	// noop: the path already holds data. It is recorded (Before == After)
+	// but not written.
+	noop bool
 }
 
 // transactionWrites turns a plan into the ordered writes of its transaction:
@@ -46,7 +50,34 @@ func (wr *Writer) transactionWrites(d Deployment, id string, now time.Time) (wri
 	if err != nil {
 		return nil, 0, err
 	}
+	if len(writes)+len(manifests) > 0 {
+		// State changes only with an apply: a plan with nothing to do
+		// records no snapshot just to rewrite the roots registry.
+		manifests = append(manifests, wr.stateWrites(d.State)...)
+	}
 	return append(writes, manifests...), len(manifests), nil
+}
+
+// stateWrites returns the writes of state files whose bytes change.
+func (wr *Writer) stateWrites(files []StateFile) []write {
+	var out []write
+	for _, f := range files {
+		before, err := wr.Sys.ReadFile(f.Path)
+		has := err == nil
+		if has && bytes.Equal(before, f.Data) {
+			continue
+		}
+		w := write{change: snapshots.FileChange{Target: snapshots.StateTarget, Root: f.Path.Dir().String(), Path: f.Path.String(), Op: plan.OpCreate, Manifest: true},
+			root: f.Path.Dir(), path: f.Path, data: f.Data, mode: 0o600}
+		if has {
+			w.before = before
+			w.change.Op = plan.OpUpdate
+			w.change.Before = &snapshots.Content{SHA256: checksum.SHA256Hex(before), Size: int64(len(before)), Mode: uint32(wr.modeOf(f.Path))}
+		}
+		w.change.After = &snapshots.Content{SHA256: checksum.SHA256Hex(f.Data), Size: int64(len(f.Data)), Mode: 0o600}
+		out = append(out, w)
+	}
+	return out
 }
 
 // manifestWrites returns the manifest files whose content must change after

@@ -1,19 +1,14 @@
 package gitsource
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"io/fs"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/agentpack/agentpack/engine/lockfile"
-	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/fsys"
-	"github.com/agentpack/agentpack/internal/workers"
 )
 
 // maxLinkHops bounds symlink resolution, as Linux does.
@@ -22,112 +17,10 @@ const maxLinkHops = 40
 // errOutside means a symlink leads out of the folder it was resolved in.
 var errOutside = errors.New("leads outside the folder")
 
-// hashTree is [lockfile.HashDir] read through sys: the manifest of every
-// regular file under root, or of root itself when it is a file. Entries
-// named .git are skipped at any depth and [MarkerFile] at the root; a
-// symlink to a file inside root is hashed by its content, one to a folder
-// inside root is skipped, and any other symlink or special file is an error.
+// hashTree is the manifest of every regular file under root, read through
+// sys: [lockfile.HashDirOn], the one tree hash of lockfiles and checkouts.
 func hashTree(sys fsys.System, root fsys.AbsPath) ([]lockfile.File, error) {
-	fi, err := sys.Stat(root)
-	if err != nil {
-		return nil, err
-	}
-	if fi.Mode().IsRegular() {
-		f, err := hashFile(sys, root)
-		f.Path = root.Base()
-		return []lockfile.File{f}, err
-	}
-	if !fi.IsDir() {
-		return nil, apperr.New(apperr.IOInvalidPath, "%s is neither a file nor a folder", root).With("path", root.String())
-	}
-	var jobs []hashJob
-	if err := listTree(sys, root, root, "", &jobs); err != nil {
-		return nil, err
-	}
-	files := make([]lockfile.File, len(jobs))
-	errs := make([]error, len(jobs))
-	workers.Parallel(len(jobs), func(i int) {
-		files[i], errs[i] = hashFile(sys, jobs[i].abs)
-		files[i].Path = jobs[i].rel
-	})
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	slices.SortFunc(files, func(a, b lockfile.File) int { return strings.Compare(a.Path, b.Path) })
-	return files, nil
-}
-
-// hashJob is one file to hash: its manifest path and where to read it.
-type hashJob struct {
-	rel string
-	abs fsys.AbsPath
-}
-
-// listTree appends to jobs the files to hash in dir, which is rel below
-// root ("" for root itself).
-func listTree(sys fsys.System, root, dir fsys.AbsPath, rel string, jobs *[]hashJob) error {
-	entries, err := sys.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		p, child := dir.JoinName(e.Name()), e.Name()
-		if rel != "" {
-			child = rel + "/" + child
-		}
-		if e.Name() == ".git" || child == MarkerFile {
-			continue
-		}
-		switch t := e.Type(); {
-		case t.IsDir():
-			if err := listTree(sys, root, p, child, jobs); err != nil {
-				return err
-			}
-		case t.IsRegular():
-			*jobs = append(*jobs, hashJob{child, p})
-		case t&fs.ModeSymlink != 0:
-			follow, err := checkLink(sys, root, p, child)
-			if err != nil {
-				return err
-			}
-			if follow {
-				*jobs = append(*jobs, hashJob{child, p})
-			}
-		default:
-			return apperr.New(apperr.IOInvalidPath, "cannot hash special file %s", p).With("path", p.String())
-		}
-	}
-	return nil
-}
-
-// checkLink reports whether the symlink p, rel below root, should be hashed (it
-// leads to a regular file inside root) or skipped (to a folder inside root),
-// and fails for anything else.
-func checkLink(sys fsys.System, root, p fsys.AbsPath, rel string) (bool, error) {
-	fi, err := evalBelow(sys, root, rel)
-	switch {
-	case errors.Is(err, errOutside):
-		return false, apperr.New(apperr.IOInvalidPath, "symlink %s points outside %s", p, root).With("path", p.String())
-	case err != nil:
-		return false, apperr.Wrap(err, apperr.IOInvalidPath, "dangling symlink %s", p).With("path", p.String())
-	case fi.Mode().IsRegular():
-		return true, nil
-	case fi.IsDir():
-		return false, nil
-	}
-	return false, apperr.New(apperr.IOInvalidPath, "symlink %s points to a special file", p).With("path", p.String())
-}
-
-// hashFile hashes the file at p, following symlinks.
-func hashFile(sys fsys.System, p fsys.AbsPath) (lockfile.File, error) {
-	data, err := sys.ReadFile(p)
-	if err != nil {
-		return lockfile.File{}, err
-	}
-	sum := sha256.Sum256(data)
-	return lockfile.File{SHA256: hex.EncodeToString(sum[:]), Bytes: int64(len(data))}, nil
+	return lockfile.HashDirOn(sys, root)
 }
 
 // evalBelow resolves the '/'-separated path rel below root through sys, as

@@ -122,6 +122,13 @@ func (s *DryRunSystem) WriteFile(path AbsPath, data []byte, perm fs.FileMode) er
 func (s *DryRunSystem) Remove(path AbsPath) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// As on a disk, a folder goes only when empty: callers rely on that to
+	// remove a folder "if nothing was left in it".
+	if fi, err := s.lstat(path); err == nil && fi.IsDir() {
+		if entries, err := s.readDir(path); err == nil && len(entries) > 0 {
+			return IOError(syscall.ENOTEMPTY, "remove", path)
+		}
+	}
 	s.ops = append(s.ops, Op{Kind: OpRemove, Path: path})
 	s.over[path] = nil
 	return nil

@@ -3,6 +3,7 @@ package fsys
 import (
 	"errors"
 	"io/fs"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -85,7 +86,7 @@ func TestDryRunSystemViewAfterReplacingPaths(t *testing.T) {
 	p := func(rel RelPath) AbsPath { return root.Join(rel) }
 	steps := []error{
 		sys.WriteFile(p("a/b/x"), []byte("x"), 0o644),
-		sys.Remove(p("a/b")),
+		sys.RemoveAll(p("a/b")),
 		sys.MkdirAll(p("a/b"), 0o755), // a new, empty folder: x must not come back
 		sys.WriteFile(p("f"), []byte("1"), 0o644),
 		sys.Remove(p("f")),
@@ -106,5 +107,28 @@ func TestDryRunSystemViewAfterReplacingPaths(t *testing.T) {
 	}
 	if _, err := sys.Lstat(p("f")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Lstat(f) after rename = %v", err)
+	}
+}
+
+// Remove of a folder that still holds something fails, as on a disk, and
+// leaves the folder and its contents visible.
+func TestDryRunRemoveRefusesNonEmptyFolder(t *testing.T) {
+	base := NewMemSystem()
+	s := NewDryRunSystem(base)
+	dir := AbsPath(filepath.Join(string(filepath.Separator), "x", "d"))
+	if err := s.WriteFile(dir.JoinName("f"), []byte("f"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Remove(dir); err == nil {
+		t.Fatal("Remove of a non-empty folder succeeded")
+	}
+	if _, err := s.Lstat(dir.JoinName("f")); err != nil {
+		t.Fatalf("the file below the folder is gone: %v", err)
+	}
+	if err := s.Remove(dir.JoinName("f")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Remove(dir); err != nil {
+		t.Fatalf("Remove of the emptied folder: %v", err)
 	}
 }

@@ -73,6 +73,7 @@ func (e *Engine) checkpoint(phase string) {
 func New(env Env, adapters *target.Set) *Engine {
 	e := &Engine{Env: env, Adapters: adapters, Sys: fsys.NewRealSystem(fsys.RealSystemOptions{Fsync: env.Fsync})}
 	e.ResolveSource = e.resolveLocked
+	e.wirePackages()
 	return e
 }
 

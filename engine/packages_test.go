@@ -20,11 +20,11 @@ import (
 // fakePkg is the stand-in archive format of these tests (JSON), so the
 // engine's package flow is tested apart from the .aam format.
 type fakePkg struct {
-	Name      string                          `json:"name"`
-	Version   string                          `json:"version"`
-	Deps      map[string]string               `json:"deps"`
+	Name      string                         `json:"name"`
+	Version   string                         `json:"version"`
+	Deps      map[string]string              `json:"deps"`
 	Artifacts map[string][]pkgcache.Artifact `json:"artifacts"`
-	Files     map[string]string               `json:"files"`
+	Files     map[string]string              `json:"files"`
 }
 
 func fakeExtract(archive []byte) (*pkgcache.Extracted, error) {

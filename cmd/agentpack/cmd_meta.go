@@ -19,6 +19,7 @@ var mutatingCommands = []string{
 	"init", "add", "remove", "deploy --apply", "rollback", "snapshots prune", "doctor --fix",
 	"import --apply", "lock", "fetch", "update",
 	"source add", "source remove", "source update",
+	"install", "uninstall",
 }
 
 // dryRunCommands are the mutating commands that honour --dry-run and how;
@@ -33,6 +34,7 @@ var dryRunCommands = map[string]dryRunKind{
 	"init": recordedDryRun, "add": recordedDryRun, "remove": recordedDryRun,
 	"lock": recordedDryRun, "fetch": recordedDryRun, "update": recordedDryRun,
 	"snapshots prune": recordedDryRun, "doctor --fix": recordedDryRun,
+	"install": recordedDryRun, "uninstall": recordedDryRun,
 }
 
 // dryRunKind is how a command honours --dry-run.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentpack/agentpack/engine/lockfile"
+	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/internal/textdiff"
 )
@@ -121,6 +122,18 @@ func (e *Engine) verifyDeployed(st *State, results map[string]*VerifyResult, wit
 			owner[lm.ID] = p.Name
 		}
 	}
+	// What agentpack wrote: the target manifests' hashes. A desired file
+	// that was never deployed is pending, not a verify finding.
+	written := map[fsys.AbsPath]string{}
+	for _, root := range st.Desired.Roots {
+		tm := plan.ReadTargetManifest(e.Sys, nil, root.Path, root.Target, func(w string) { st.Warn("%s", w) })
+		if tm == nil {
+			continue
+		}
+		for _, mf := range tm.ManagedFiles {
+			written[mf.In(root.Path)] = mf.SHA256
+		}
+	}
 	skillDirs := map[fsys.AbsPath]string{} // skill folder -> package
 	desired := map[fsys.AbsPath]bool{}
 	for _, f := range st.Desired.Files {
@@ -130,13 +143,17 @@ func (e *Engine) verifyDeployed(st *State, results map[string]*VerifyResult, wit
 			if r == nil {
 				continue
 			}
+			want, deployed := written[f.Path]
+			if !deployed {
+				break
+			}
 			name := f.Target + ":" + e.displayPath(f.Path)
 			data, err := e.Sys.ReadFile(f.Path)
 			sum := sha256.Sum256(data)
 			switch {
 			case err != nil:
 				r.MissingFiles = append(r.MissingFiles, name)
-			case hex.EncodeToString(sum[:]) != f.SHA256:
+			case hex.EncodeToString(sum[:]) != want:
 				r.ModifiedFiles = append(r.ModifiedFiles, name)
 				if withDiff {
 					if u, ok := textdiff.Unified("a/"+relTo(f.Root, f.Path), "b/"+relTo(f.Root, f.Path), f.Data, data); ok {

@@ -274,3 +274,20 @@ func matchesVersion(c *resolve.Constraint, version string) bool {
 	v, err := semver.NewVersion(version)
 	return err == nil && c.Match(v, nil)
 }
+
+// checkPackageModule loads a new `source: package` module from the
+// package cache, so `add pkg:...` refuses a package that is not installed
+// or an artifact it does not have.
+func (e *Engine) checkPackageModule(ctx context.Context, req Request, mod *module.Module) error {
+	st := &State{Req: req, Repo: e.Env.ResolveRepo(req.Repo)}
+	path, err := e.resolvePackageModule(ctx, st, mod)
+	if ae := apperr.As(err); err != nil && ae.Code == apperr.LockfileMissing {
+		ae.Code = apperr.PackageNotInstalled
+		return ae
+	}
+	if err != nil {
+		return err
+	}
+	_, err = module.LoadModule(e.Sys, mod, path)
+	return err
+}

@@ -22,6 +22,7 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"agentpack": func() {
 			installCrashHook()
+			installFakePackagesHook()
 			os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 		},
 	})

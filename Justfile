@@ -20,3 +20,7 @@ bench:
 # Regenerate testscript goldens (review the diff before committing!)
 update-goldens:
     AGENTPACK_UPDATE_SCRIPTS=1 go test ./cmd/agentpack/
+
+# Side-by-side timings against sha256sum, cp -r and rm -rf (ratios, peak RSS)
+bench-compare *sizes:
+    bench/run.sh {{sizes}}

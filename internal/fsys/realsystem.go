@@ -2,8 +2,10 @@ package fsys
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
 
 	"github.com/agentpack/agentpack/internal/apperr"
@@ -40,7 +42,7 @@ func (s *RealSystem) SetAfterWrite(fn func(AbsPath)) { s.opts.AfterWrite = fn }
 
 // ReadFile implements [System].
 func (s *RealSystem) ReadFile(path AbsPath) ([]byte, error) {
-	data, err := os.ReadFile(string(path))
+	data, err := readFile(string(path))
 	return data, IOError(err, "read", path)
 }
 
@@ -80,29 +82,7 @@ func (s *RealSystem) WriteFile(path AbsPath, data []byte, perm fs.FileMode) erro
 		}
 	}
 	dir := path.Dir()
-	if err := os.MkdirAll(string(dir), 0o755); err != nil {
-		return IOError(err, "write", path)
-	}
-	f, err := os.CreateTemp(string(dir), TempPrefix+"*")
-	if err != nil {
-		return IOError(err, "write", path)
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(perm.Perm())
-	}
-	if err == nil && s.opts.Fsync {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, string(path))
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
+	if err := writeAtomic(dir, path, data, perm.Perm(), s.opts.Fsync); err != nil {
 		return IOError(err, "write", path)
 	}
 	return s.done(path, dir)
@@ -196,4 +176,39 @@ func refuseNonFile(path AbsPath, mode fs.FileMode) error {
 			WithHint("move the folder away, then deploy again").With("path", path.String())
 	}
 	return nil
+}
+
+// writeAtomicPortable is the atomic write with the os package: a temp file
+// in dir, its mode, an optional fsync, and a rename over path.
+func writeAtomicPortable(dir, path AbsPath, data []byte, perm fs.FileMode, fsync bool) error {
+	if err := os.MkdirAll(string(dir), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(string(dir), TempPrefix+"*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if err == nil && fsync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, string(path))
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+	}
+	return err
+}
+
+// tempName is a fresh temp file name in dir.
+func tempName(dir AbsPath, n uint64) string {
+	return filepath.Join(string(dir), fmt.Sprintf("%s%016x", TempPrefix, n))
 }

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Times agentpack side by side with the floors it is measured against, on
+# the same generated trees, and prints ratios and peak memory. Ratios are
+# what count: the machines this runs on are noisy, so each floor is measured
+# in the same run, right beside the command it is compared with.
+#
+#   bench/run.sh [files ...]        default: 1000 10000
+#
+# Floors: `sha256sum` over the source files (plan, status, no-op deploy),
+# `cp -r` of the deployed tree (cold deploy), `rm -rf` of it (rollback).
+# When a `chezmoi` binary is on PATH its status is timed too.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(1000 10000)
+work=$(mktemp -d)
+trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
+go build -o "$work/agentpack" ./cmd/agentpack
+ap=$work/agentpack
+
+# best_of N cmd...: the fastest of N runs in milliseconds, and its peak RSS
+# in KiB, as "ms rss".
+best_of() {
+  local n=$1; shift
+  local best="" rss=0
+  for _ in $(seq "$n"); do
+    local t0 t1 ms m
+    t0=$(date +%s%N)
+    /usr/bin/time -f '%M' -o "$work/rss" "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; cat "$work/rss" >&2; exit 1; }
+    m=$(tail -1 "$work/rss")
+    t1=$(date +%s%N)
+    ms=$(( (t1 - t0) / 1000000 ))
+    if [ -z "$best" ] || [ "$ms" -lt "$best" ]; then best=$ms; rss=$m; fi
+  done
+  echo "$best $rss"
+}
+
+# gen DIR FILES: a repo of FILES/10 skills with 10 files each, deployed to
+# the project with codex's project scope.
+gen() {
+  local dir=$1 files=$2 skills=$(( $2 / 10 ))
+  mkdir -p "$dir/repo/modules" "$dir/proj/.git" "$dir/home"
+  {
+    echo "version: 1"
+    echo "profiles: {default: {include_tags: [base]}}"
+    echo "targets: {codex: {scope: project}}"
+    echo "modules:"
+  } > "$dir/repo/agentpack.yaml"
+  for i in $(seq -f '%05g' 1 "$skills"); do
+    local s="$dir/repo/modules/s$i"
+    mkdir -p "$s/ref"
+    printf -- '---\nname: s%s\ndescription: skill %s\n---\nbody\n' "$i" "$i" > "$s/SKILL.md"
+    for f in 1 2 3 4 5 6 7 8 9; do
+      awk -v l="line $f of skill $i" 'BEGIN { for (k = 0; k < 40; k++) print l }' > "$s/ref/f$f.md"
+    done
+    echo "  - {id: \"skill:s$i\", type: skill, tags: [base], source: {local_path: {path: modules/s$i}}}" >> "$dir/repo/agentpack.yaml"
+  done
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) b = 1; printf "%.2f", a / b }'; }
+
+printf '%-8s %-22s %9s %9s %7s %9s\n' files command ms floor_ms ratio rss_MiB
+for n in "${sizes[@]}"; do
+  d="$work/t$n"
+  gen "$d" "$n"
+  export HOME=$d/home AGENTPACK_HOME=$d/home/.agentpack CODEX_HOME=$d/home/.codex
+  cd "$d/proj"
+  row() { # name result floor
+    read -r ms rss <<<"$2"; read -r fms _ <<<"$3"
+    printf '%-8s %-22s %9s %9s %7s %9s\n' "$n" "$1" "$ms" "$fms" "$(ratio "$ms" "$fms")" "$(( rss / 1024 ))"
+  }
+  hashfloor=$(best_of 3 sh -c "find '$d/repo/modules' -type f -print0 | xargs -0 sha256sum")
+  rm -rf "$AGENTPACK_HOME/state"
+  row "plan (cold)" "$(best_of 1 "$ap" --repo "$d/repo" plan)" "$hashfloor"
+  row "plan" "$(best_of 3 "$ap" --repo "$d/repo" plan)" "$hashfloor"
+  cpfloor=$(best_of 3 sh -c "rm -rf '$d/cp' && cp -r '$d/repo/modules' '$d/cp'")
+  row "deploy (cold)" "$(best_of 1 "$ap" --repo "$d/repo" deploy --apply --yes)" "$cpfloor"
+  row "status" "$(best_of 3 "$ap" --repo "$d/repo" status)" "$hashfloor"
+  row "deploy (no-op)" "$(best_of 3 "$ap" --repo "$d/repo" deploy --apply --yes)" "$hashfloor"
+  row "diff" "$(best_of 3 "$ap" --repo "$d/repo" diff)" "$hashfloor"
+  rmfloor=$(best_of 1 sh -c "rm -rf '$d/cp'")
+  row "rollback" "$(best_of 1 "$ap" --repo "$d/repo" rollback --last --yes)" "$rmfloor"
+  if command -v chezmoi >/dev/null; then
+    row "chezmoi status" "$(best_of 3 chezmoi --source "$d/repo/modules" --destination "$d/cz" status)" "$hashfloor"
+  fi
+  cd - >/dev/null
+done

@@ -1,0 +1,156 @@
+//go:build unix
+
+package fsys
+
+import (
+	"errors"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// writeAtomic writes data to path through a temp file in dir renamed over
+// it, with raw system calls: open, write, close and rename for a new file in
+// an existing folder (Go's os.File adds the poller's fcntl and epoll calls
+// to each file, which matters at ten thousand files). The mode is set with
+// fchmod only when the umask would change it; missing folders are created
+// only when the open says they are missing.
+func writeAtomic(dir, path AbsPath, data []byte, perm fs.FileMode, fsync bool) error {
+	var (
+		fd   int
+		tmp  string
+		err  error
+		made bool
+	)
+	for range 100 {
+		tmp = tempName(dir, rand.Uint64())
+		fd, err = unix.Open(tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, uint32(perm))
+		switch {
+		case err == nil:
+		case errors.Is(err, unix.EEXIST):
+			continue
+		case errors.Is(err, unix.ENOENT) && !made:
+			made = true
+			if err := os.MkdirAll(string(dir), 0o755); err != nil {
+				return err
+			}
+			continue
+		default:
+			return &fs.PathError{Op: "open", Path: tmp, Err: err}
+		}
+		break
+	}
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: tmp, Err: err}
+	}
+	err = writeAll(fd, data)
+	if err == nil && perm&umask() != 0 {
+		err = unix.Fchmod(fd, uint32(perm))
+	}
+	if err == nil && fsync {
+		err = unix.Fsync(fd)
+	}
+	if cerr := unix.Close(fd); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = unix.Rename(tmp, string(path))
+	}
+	if err != nil {
+		_ = unix.Unlink(tmp)
+		return &fs.PathError{Op: "write", Path: string(path), Err: err}
+	}
+	return nil
+}
+
+// readFile returns the bytes of path with open, fstat, read and close,
+// without the poller calls of os.ReadFile.
+func readFile(path string) ([]byte, error) {
+	var (
+		fd  int
+		err error
+	)
+	for {
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		// Folders, pipes and devices: let the os package give its usual
+		// answer (EISDIR, or reading until EOF).
+		return os.ReadFile(path)
+	}
+	// One more byte than the size, so a file that grew is seen at once.
+	data := make([]byte, 0, int(st.Size)+1)
+	for {
+		n, err := unix.Read(fd, data[len(data):cap(data)])
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		case n == 0:
+			return data, nil
+		}
+		data = data[:len(data)+n]
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+	}
+}
+
+// writeAll writes data to fd, retrying short writes and interruptions.
+func writeAll(fd int, data []byte) error {
+	for len(data) > 0 {
+		n, err := unix.Write(fd, data)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		data = data[n:]
+	}
+	return nil
+}
+
+var (
+	umaskOnce  sync.Once
+	umaskValue fs.FileMode
+)
+
+// umask is the process's file mode creation mask, read once from
+// /proc/self/status (setting it to read it back would race with other
+// goroutines creating files). Where it cannot be read it is taken as 0o777,
+// so every write sets its mode explicitly.
+func umask() fs.FileMode {
+	umaskOnce.Do(func() {
+		umaskValue = 0o777
+		data, err := os.ReadFile("/proc/self/status")
+		if err != nil {
+			return
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, "Umask:"); ok {
+				if m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
+					umaskValue = fs.FileMode(m)
+				}
+			}
+		}
+	})
+	return umaskValue
+}

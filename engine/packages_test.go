@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -266,5 +267,35 @@ func TestInstallOfflineFromLockAndChecksumMismatch(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(e.Env.Cwd, ".claude/skills/review-evil")); !os.IsNotExist(err) {
 		t.Fatal("tampered archive deployed")
+	}
+}
+
+// BenchmarkInstall100 installs 100 packages (each one skill, the odd ones
+// depending on the even ones) from an in-memory registry into a fresh repo:
+// resolution, cache, lockfile, agentpack.yaml edits and the deploy.
+func BenchmarkInstall100(b *testing.B) {
+	reg := &fakeRegistry{name: "local", archives: map[string]map[string][]byte{}, tags: map[string]map[string]string{}}
+	var specs []string
+	for i := 0; i < 100; i++ {
+		name := fmt.Sprintf("@bench/p%03d", i)
+		var deps []string
+		if i%2 == 1 {
+			deps = []string{fmt.Sprintf("@bench/p%03d", i-1), "^1.0.0"}
+		}
+		reg.add(skillPkg(name, "1.0.0", fmt.Sprintf("s%03d", i), deps...))
+		specs = append(specs, name)
+	}
+	for b.Loop() {
+		b.StopTimer()
+		env := testEnv(b)
+		repo := writeRepo(b, map[string]string{"agentpack.yaml": pkgManifest})
+		e := engine.New(env, targets.NewSet())
+		e.ExtractPackage = fakeExtract
+		e.OpenRegistries = func(context.Context) ([]engine.PackageRegistry, error) { return []engine.PackageRegistry{reg}, nil }
+		b.StartTimer()
+		out, _, err := e.Install(context.Background(), engine.Request{Repo: repo}, engine.InstallOptions{Specs: specs})
+		if err != nil || len(out.Installed) != 100 || !out.Deploy.Applied {
+			b.Fatalf("%v %+v", err, out)
+		}
 	}
 }

@@ -45,6 +45,10 @@ func (c *InstallCmd) Run(a *App) error {
 					p.Printf("      %s %s\n", p.dim("→"), f.Hint)
 				}
 			}
+			if d.Deploy == nil && !c.NoDeploy {
+				p.Printf("Nothing to do.\n")
+				return
+			}
 			printPackageDeploy(p, d.Deploy)
 		}}, nil
 	})

@@ -299,3 +299,30 @@ func BenchmarkInstall100(b *testing.B) {
 		}
 	}
 }
+
+func TestInstallAAMAgentFolderAndInstructionFile(t *testing.T) {
+	reg := &fakeRegistry{name: "local", archives: map[string]map[string][]byte{}}
+	p := fakePkg{Name: "aam-kit", Version: "1.0.0",
+		Artifacts: map[string][]pkgcache.Artifact{
+			"agents":       {{Name: "mentor", Path: "agents/mentor"}},
+			"instructions": {{Name: "py-style", Path: "instructions/py-style.md"}},
+		},
+		Files: map[string]string{
+			"agents/mentor/agent.yaml":       "name: mentor\ndescription: Python mentor\nversion: 1.0.0\nsystem_prompt: system-prompt.md\ntools: [file_read]\n",
+			"agents/mentor/system-prompt.md": "You teach Python.\n",
+			"instructions/py-style.md":       "---\nname: py-style\ndescription: Python style\n---\n# Style\nUse type hints.\n",
+		}}
+	b, _ := json.Marshal(p)
+	reg.add(b)
+	e, req := pkgEngine(t, reg)
+	if _, _, err := e.Install(context.Background(), req, engine.InstallOptions{Specs: []string{"aam-kit"}}); err != nil {
+		t.Fatal(err)
+	}
+	agent, err := os.ReadFile(filepath.Join(e.Env.Cwd, ".claude/agents/mentor.md"))
+	if err != nil || !strings.Contains(string(agent), "description: Python mentor") || !strings.Contains(string(agent), "You teach Python.") {
+		t.Fatalf("agent: %v\n%s", err, agent)
+	}
+	if md, err := os.ReadFile(filepath.Join(e.Env.Cwd, "CLAUDE.md")); err != nil || !strings.Contains(string(md), "Use type hints.") {
+		t.Fatalf("instructions: %v\n%s", err, md)
+	}
+}

@@ -33,11 +33,19 @@ func (e *Engine) PackageCache() *pkgcache.Cache {
 }
 
 func (e *Engine) extractor() pkgcache.Extractor {
-	if e.ExtractPackage != nil {
-		return e.ExtractPackage
+	base := e.ExtractPackage
+	if base == nil {
+		return func([]byte) (*pkgcache.Extracted, error) {
+			return nil, apperr.New(apperr.Unexpected, "this build cannot read package archives")
+		}
 	}
-	return func([]byte) (*pkgcache.Extracted, error) {
-		return nil, apperr.New(apperr.Unexpected, "this build cannot read package archives")
+	return func(archive []byte) (*pkgcache.Extracted, error) {
+		ex, err := base(archive)
+		if err != nil {
+			return nil, err
+		}
+		adaptAAMAgents(ex)
+		return ex, nil
 	}
 }
 

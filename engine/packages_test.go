@@ -326,3 +326,18 @@ func TestInstallAAMAgentFolderAndInstructionFile(t *testing.T) {
 		t.Fatalf("instructions: %v\n%s", err, md)
 	}
 }
+
+func TestLockKeepsPackages(t *testing.T) {
+	ctx := context.Background()
+	e, req := pkgEngine(t, newRegistry())
+	if _, _, err := e.Install(ctx, req, engine.InstallOptions{Specs: []string{"@acme/kit"}, NoDeploy: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.Lock(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	lf, err := lockfile.Load(filepath.Join(req.Repo, lockfile.FileName))
+	if err != nil || len(lf.Packages) != 2 {
+		t.Fatalf("lock dropped the packages: %v %+v", err, lf)
+	}
+}

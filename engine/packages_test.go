@@ -15,6 +15,7 @@ import (
 	"github.com/agentpack/agentpack/engine/pkgcache"
 	"github.com/agentpack/agentpack/engine/resolve"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/targets"
 )
 
@@ -339,5 +340,16 @@ func TestLockKeepsPackages(t *testing.T) {
 	lf, err := lockfile.Load(filepath.Join(req.Repo, lockfile.FileName))
 	if err != nil || len(lf.Packages) != 2 {
 		t.Fatalf("lock dropped the packages: %v %+v", err, lf)
+	}
+	// A module can use one artifact of an installed package as its source.
+	y, _ := os.ReadFile(filepath.Join(req.Repo, "agentpack.yaml"))
+	y = []byte(strings.Replace(string(y), "modules: []\n", "modules:\n  - id: skill:lint2\n    type: skill\n    tags: [base]\n    source: {package: {name: '@acme/base', version: ^1.0.0, artifact: lint}}\n", 1))
+	mustWrite(t, filepath.Join(req.Repo, "agentpack.yaml"), string(y))
+	st, p, err := e.Plan(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Desired.File(fsys.AbsPath(filepath.Join(e.Env.Cwd, ".claude/skills/lint2/SKILL.md"))) == nil || len(p.Changes) != 3 {
+		t.Fatalf("package-source module not planned: %+v", p.Changes)
 	}
 }

@@ -353,3 +353,21 @@ func TestLockKeepsPackages(t *testing.T) {
 		t.Fatalf("package-source module not planned: %+v", p.Changes)
 	}
 }
+
+func TestOutdatedAndList(t *testing.T) {
+	ctx := context.Background()
+	reg := newRegistry()
+	reg.tags["@acme/kit"] = map[string]string{"latest": "1.1.0"}
+	e, req := pkgEngine(t, reg)
+	if _, _, err := e.Install(ctx, req, engine.InstallOptions{Specs: []string{"@acme/kit@~1.0.0"}, NoDeploy: true}); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := e.Outdated(ctx, req)
+	if err != nil || len(out.Packages) != 1 || out.Packages[0] != (engine.OutdatedPackage{Name: "@acme/kit", Installed: "1.0.0", Wanted: "1.0.0", Latest: "1.1.0", Registry: "local"}) {
+		t.Fatalf("outdated: %v %+v", err, out)
+	}
+	list, _, err := e.ListPackages(ctx, req)
+	if err != nil || len(list.Packages) != 2 || !list.Packages[1].Direct || list.Packages[1].Artifacts["skills"] != 1 {
+		t.Fatalf("list: %v %+v", err, list)
+	}
+}

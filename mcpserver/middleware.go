@@ -71,6 +71,8 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				// regexp, so both the readable form (skill:x/a/b.md) and the
 				// RFC 6570 expansion (skill%3Ax/a%2Fb.md) work.
 				return s.readResource(ctx, p.URI)
+			case ok && s.skillsOn && isSkillURI(p.URI):
+				return s.readSkillResource(ctx, p.URI)
 			}
 		}
 		return next(ctx, method, req)
@@ -134,6 +136,9 @@ func (s *Server) listResources(ctx context.Context, method string, req mcp.Reque
 		info := f.info()
 		res.Resources = append(res.Resources, &mcp.Resource{URI: info.URI, Name: info.Name, MIMEType: info.MIMEType,
 			Description: info.Description, Size: info.Size})
+	}
+	if s.skillsOn {
+		res.Resources = append(res.Resources, s.skillResources(ctx)...)
 	}
 	return res, nil
 }

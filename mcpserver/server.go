@@ -40,7 +40,14 @@ type Options struct {
 	// AllowWrite lists and enables the write tools.
 	AllowWrite bool
 	// Toolsets selects tool groups (see [Toolsets]); empty means all.
+	// Without the skills toolset the Skills extension is off.
 	Toolsets []string
+	// DisableSkills turns the Skills extension (SEP-2640) off: nothing
+	// about skills is declared, listed or answered.
+	DisableSkills bool
+	// SkillsPageSize is the page size of skills/list and
+	// resources/directory/read; 0 means 100.
+	SkillsPageSize int
 	// Logger receives the server's logs; nil discards them.
 	Logger *slog.Logger
 	// Now is the clock of confirm tokens; nil means time.Now.
@@ -57,6 +64,8 @@ type Server struct {
 	listed   []*tool
 	tokens   *confirmTokens
 	inflight inflight
+	// skillsOn serves the Skills extension.
+	skillsOn bool
 
 	// testHookCall, when set, runs at the start of every tool call.
 	testHookCall func(ctx context.Context, name string)
@@ -81,13 +90,18 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, log: opts.Logger, tools: map[string]*tool{}, tokens: newConfirmTokens(opts.Now)}
+	s := &Server{opts: opts, log: opts.Logger, tools: map[string]*tool{}, tokens: newConfirmTokens(opts.Now),
+		skillsOn: sets[ToolsetSkills] && !opts.DisableSkills}
+	// Tools are fixed at startup and prompts and resources are computed
+	// per request, so nothing ever sends list_changed.
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{}, Prompts: &mcp.PromptCapabilities{}}
+	if s.skillsOn {
+		skillsCapability(caps)
+	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "agentpack", Version: envelope.Version}, &mcp.ServerOptions{
 		Logger:                    opts.Logger,
 		SupportedProtocolVersions: ProtocolVersions,
-		// Tools are fixed at startup and prompts and resources are computed
-		// per request, so nothing ever sends list_changed.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{}, Prompts: &mcp.PromptCapabilities{}},
+		Capabilities:              caps,
 		Instructions: "agentpack compiles a desired-state repo of AI-coding assets into files for codex, claude_code, cursor and vscode. " +
 			"Use plan/status to inspect; deploy returns a confirm_token that deploy_apply (write mode only) needs.",
 	})
@@ -106,12 +120,20 @@ func New(opts Options) (*Server, error) {
 		s.mcp.AddTool(t.def(), s.handler(t))
 	}
 	s.addResources()
+	if s.skillsOn {
+		if err := s.addSkillMethods(); err != nil {
+			return nil, apperr.Wrap(err, apperr.Unexpected, "cannot register the skills methods")
+		}
+	}
 	s.mcp.AddReceivingMiddleware(s.middleware)
 	return s, nil
 }
 
 // MCP returns the underlying go-sdk server.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// SkillsServed reports whether the Skills extension is on.
+func (s *Server) SkillsServed() bool { return s.skillsOn }
 
 // ListedTools returns the names of the tools tools/list shows, in order.
 func (s *Server) ListedTools() []string {

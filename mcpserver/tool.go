@@ -17,10 +17,13 @@ const (
 	ToolsetSources   = "sources"
 	// ToolsetPackages holds the package tools (list, verify, install, ...).
 	ToolsetPackages = "packages"
+	// ToolsetSkills has no tools: it is the Skills extension (skills/list,
+	// skills/get, skill:// resources).
+	ToolsetSkills = "skills"
 )
 
 // Toolsets lists every toolset name --toolsets accepts.
-var Toolsets = []string{ToolsetCore, ToolsetPackages, ToolsetSources, ToolsetResources}
+var Toolsets = []string{ToolsetCore, ToolsetPackages, ToolsetSources, ToolsetResources, ToolsetSkills}
 
 // tool is one MCP tool: its definition, its toolset, whether it writes, the
 // envelope names it answers with, and the engine call behind it.

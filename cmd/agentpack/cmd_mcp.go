@@ -29,7 +29,8 @@ type MCPServeCmd struct {
 	Host       string   `default:"127.0.0.1" help:"HTTP listen address (not loopback: --allow-write needs AGENTPACK_MCP_TOKEN)."`
 	Port       int      `default:"9000" help:"HTTP listen port (0: any free port, printed on stderr)."`
 	AllowWrite bool     `name:"allow-write" help:"List and enable the write tools (deploy_apply, rollback, source_add, source_remove, source_update)."`
-	Toolsets   []string `sep:"," placeholder:"core,sources,resources" help:"Tool groups to serve: core, sources, resources (packages reserved); default all."`
+	Toolsets   []string `sep:"," placeholder:"core,sources,resources,skills" help:"Tool groups to serve: core, sources, resources, skills (the Skills extension; packages reserved); default all."`
+	Skills     bool     `default:"true" negatable:"" help:"Serve the selected profile's skills over MCP's Skills extension (skills/list, skills/get, skill:// resources); --no-skills or --skills=false turns it off."`
 	LogFile    string   `name:"log-file" type:"path" help:"Write logs to this file instead of stderr."`
 	LogLevel   string   `name:"log-level" enum:"debug,info,warn,error" default:"info" help:"Log level: debug, info, warn, error."`
 }
@@ -79,19 +80,20 @@ func (c *MCPServeCmd) serve(a *App) (err error) {
 			With("host", c.Host).With("reason_code", "token_required").With("next_actions", []string{"set_agentpack_mcp_token"})
 	}
 	srv, err := mcpserver.New(mcpserver.Options{
-		Env:        a.Env,
-		NewEngine:  a.newEngine,
-		Defaults:   a.Request(),
-		AllowWrite: c.AllowWrite,
-		Toolsets:   c.Toolsets,
-		Logger:     logger,
+		Env:           a.Env,
+		NewEngine:     a.newEngine,
+		Defaults:      a.Request(),
+		AllowWrite:    c.AllowWrite,
+		Toolsets:      c.Toolsets,
+		DisableSkills: !c.Skills,
+		Logger:        logger,
 	})
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	logger.Info("agentpack mcp serve", "version", envelope.Version, "transport", c.Transport, "allow_write", c.AllowWrite, "tools", srv.ListedTools())
+	logger.Info("agentpack mcp serve", "version", envelope.Version, "transport", c.Transport, "allow_write", c.AllowWrite, "tools", srv.ListedTools(), "skills", srv.SkillsServed())
 	if c.Transport == "stdio" {
 		if err := srv.ServeStdio(ctx, a.Stdin, a.Stdout); err != nil {
 			return apperr.Wrap(err, apperr.IOFailed, "the stdio session ended: %v", err).

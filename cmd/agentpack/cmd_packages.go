@@ -21,11 +21,28 @@ type InstallCmd struct {
 // Run implements the command.
 func (c *InstallCmd) Run(a *App) error {
 	return a.run("install", "install", func() (*result, error) {
-		if err := a.confirm("install", "Install "+orAll(c.Specs)+" and deploy it?"); err != nil && !a.Globals.DryRun {
+		opt := engine.InstallOptions{Specs: c.Specs, Tags: c.Tags, Targets: c.Targets,
+			NoDeploy: c.NoDeploy, Force: c.Force, Adopt: c.Adopt, Registry: c.Registry}
+		if a.asksInTerminal() {
+			// Show what would change first, from the same walk on a
+			// System that only records.
+			if pre, _, err := a.recordingEngine().Install(a.Ctx(), a.Request(), opt); err == nil {
+				p := a.errPrinter()
+				for _, i := range pre.Installed {
+					p.Printf("would install %s@%s\n", i.Name, i.Version)
+				}
+				for _, r := range pre.DependenciesResolved {
+					p.Printf("  + dependency %s@%s\n", r.Name, r.Version)
+				}
+				if pre.Deploy != nil {
+					p.Printf("deploy: %d to create, %d to update, %d to delete\n", pre.Deploy.Summary.Create, pre.Deploy.Summary.Update, pre.Deploy.Summary.Delete)
+				}
+			}
+		}
+		if err := a.confirm("install", "Install "+orAll(c.Specs)+"?"); err != nil && !a.Globals.DryRun {
 			return nil, err
 		}
-		d, warnings, err := a.Engine().Install(a.Ctx(), a.Request(), engine.InstallOptions{Specs: c.Specs, Tags: c.Tags, Targets: c.Targets,
-			NoDeploy: c.NoDeploy, Force: c.Force, Adopt: c.Adopt, Registry: c.Registry})
+		d, warnings, err := a.Engine().Install(a.Ctx(), a.Request(), opt)
 		if err != nil {
 			return &result{Warnings: warnings}, err
 		}
@@ -52,6 +69,12 @@ func (c *InstallCmd) Run(a *App) error {
 			printPackageDeploy(p, d.Deploy)
 		}}, nil
 	})
+}
+
+// asksInTerminal reports whether this invocation will ask before a
+// mutation (a terminal, no --yes, no --json, no --dry-run).
+func (a *App) asksInTerminal() bool {
+	return !a.Globals.Yes && !a.Globals.DryRun && !a.Globals.JSON && isTerminal(a.Stdin)
 }
 
 func orAll(specs []string) string {
@@ -95,10 +118,22 @@ type UninstallCmd struct {
 // Run implements the command.
 func (c *UninstallCmd) Run(a *App) error {
 	return a.run("uninstall", "uninstall", func() (*result, error) {
-		if err := a.confirm("uninstall", "Uninstall "+c.Name+" and delete its files?"); err != nil && !a.Globals.DryRun {
+		opt := engine.UninstallOptions{NoDeploy: c.NoDeploy, Force: c.Force}
+		if a.asksInTerminal() {
+			if pre, _, err := a.recordingEngine().Uninstall(a.Ctx(), a.Request(), c.Name, opt); err == nil {
+				p := a.errPrinter()
+				for _, r := range pre.RemovedDependencies {
+					p.Printf("would also remove %s@%s (no longer needed)\n", r.Name, r.Version)
+				}
+				if pre.Deploy != nil {
+					p.Printf("deploy: %d file(s) to delete\n", pre.Deploy.Summary.Delete)
+				}
+			}
+		}
+		if err := a.confirm("uninstall", "Uninstall "+c.Name+"?"); err != nil && !a.Globals.DryRun {
 			return nil, err
 		}
-		d, warnings, err := a.Engine().Uninstall(a.Ctx(), a.Request(), c.Name, engine.UninstallOptions{NoDeploy: c.NoDeploy, Force: c.Force})
+		d, warnings, err := a.Engine().Uninstall(a.Ctx(), a.Request(), c.Name, opt)
 		if err != nil {
 			return &result{Warnings: warnings}, err
 		}

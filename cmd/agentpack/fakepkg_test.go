@@ -3,15 +3,19 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/aampkg"
 	"github.com/agentpack/agentpack/engine/pkgcache"
 	"github.com/agentpack/agentpack/engine/resolve"
+	"github.com/agentpack/agentpack/engine/settings"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // fakePackage is the stand-in package format of the CLI package scripts:
@@ -103,4 +107,18 @@ func (r fakeRegistry) Download(_ context.Context, name, version string) ([]byte,
 		return nil, "", apperr.New(apperr.PackageNotFound, "%s@%s not found", name, version)
 	}
 	return data, "", nil
+}
+
+// scriptCondition answers the scripts' custom conditions: [aampkg] is
+// true once the .aam format and local registries are implemented (the
+// package journey on real registries needs them).
+func scriptCondition(cond string) (bool, error) {
+	switch cond {
+	case "aampkg":
+		_, errExtract := aampkg.Extract(nil, aampkg.DefaultLimits)
+		_, errSettings := settings.Load(fsys.NewMemSystem(), "/", nil)
+		notYet := func(err error) bool { return err != nil && strings.Contains(err.Error(), "not implemented") }
+		return !notYet(errExtract) && !notYet(errSettings), nil
+	}
+	return false, fmt.Errorf("unknown condition %q", cond)
 }

@@ -89,6 +89,7 @@ func scriptParams(dir string) testscript.Params {
 			env.Cd = filepath.Join(work, "proj")
 			return nil
 		},
+		Condition: scriptCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"validenv":     cmdValidEnvelope,
 			"jsonnorm":     cmdJSONNorm,

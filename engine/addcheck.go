@@ -18,8 +18,8 @@ import (
 // it means), then from the repo; it is stored repo-relative when it lies in
 // the repo. Files are validated by the same rules as plan. A git source is
 // fetched into the cache (a bad url, ref or subdir is refused now, not at
-// the next lock) and its module loaded; a package source is refused, since
-// this build cannot install packages.
+// the next lock) and its module loaded; a package source must name an
+// installed package and one of its artifacts.
 func (e *Engine) CheckNewModule(ctx context.Context, req Request, mod *module.Module) ([]string, error) {
 	var warnings []string
 	if !e.supportedAnywhere(mod.Type) {
@@ -27,8 +27,7 @@ func (e *Engine) CheckNewModule(ctx context.Context, req Request, mod *module.Mo
 	}
 	switch {
 	case mod.Source.Package != nil:
-		return warnings, apperr.New(apperr.InvalidArgument, "module %q: package sources (pkg:) are not supported by this build yet", mod.ID).
-			WithHint("use a local: or git: source").With("module_id", mod.ID)
+		return warnings, e.checkPackageModule(ctx, req, mod)
 	case mod.Source.Git != nil:
 		return warnings, e.checkGitModule(ctx, mod)
 	}

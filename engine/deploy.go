@@ -54,35 +54,44 @@ func (e *Engine) Deploy(ctx context.Context, req Request, doApply bool, opt Appl
 	ctx = withCheckouts(ctx)
 	e.prefetchPinned(ctx, req) // pinned commits the cache lacks are fetched outside the state lock
 	err := e.WithLock(ctx, opt.Command, func(recovered []string) error {
-		var p *plan.Plan
 		var err error
-		st, p, err = e.Plan(ctx, req)
+		st, out, err = e.applyLocked(ctx, req, opt, recovered)
+		return err
+	})
+	return st, out, err
+}
+
+// applyLocked is deploy --apply for a caller that holds the state lock.
+func (e *Engine) applyLocked(ctx context.Context, req Request, opt ApplyOptions, recovered []string) (*State, *DeployData, error) {
+	var out *DeployData
+	st, err := func() (*State, error) {
+		st, p, err := e.Plan(ctx, req)
 		if st != nil {
 			st.Warnings = append(recovered, st.Warnings...)
 		}
 		if err != nil {
-			return err
+			return st, err
 		}
 		out = deployData(p)
 		if h := p.Hash(); opt.ExpectPlanHash != "" && h != opt.ExpectPlanHash {
-			return apperr.New(apperr.ConfirmTokenMismatch, "the plan changed since it was confirmed").
+			return st, apperr.New(apperr.ConfirmTokenMismatch, "the plan changed since it was confirmed").
 				WithHint("call deploy again, review the new plan, and confirm that one").
 				With("confirm_plan_hash", opt.ExpectPlanHash).With("current_plan_hash", h).
 				With("next_actions", []string{"call_deploy"})
 		}
 		if err := CheckRefusals(p, opt); err != nil {
-			return err
+			return st, err
 		}
 		id, applied, err := e.writer().Apply(e.deployment(st, p, opt.Command))
 		if err != nil {
-			return err
+			return st, err
 		}
 		out.Applied, out.SnapshotID = applied, id
 		if !applied {
 			out.Reason = "no_changes"
 		}
-		return nil
-	})
+		return st, nil
+	}()
 	return st, out, err
 }
 

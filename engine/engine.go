@@ -13,6 +13,7 @@ import (
 	"github.com/agentpack/agentpack/engine/lockfile"
 	"github.com/agentpack/agentpack/engine/manifest"
 	"github.com/agentpack/agentpack/engine/module"
+	"github.com/agentpack/agentpack/engine/pkgcache"
 	"github.com/agentpack/agentpack/engine/target"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/fsys"
@@ -31,6 +32,14 @@ type Engine struct {
 	// ResolveSource maps a non-local module source to a folder or file on
 	// disk (git checkouts, package cache). Nil: only local sources work.
 	ResolveSource func(ctx context.Context, st *State, mod *module.Module) (string, error)
+	// ExtractPackage takes a package archive apart with every hostile-input
+	// check (aampkg); nil: packages cannot be read.
+	ExtractPackage pkgcache.Extractor
+	// PackFolder packs a package folder into a deterministic archive.
+	PackFolder func(ctx context.Context, dir string) ([]byte, error)
+	// OpenRegistries returns the configured package registries, in config
+	// order. Nil or empty: E_REGISTRY_NOT_CONFIGURED when one is needed.
+	OpenRegistries func(ctx context.Context) ([]PackageRegistry, error)
 	// GitProgress receives go-git's progress text (nil: none).
 	GitProgress io.Writer
 	// Progress is told as each repo of a multi-repo fetch finishes.
@@ -46,9 +55,9 @@ type Engine struct {
 	OnLockWait func(msg string)
 
 	locked bool // this engine holds the state lock (WithLock)
-	// repairs are the git cache repairs made so far, as warnings.
-	repairsMu sync.Mutex
-	repairs   []string
+	// repairs are the git cache repairs made so far, as warnings; a copy
+	// of the engine (a recording twin) shares them.
+	repairs *repairLog
 	// inspectOnly stops Load from recovering an interrupted apply, so
 	// `doctor` (without --fix) can report it instead.
 	inspectOnly bool
@@ -71,9 +80,10 @@ func (e *Engine) checkpoint(phase string) {
 
 // New returns an Engine over the real filesystem with the given adapters.
 func New(env Env, adapters *target.Set) *Engine {
-	e := &Engine{Env: env, Adapters: adapters, Sys: fsys.NewRealSystem(fsys.RealSystemOptions{Fsync: env.Fsync})}
+	e := &Engine{Env: env, Adapters: adapters, Sys: fsys.NewRealSystem(fsys.RealSystemOptions{Fsync: env.Fsync}), repairs: &repairLog{}}
 	e.ResolveSource = e.resolveLocked
 	wireOCIRegistries()
+	e.wirePackages()
 	return e
 }
 
@@ -131,6 +141,9 @@ type State struct {
 
 	mu   sync.Mutex // guards Warnings and lock while modules load in parallel
 	lock *lockfile.Lockfile
+	// pkgPaths maps each module expanded from a package to its artifact
+	// in the package cache.
+	pkgPaths map[string]string
 }
 
 // Warn adds a warning; safe for concurrent use.
@@ -175,6 +188,9 @@ func (e *Engine) loadFrom(ctx context.Context, req Request, m *manifest.Manifest
 		st.Profile = "default"
 	}
 	if st.Targets, err = e.selectTargets(m, req.Target); err != nil {
+		return nil, err
+	}
+	if err := e.expandPackages(ctx, st, m); err != nil {
 		return nil, err
 	}
 	mods, err := m.SelectModules(st.Profile)

@@ -94,21 +94,40 @@ func (e *Engine) configPath() string { return filepath.Join(e.Env.AgentpackHome,
 // onRepair turns the git cache's repair of a corrupted checkout into a
 // warning of the use case running.
 func (e *Engine) onRepair(path string, cause error) {
-	e.repairsMu.Lock()
-	defer e.repairsMu.Unlock()
 	msg := "the git cache checkout " + path + " was damaged and was downloaded again"
 	if cause != nil {
 		msg += " (" + apperr.As(cause).Message + ")"
 	}
-	e.repairs = append(e.repairs, msg)
+	e.repairs.add(msg)
 }
 
 // takeRepairs returns the repair warnings so far and forgets them.
-func (e *Engine) takeRepairs() []string {
-	e.repairsMu.Lock()
-	defer e.repairsMu.Unlock()
-	out := e.repairs
-	e.repairs = nil
+func (e *Engine) takeRepairs() []string { return e.repairs.take() }
+
+// repairLog collects repair warnings from several goroutines. A nil log
+// (an engine not built by New) keeps nothing.
+type repairLog struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (l *repairLog) add(msg string) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.msgs = append(l.msgs, msg)
+}
+
+func (l *repairLog) take() []string {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.msgs
+	l.msgs = nil
 	return out
 }
 

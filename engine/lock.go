@@ -129,6 +129,9 @@ func (e *Engine) syncSources(ctx context.Context, req Request, command string, r
 		if err != nil {
 			return err
 		}
+		if relock && prev != nil {
+			lf.Packages = prev.Packages // install/uninstall own the packages section
+		}
 		fetched := 0
 		if fetch {
 			if fetched, err = e.fetchLocked(ctx, lf); err != nil {
@@ -190,8 +193,8 @@ func (e *Engine) lockModules(ctx context.Context, m *manifest.Manifest, repo str
 			lm.ResolvedSource.Git = &lockfile.GitSource{URL: g.URL, Commit: co[0], Subdir: sub, Ref: g.Ref}
 			lm.ResolvedVersion = co[0]
 		default:
-			return nil, apperr.New(apperr.ModuleInvalid, "module %q: package sources are not supported by this build yet", mod.ID).
-				WithHint("use a local_path or git source")
+			// Package modules are pinned by the lockfile's packages section.
+			continue
 		}
 		files, err := lockfile.HashDirOn(e.Sys, abs(dir))
 		if err != nil {
@@ -305,9 +308,8 @@ func (e *Engine) repair(ctx context.Context, url, commit string) (string, error)
 // the pinned commit when the cache lacks it. Plan and deploy use exactly the
 // locked bytes, offline once fetched.
 func (e *Engine) resolveLocked(ctx context.Context, st *State, mod *module.Module) (string, error) {
-	if mod.Source.Git == nil {
-		return "", apperr.New(apperr.ModuleInvalid, "module %q: package sources are not supported by this build yet", mod.ID).
-			WithHint("use a local_path or git source")
+	if mod.Source.Package != nil {
+		return e.resolvePackageModule(ctx, st, mod)
 	}
 	lf, err := st.lockfile(e.Sys)
 	if err != nil {

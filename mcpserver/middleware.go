@@ -165,6 +165,7 @@ func (s *Server) addResources() {
 	for _, t := range []struct{ uri, name, desc string }{
 		{SourceURITemplate, "source", "The artifacts of one source at its pinned commit (source scan)."},
 		{SourceCandidatesTemplate, "source-candidates", "A source's artifacts that no module uses yet."},
+		{PackageURITemplate, "package", "One installed package (an entry of `agentpack list`)."},
 	} {
 		s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: t.uri, Name: t.name, MIMEType: mimeJSON, Description: t.desc},
 			func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {

@@ -48,6 +48,7 @@ var fixedResources = []resourceInfo{
 	{URI: URILock, Name: "lock", MIMEType: mimeJSON, Description: "agentpack.lock.json of the repo; null when absent."},
 	{URI: URISnapshots, Name: "snapshots", MIMEType: mimeJSON, Description: "Deploy and rollback snapshots: the data of `agentpack snapshots --json`."},
 	{URI: URISources, Name: "sources", MIMEType: mimeJSON, Description: "Artifact sources: the data of `agentpack source list --json`."},
+	{URI: URIPackagesInstalled, Name: "packages-installed", MIMEType: mimeJSON, Description: "Installed packages: the data of `agentpack list --json`."},
 }
 
 // contents is what reading a resource returns: Text, or Blob for a module
@@ -120,6 +121,9 @@ func readResource(ctx context.Context, eng *engine.Engine, req engine.Request, u
 	}
 	if isSourceURI(uri) {
 		return readSourceResource(ctx, eng, req, uri)
+	}
+	if isPackageURI(uri) {
+		return readPackageResource(ctx, eng, req, uri)
 	}
 	return nil, apperr.New(apperr.InvalidArgument, "unknown resource %q", uri).
 		WithHint("list resources with action=list; module files are %s", ModuleURITemplate).With("uri", uri)

@@ -60,7 +60,7 @@ func TestResourcesList(t *testing.T) {
 		uris = append(uris, x.URITemplate)
 	}
 	slices.Sort(uris)
-	if want := []string{ModuleURITemplate, SourceURITemplate, SourceCandidatesTemplate}; !slices.Equal(uris, sortedCopy(want)) {
+	if want := []string{ModuleURITemplate, PackageURITemplate, SourceURITemplate, SourceCandidatesTemplate}; !slices.Equal(uris, sortedCopy(want)) {
 		t.Fatalf("templates = %v, want %v", uris, want)
 	}
 }

@@ -15,8 +15,7 @@ const (
 	ToolsetCore      = "core"
 	ToolsetResources = "resources"
 	ToolsetSources   = "sources"
-	// ToolsetPackages is accepted so client configs can name it now; its
-	// tools come with the package commands.
+	// ToolsetPackages holds the package tools (list, verify, install, ...).
 	ToolsetPackages = "packages"
 	// ToolsetSkills has no tools: it is the Skills extension (skills/list,
 	// skills/get, skill:// resources).
@@ -88,6 +87,11 @@ type args struct {
 	Path         string   `json:"path"`
 	All          bool     `json:"all"`
 	PurgeCache   bool     `json:"purge_cache"`
+	Packages     []string `json:"packages"`
+	PackageName  string   `json:"package_name"`
+	VerifyAll    bool     `json:"verify_all"`
+	NoDeploy     bool     `json:"no_deploy"`
+	Platform     string   `json:"platform"`
 }
 
 // call is one validated tool call.
@@ -126,5 +130,6 @@ func allTools() []*tool {
 		{name: "resources", toolset: ToolsetResources, openWorld: true, schema: resourcesSchema, command: "resources", commandID: "resources", run: runResources,
 			description: "List, read or search resources, for clients without MCP resources."},
 	}
-	return append(core, sourceTools()...)
+	core = append(core, sourceTools()...)
+	return append(core, packageTools()...)
 }

@@ -40,6 +40,11 @@ type CLI struct {
 	Snapshots  SnapshotsCmd  `cmd:"" help:"List, show or prune snapshots."`
 	Explain    ExplainCmd    `cmd:"" help:"Show which module and source produced each file."`
 	Doctor     DoctorCmd     `cmd:"" help:"Check that agentpack can work here; --fix repairs what it safely can."`
+	Install    InstallCmd    `cmd:"" help:"Install packages (resolving their dependencies) into agentpack.yaml and deploy them."`
+	Uninstall  UninstallCmd  `cmd:"" help:"Uninstall a package and the dependencies nothing else needs, and deploy the deletions."`
+	List       ListCmd       `cmd:"" help:"List the installed packages."`
+	Outdated   OutdatedCmd   `cmd:"" help:"List installed packages with newer versions in their registry."`
+	Verify     VerifyCmd     `cmd:"" help:"Check installed packages' deployed files and cache against what agentpack wrote and locked."`
 	MCP        MCPCmd        `cmd:"" name:"mcp" help:"Model Context Protocol server for IDE agents."`
 	Help       HelpCmd       `cmd:"" help:"Describe the commands (use --json for machines)."`
 	Schema     SchemaCmd     `cmd:"" help:"Print the JSON Schemas of the envelope and each command's data."`

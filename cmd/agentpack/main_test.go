@@ -22,6 +22,7 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"agentpack": func() {
 			installCrashHook()
+			installFakePackagesHook()
 			os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 		},
 	})
@@ -88,6 +89,7 @@ func scriptParams(dir string) testscript.Params {
 			env.Cd = filepath.Join(work, "proj")
 			return nil
 		},
+		Condition: scriptCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"validenv":     cmdValidEnvelope,
 			"jsonnorm":     cmdJSONNorm,

@@ -47,6 +47,10 @@ type Lockfile struct {
 	Version     int      `json:"version"`
 	GeneratedAt string   `json:"generated_at"`
 	Modules     []Module `json:"modules"`
+	// Packages are the resolved packages (direct and transitive), sorted by
+	// name; omitted when none are installed, so a lockfile without packages
+	// stays byte-identical to the original tool's.
+	Packages []Package `json:"packages,omitempty"`
 }
 
 // Module is one locked module.
@@ -173,6 +177,9 @@ func LoadOn(sys fsys.System, path fsys.AbsPath) (*Lockfile, error) {
 	if l.Modules == nil {
 		l.Modules = []Module{}
 	}
+	if err := l.validatePackages(); err != nil {
+		return nil, invalid(path, err)
+	}
 	return &l, nil
 }
 
@@ -265,6 +272,7 @@ func (l *Lockfile) sorted() *Lockfile {
 		c.Modules[i] = m
 	}
 	slices.SortStableFunc(c.Modules, func(a, b Module) int { return strings.Compare(a.ID, b.ID) })
+	c.Packages = sortedPackages(l.Packages)
 	return &c
 }
 

@@ -23,6 +23,9 @@ type Manifest struct {
 	Targets  map[string]target.Config `yaml:"targets" json:"targets"`
 	Modules  []module.Module          `yaml:"modules" json:"modules"`
 	Sources  []ArtifactSource         `yaml:"sources,omitempty" json:"sources,omitempty"`
+	// Packages are the directly installed packages; their artifacts (and
+	// those of their dependencies) become modules at load time.
+	Packages []PackageEntry `yaml:"packages,omitempty" json:"packages,omitempty"`
 
 	// Path is the absolute path of the file; Dir its repo folder.
 	Path string `yaml:"-" json:"-"`

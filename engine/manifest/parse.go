@@ -30,9 +30,10 @@ var knownKeys = map[string][]string{
 	"git":        {"url", "ref", "subdir", "shallow"},
 	"package":    {"name", "version", "artifact", "registry"},
 	"artifact":   {"name", "url", "ref", "path", "commit"},
+	"pkgentry":   {"name", "version", "tags", "targets", "artifacts"},
 }
 
-var topLevelKeys = []string{"version", "profiles", "targets", "modules", "sources"}
+var topLevelKeys = []string{"version", "profiles", "targets", "modules", "sources", "packages"}
 
 // Load reads repo/agentpack.yaml with r and validates it. knownTargets is
 // the set of registered target names.
@@ -140,6 +141,13 @@ func decodeKnown(root *yaml.Node, m *Manifest) error {
 			}
 		case "sources":
 			err = v.Decode(&m.Sources)
+		case "packages":
+			err = v.Decode(&m.Packages)
+			for j, item := range v.Content {
+				if j < len(m.Packages) {
+					m.Packages[j].Line = item.Line
+				}
+			}
 		}
 		if err != nil {
 			return configErr(v.Line, "%s: %s", k.Value, yamlerr.Message(err)).WithHint("check the type of the value at that line")
@@ -167,14 +175,14 @@ func checkKeys(root *yaml.Node, m *Manifest) error {
 					return err
 				}
 			}
-		case "modules", "sources":
+		case "modules", "sources", "packages":
+			if isNull(v) && k.Value == "packages" {
+				continue
+			}
 			if v.Kind != yaml.SequenceNode {
 				return typeErr(v, v, topLevelTypes[k.Value], k.Value)
 			}
-			kind := "module"
-			if k.Value == "sources" {
-				kind = "artifact"
-			}
+			kind := map[string]string{"modules": "module", "sources": "artifact", "packages": "pkgentry"}[k.Value]
 			for j, item := range v.Content {
 				if err := checkObject(item, kind, fmt.Sprintf("%s[%d]", k.Value, j)); err != nil {
 					return err
@@ -272,6 +280,9 @@ func (m *Manifest) validate(root *yaml.Node, knownTargets []string) error {
 		}
 	}
 	if err := m.checkModuleIDs(root); err != nil {
+		return err
+	}
+	if err := m.validatePackages(knownTargets); err != nil {
 		return err
 	}
 	m.warnLocalPaths(root)

@@ -34,6 +34,7 @@ var topLevelTypes = map[string]valueType{
 	"targets":  {name: "mapping", a: "a mapping of targets", example: "codex: {scope: both}"},
 	"modules":  {name: "list", a: "a list of modules", example: "- id: skill:review"},
 	"sources":  {name: "list", a: "a list of sources", example: "- {name: team, url: https://example.com/skills.git}"},
+	"packages": {name: "list", a: "a list of packages", example: `- {name: "@acme/kit", version: "^1.0.0"}`},
 }
 
 // keyTypes gives the type of each known leaf key; keys absent here (source
@@ -46,6 +47,7 @@ var keyTypes = map[string]map[string]valueType{
 	"git":        {"url": typeString, "ref": typeString, "subdir": typeString, "shallow": typeBool},
 	"package":    {"name": typeString, "version": typeString, "artifact": typeString, "registry": typeString},
 	"artifact":   {"name": typeString, "url": typeString, "ref": typeString, "path": typeString, "commit": typeString},
+	"pkgentry":   {"name": typeString, "version": typeString, "tags": typeStrings, "targets": typeStrings, "artifacts": typeStrings},
 }
 
 func decodes[T any](n *yaml.Node) bool {

@@ -48,6 +48,9 @@ type Module struct {
 	Targets  []string       `yaml:"targets,omitempty" json:"targets"`
 	Source   Source         `yaml:"source" json:"source"`
 	Metadata map[string]any `yaml:"metadata,omitempty" json:"metadata,omitempty"`
+	// DeployName, when set, names the module's files instead of its id
+	// (package artifacts are named after the artifact, as AAM does).
+	DeployName string `yaml:"-" json:"-"`
 }
 
 // IsEnabled reports whether the module is enabled (the default).
@@ -55,6 +58,9 @@ func (m *Module) IsEnabled() bool { return m.Enabled == nil || *m.Enabled }
 
 // Name is the id after its first ':', made safe as one path element.
 func (m *Module) Name() string {
+	if m.DeployName != "" {
+		return SafeName(m.DeployName)
+	}
 	name := m.ID
 	if i := strings.Index(name, ":"); i >= 0 {
 		name = name[i+1:]

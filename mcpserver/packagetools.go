@@ -1,0 +1,104 @@
+package mcpserver
+
+import (
+	"context"
+	"net/url"
+	"strings"
+
+	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/envelope"
+)
+
+// The package tools keep the AAM contract's argument names, so agents
+// written for AAM work unchanged; their envelopes are the CLI's.
+
+var (
+	pPackageName = prop{"package_name", `{"type":"string","description":"Package name."}`}
+
+	listSchema   = objectSchema([]prop{pRepo})
+	verifySchema = objectSchema([]prop{pRepo,
+		pPackageName, {"verify_all", `{"type":"boolean","description":"All packages."}`}, {"diff", `{"type":"boolean","description":"Add diffs."}`}})
+	installSchema = objectSchema([]prop{pRepo,
+		{"packages", `{"type":"array","items":{"type":"string"},"description":"name[@range|@tag], .aam file or folder."}`},
+		pTarget, {"platform", `{"type":"string","description":"Alias of target."}`},
+		{"force", `{"type":"boolean","description":"Reinstall."}`}, {"no_deploy", `{"type":"boolean","description":"Do not deploy."}`}, pYes}, "packages", "yes")
+	uninstallSchema = objectSchema([]prop{pRepo, pPackageName, pYes}, "package_name", "yes")
+)
+
+func packageTools() []*tool {
+	return []*tool{
+		{name: "list", toolset: ToolsetPackages, schema: listSchema, command: "list", commandID: "list", run: runList,
+			description: "List installed packages."},
+		{name: "verify", toolset: ToolsetPackages, schema: verifySchema, command: "verify", commandID: "verify", run: runVerify,
+			description: "Check installed packages' files against what agentpack wrote."},
+		{name: "install", toolset: ToolsetPackages, openWorld: true, write: true, schema: installSchema, command: "install", commandID: "install", run: runInstall,
+			description: "Install packages with their dependencies and deploy them."},
+		{name: "uninstall", toolset: ToolsetPackages, write: true, schema: uninstallSchema, command: "uninstall", commandID: "uninstall", run: runUninstall,
+			description: "Uninstall a package and deploy the deletions."},
+	}
+}
+
+func runList(ctx context.Context, c *call) *envelope.Envelope {
+	d, w, err := c.eng.ListPackages(ctx, c.req)
+	return finish(envelope.New("list", "list"), d, w, err)
+}
+
+func runVerify(ctx context.Context, c *call) *envelope.Envelope {
+	d, _, w, err := c.eng.VerifyPackages(ctx, c.req, engine.VerifyOptions{Name: c.args.PackageName, All: c.args.VerifyAll, Diff: c.args.Diff})
+	return finish(envelope.New("verify", "verify"), d, w, err)
+}
+
+func runInstall(ctx context.Context, c *call) *envelope.Envelope {
+	req := c.req
+	if c.args.Target == "" && c.args.Platform != "" {
+		req.Target = c.args.Platform
+	}
+	d, w, err := c.eng.Install(ctx, req, engine.InstallOptions{Specs: c.args.Packages, Force: c.args.Force, NoDeploy: c.args.NoDeploy})
+	return finish(envelope.New("install", "install"), d, w, err)
+}
+
+func runUninstall(ctx context.Context, c *call) *envelope.Envelope {
+	d, w, err := c.eng.Uninstall(ctx, c.req, c.args.PackageName, engine.UninstallOptions{})
+	return finish(envelope.New("uninstall", "uninstall"), d, w, err)
+}
+
+// Package resources: agentpack://packages/installed (the data of `list`)
+// and agentpack://packages/{name} (one installed package; a scoped name may
+// be written as is or URL-escaped).
+const (
+	URIPackagesInstalled = "agentpack://packages/installed"
+	PackageURITemplate   = "agentpack://packages/{name}"
+	packagesPrefix       = "agentpack://packages/"
+)
+
+func isPackageURI(uri string) bool { return strings.HasPrefix(uri, packagesPrefix) }
+
+// readPackageResource serves the package resources fresh from the engine.
+func readPackageResource(ctx context.Context, eng *engine.Engine, req engine.Request, uri string) (*contents, error) {
+	d, _, err := eng.ListPackages(ctx, req)
+	if uri == URIPackagesInstalled {
+		if _, ok := noRepoWarning(req, err); ok {
+			d, err = &engine.ListData{Packages: []engine.ListedPackage{}}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return jsonContents(uri, d)
+	}
+	if err != nil {
+		return nil, err
+	}
+	name, uerr := url.PathUnescape(strings.TrimPrefix(uri, packagesPrefix))
+	if uerr != nil || name == "" || strings.Contains(name, "..") {
+		return nil, apperr.New(apperr.InvalidArgument, "bad package resource %q", uri).
+			WithHint("use %s or %s", URIPackagesInstalled, PackageURITemplate).With("uri", uri)
+	}
+	for _, p := range d.Packages {
+		if p.Name == name {
+			return jsonContents(uri, p)
+		}
+	}
+	return nil, apperr.New(apperr.PackageNotInstalled, "package %s is not installed", name).
+		WithHint("read %s for the installed packages", URIPackagesInstalled).With("uri", uri).With("package", name)
+}

@@ -27,7 +27,7 @@ func (e *Engine) WithEditLock(ctx context.Context, command string, fn func(recov
 	if e.locked {
 		return fn(nil) // nested in an operation that holds the lock
 	}
-	return e.maybeLock(ctx, e.dryRun(), command, fn)
+	return e.withCheckedLock(ctx, command, fn)
 }
 
 // AddModule appends mod to the request's agentpack.yaml under the state

@@ -44,8 +44,6 @@ type SourceAddOptions struct {
 	// Ref, Path and Name override the spec's ref and path and the default
 	// name (the repository's name).
 	Ref, Path, Name string
-	// DryRun resolves and reports without editing agentpack.yaml.
-	DryRun bool
 }
 
 // SourceAddData is the data of `agentpack source add`.
@@ -193,7 +191,7 @@ func (e *Engine) SourceAdd(ctx context.Context, req Request, opt SourceAddOption
 	if src, err := newSource(opt); err == nil {
 		e.prefetch(ctx, []repoRef{{src.URL, src.Ref}}) // the clone runs outside the state lock
 	}
-	err := e.maybeLock(ctx, opt.DryRun, "source add", func(recovered []string) error {
+	err := e.withCheckedLock(ctx, "source add", func(recovered []string) error {
 		warnings = recovered
 		m, err := e.loadSources(ctx, req)
 		if err != nil {
@@ -226,10 +224,7 @@ func (e *Engine) SourceAdd(ctx context.Context, req Request, opt SourceAddOption
 			return apperr.Wrap(err, apperr.IOFailed, "cannot scan %s", dir)
 		}
 		out = &SourceAddData{Source: e.sourceInfo(src), ArtifactCount: len(arts), ManifestPath: m.Path,
-			ManifestPathPosix: filepath.ToSlash(m.Path), DryRun: opt.DryRun}
-		if opt.DryRun {
-			return nil
-		}
+			ManifestPathPosix: filepath.ToSlash(m.Path), DryRun: e.dryRun()}
 		md, err := manifest.OpenDoc(e.Sys, abs(m.Path), e.Adapters.Names())
 		if err != nil {
 			return err
@@ -280,25 +275,22 @@ func newSource(opt SourceAddOptions) (manifest.ArtifactSource, error) {
 	return manifest.ArtifactSource{Name: name, URL: u, Ref: ref, Path: sub}, nil
 }
 
-// maybeLock checks the environment (a relative $HOME would put the lock
+// withCheckedLock checks the environment (a relative $HOME would put the lock
 // and every user-scope file in the working directory), then runs fn under
-// the state lock unless dryRun.
-func (e *Engine) maybeLock(ctx context.Context, dryRun bool, command string, fn func(recovered []string) error) error {
+// the state lock (on a recording System: without it, see [Engine.WithLock]).
+func (e *Engine) withCheckedLock(ctx context.Context, command string, fn func(recovered []string) error) error {
 	if err := e.Env.Check(); err != nil {
 		return err
-	}
-	if dryRun {
-		return fn(nil)
 	}
 	return e.WithLock(ctx, command, fn)
 }
 
 // SourceRemove deletes a source from agentpack.yaml; with purgeCache it also
 // deletes the cached checkouts of its URL that no locked module pins.
-func (e *Engine) SourceRemove(ctx context.Context, req Request, name string, purgeCache, dryRun bool) (*SourceRemoveData, []string, error) {
+func (e *Engine) SourceRemove(ctx context.Context, req Request, name string, purgeCache bool) (*SourceRemoveData, []string, error) {
 	var out *SourceRemoveData
 	var warnings []string
-	err := e.maybeLock(ctx, dryRun, "source remove", func(recovered []string) error {
+	err := e.withCheckedLock(ctx, "source remove", func(recovered []string) error {
 		warnings = recovered
 		m, err := e.loadSources(ctx, req)
 		if err != nil {
@@ -310,7 +302,7 @@ func (e *Engine) SourceRemove(ctx context.Context, req Request, name string, pur
 			return err
 		}
 		out = &SourceRemoveData{RemovedSource: e.sourceInfo(*src), PurgedPaths: []string{}, PurgedPathsPosix: []string{},
-			ManifestPath: m.Path, ManifestPathPosix: filepath.ToSlash(m.Path), DryRun: dryRun}
+			ManifestPath: m.Path, ManifestPathPosix: filepath.ToSlash(m.Path), DryRun: e.dryRun()}
 		if users := modulesUsing(m, *src); len(users) > 0 {
 			warnings = append(warnings, "modules "+strings.Join(users, ", ")+" still use "+src.URL+"; they keep working (their git sources are independent of the artifact source)")
 		}
@@ -318,17 +310,12 @@ func (e *Engine) SourceRemove(ctx context.Context, req Request, name string, pur
 			paths, w := e.purgeable(m, *src)
 			warnings = append(warnings, w...)
 			for _, p := range paths {
-				if !dryRun {
-					if err := e.Sys.RemoveAll(abs(p)); err != nil {
-						return apperr.Wrap(err, apperr.IOFailed, "cannot remove %s", p).WithHint("check the folder's permissions")
-					}
+				if err := e.Sys.RemoveAll(abs(p)); err != nil {
+					return apperr.Wrap(err, apperr.IOFailed, "cannot remove %s", p).WithHint("check the folder's permissions")
 				}
 				out.PurgedPaths = append(out.PurgedPaths, p)
 				out.PurgedPathsPosix = append(out.PurgedPathsPosix, filepath.ToSlash(p))
 			}
-		}
-		if dryRun {
-			return nil
 		}
 		md, err := manifest.OpenDoc(e.Sys, abs(m.Path), e.Adapters.Names())
 		if err != nil {

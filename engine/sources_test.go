@@ -287,7 +287,7 @@ func TestSourceLifecycle(t *testing.T) {
 	}
 
 	// Remove with --purge-cache keeps the commit the lockfile pins.
-	rm, w, err := e.SourceRemove(context.Background(), req, "up", true, false)
+	rm, w, err := e.SourceRemove(context.Background(), req, "up", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +341,7 @@ func TestSourceErrors(t *testing.T) {
 			_, _, err := e.SourceUpdate(context.Background(), req, engine.SourceUpdateOptions{Name: "nope"})
 			return err
 		},
-		func() error { _, _, err := e.SourceRemove(context.Background(), req, "nope", false, false); return err },
+		func() error { _, _, err := e.SourceRemove(context.Background(), req, "nope", false); return err },
 	} {
 		err := op()
 		srcWantCode(t, err, apperr.SourceNotFound)

@@ -17,9 +17,6 @@ type SourceUpdateOptions struct {
 	// Name is the source to update; All updates every source instead.
 	Name string
 	All  bool
-	// DryRun resolves and reports without writing agentpack.yaml or the
-	// lockfile.
-	DryRun bool
 }
 
 // SourceUpdate is one source of the update data.
@@ -71,7 +68,7 @@ func (e *Engine) SourceUpdate(ctx context.Context, req Request, opt SourceUpdate
 	var warnings []string
 	ctx = withCheckouts(ctx)
 	e.prefetchSources(ctx, req, opt.Name, opt.All) // fetches run outside the state lock
-	err := e.maybeLock(ctx, opt.DryRun, "source update", func(recovered []string) error {
+	err := e.withCheckedLock(ctx, "source update", func(recovered []string) error {
 		warnings = recovered
 		m, err := e.loadSources(ctx, req)
 		if err != nil {
@@ -88,7 +85,7 @@ func (e *Engine) SourceUpdate(ctx context.Context, req Request, opt SourceUpdate
 		}
 		lfPath := filepath.Join(m.Dir, lockfile.FileName)
 		out = &SourceUpdateData{Updated: []SourceUpdate{}, Relocked: []RelockedModule{}, ManifestPath: m.Path,
-			ManifestPathPosix: filepath.ToSlash(m.Path), Lockfile: lfPath, LockfilePosix: filepath.ToSlash(lfPath), DryRun: opt.DryRun}
+			ManifestPathPosix: filepath.ToSlash(m.Path), Lockfile: lfPath, LockfilePosix: filepath.ToSlash(lfPath), DryRun: e.dryRun()}
 		md, err := manifest.OpenDoc(e.Sys, abs(m.Path), e.Adapters.Names())
 		if err != nil {
 			return err
@@ -98,7 +95,7 @@ func (e *Engine) SourceUpdate(ctx context.Context, req Request, opt SourceUpdate
 			return err
 		}
 		lf, err := e.relock(ctx, m, relock, out)
-		if err != nil || opt.DryRun {
+		if err != nil {
 			return err
 		}
 		if len(out.Updated) > 0 && anyChanged(out.Updated) {

@@ -87,7 +87,7 @@ func runSourceAdd(ctx context.Context, c *call) *envelope.Envelope {
 }
 
 func runSourceRemove(ctx context.Context, c *call) *envelope.Envelope {
-	d, w, err := c.eng.SourceRemove(ctx, c.req, c.args.Name, c.args.PurgeCache, false)
+	d, w, err := c.eng.SourceRemove(ctx, c.req, c.args.Name, c.args.PurgeCache)
 	return sourceEnvelope("source remove", d, w, err)
 }
 

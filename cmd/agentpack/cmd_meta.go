@@ -26,12 +26,11 @@ var mutatingCommands = []string{
 // dryRunCommands are the mutating commands that honour --dry-run and how;
 // every mutating command does, so --dry-run never writes. [recordedDryRun]
 // commands run as usual on an engine whose System only records, and report
-// what they would write; the others report their own dry run (deploy and
-// import plan, rollback and the source commands say what they would
-// change).
+// what they would write; deploy and import report their plan, which is
+// their dry run (a plan is computed on a read-only System).
 var dryRunCommands = map[string]dryRunKind{
 	"deploy": ownDryRun, "import": ownDryRun, "rollback": recordedDryRun,
-	"source add": ownDryRun, "source remove": ownDryRun, "source update": ownDryRun,
+	"source add": recordedDryRun, "source remove": recordedDryRun, "source update": recordedDryRun,
 	"init": recordedDryRun, "add": recordedDryRun, "remove": recordedDryRun,
 	"lock": recordedDryRun, "fetch": recordedDryRun, "update": recordedDryRun,
 	"snapshots prune": recordedDryRun, "doctor --fix": recordedDryRun,

@@ -30,17 +30,13 @@ type SourceAddCmd struct {
 // Run implements the command.
 func (c *SourceAddCmd) Run(a *App) error {
 	return a.sourceRun("source add", true, func(eng *engine.Engine) (*result, error) {
-		d, w, err := eng.SourceAdd(a.Ctx(), a.Request(), engine.SourceAddOptions{Spec: c.Spec, Ref: c.Ref, Path: c.Path, Name: c.Name, DryRun: a.Globals.DryRun})
+		d, w, err := eng.SourceAdd(a.Ctx(), a.Request(), engine.SourceAddOptions{Spec: c.Spec, Ref: c.Ref, Path: c.Path, Name: c.Name})
 		if err != nil {
 			return &result{Warnings: w}, err
 		}
 		return &result{Data: d, Warnings: w, Human: func(p *Printer) {
-			verb := "Added"
-			if d.DryRun {
-				verb = "Would add"
-			}
-			p.Printf("%s source %s (%s) at %s: %d artifact(s). Next: agentpack source candidates --source %s\n",
-				verb, p.bold(d.Source.Name), d.Source.URL, shortSHA(d.Source.Commit), d.ArtifactCount, d.Source.Name)
+			p.Printf("Added source %s (%s) at %s: %d artifact(s). Next: agentpack source candidates --source %s\n",
+				p.bold(d.Source.Name), d.Source.URL, shortSHA(d.Source.Commit), d.ArtifactCount, d.Source.Name)
 		}}, nil
 	})
 }
@@ -157,7 +153,7 @@ type SourceUpdateCmd struct {
 // Run implements the command.
 func (c *SourceUpdateCmd) Run(a *App) error {
 	return a.sourceRun("source update", true, func(eng *engine.Engine) (*result, error) {
-		d, w, err := eng.SourceUpdate(a.Ctx(), a.Request(), engine.SourceUpdateOptions{Name: c.Name, All: c.All, DryRun: a.Globals.DryRun})
+		d, w, err := eng.SourceUpdate(a.Ctx(), a.Request(), engine.SourceUpdateOptions{Name: c.Name, All: c.All})
 		if err != nil {
 			return &result{Warnings: w}, err
 		}
@@ -174,9 +170,6 @@ func (c *SourceUpdateCmd) Run(a *App) error {
 				tableRow(tw, "  "+r.ID, shortSHA(r.FromCommit), shortSHA(r.ToCommit), "re-locked")
 			}
 			_ = tw.Flush()
-			if d.DryRun {
-				p.Printf("Dry run: nothing written.\n")
-			}
 		}}, nil
 	})
 }
@@ -190,16 +183,12 @@ type SourceRemoveCmd struct {
 // Run implements the command.
 func (c *SourceRemoveCmd) Run(a *App) error {
 	return a.sourceRun("source remove", true, func(eng *engine.Engine) (*result, error) {
-		d, w, err := eng.SourceRemove(a.Ctx(), a.Request(), c.Name, c.PurgeCache, a.Globals.DryRun)
+		d, w, err := eng.SourceRemove(a.Ctx(), a.Request(), c.Name, c.PurgeCache)
 		if err != nil {
 			return &result{Warnings: w}, err
 		}
 		return &result{Data: d, Warnings: w, Human: func(p *Printer) {
-			verb := "Removed"
-			if d.DryRun {
-				verb = "Would remove"
-			}
-			p.Printf("%s source %s", verb, d.RemovedSource.Name)
+			p.Printf("Removed source %s", d.RemovedSource.Name)
 			if len(d.PurgedPaths) > 0 {
 				p.Printf(" and %d cached checkout(s)", len(d.PurgedPaths))
 			}

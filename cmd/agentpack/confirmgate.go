@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -17,8 +16,8 @@ var selfConfirming = map[string]bool{"deploy --apply": true, "import --apply": t
 
 // confirmed runs fn once the user agreed to what it will change. Without
 // --yes a mutating command is refused under --json or without a terminal;
-// in a terminal it first runs as its dry run (on a recording System, or
-// its own dry run for the source commands), shows what that would change
+// in a terminal it first runs as its dry run (on a recording System),
+// shows what that would change
 // on stderr, and asks. A dry run that would change nothing runs the command
 // without asking; one that fails fails before asking.
 func (a *App) confirmed(commandID string, fn func() (*result, error)) (*result, error) {
@@ -31,11 +30,8 @@ func (a *App) confirmed(commandID string, fn func() (*result, error)) (*result, 
 	var shown bool
 	var res *result
 	var err error
-	switch dryRunCommands[commandID] {
-	case recordedDryRun:
+	if dryRunCommands[commandID] == recordedDryRun {
 		res, shown, err = a.showRecorded(commandID, fn)
-	case ownDryRun:
-		res, shown, err = a.showOwnDryRun(commandID, fn)
 	}
 	if err != nil {
 		return res, err
@@ -72,26 +68,6 @@ func (a *App) showRecorded(commandID string, fn func() (*result, error)) (*resul
 		strings.Count(w[0].Unified, "\n") <= 60 {
 		p.Diff(w[0].Unified)
 	}
-	return res, true, nil
-}
-
-// showOwnDryRun runs fn as its own dry run and prints that dry run's human
-// view on stderr.
-func (a *App) showOwnDryRun(commandID string, fn func() (*result, error)) (*result, bool, error) {
-	a.Globals.DryRun = true
-	res, err := fn()
-	a.Globals.DryRun = false
-	a.engine = nil
-	if err != nil || res == nil || res.Human == nil {
-		return res, false, err
-	}
-	a.progress.clear()
-	var buf bytes.Buffer
-	p := a.errPrinter()
-	p.W = &buf
-	res.Human(p)
-	text := strings.ReplaceAll(buf.String(), "Dry run: nothing written.\n", "")
-	fmt.Fprintf(a.Stderr, "%s will change:\n%s", p.bold("agentpack "+commandID), text)
 	return res, true, nil
 }
 

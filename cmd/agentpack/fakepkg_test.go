@@ -10,12 +10,9 @@ import (
 	"strings"
 
 	"github.com/agentpack/agentpack/engine"
-	"github.com/agentpack/agentpack/engine/aampkg"
 	"github.com/agentpack/agentpack/engine/pkgcache"
 	"github.com/agentpack/agentpack/engine/resolve"
-	"github.com/agentpack/agentpack/engine/settings"
 	"github.com/agentpack/agentpack/internal/apperr"
-	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // fakePackage is the stand-in package format of the CLI package scripts:
@@ -110,15 +107,21 @@ func (r fakeRegistry) Download(_ context.Context, name, version string) ([]byte,
 }
 
 // scriptCondition answers the scripts' custom conditions: [aampkg] is
-// true once the .aam format and local registries are implemented (the
-// package journey on real registries needs them).
+// true once the CLI has the registry commands (the package journey on real
+// local registries needs `registry init` and `publish`).
 func scriptCondition(cond string) (bool, error) {
 	switch cond {
 	case "aampkg":
-		_, errExtract := aampkg.Extract(nil, aampkg.DefaultLimits)
-		_, errSettings := settings.Load(fsys.NewMemSystem(), "/", nil)
-		notYet := func(err error) bool { return err != nil && strings.Contains(err.Error(), "not implemented") }
-		return !notYet(errExtract) && !notYet(errSettings), nil
+		model, err := completionModel()
+		if err != nil {
+			return false, err
+		}
+		for _, c := range model.Node.Children {
+			if c.Name == "registry" {
+				return true, nil
+			}
+		}
+		return false, nil
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)
 }

@@ -152,3 +152,15 @@ func (e Env) ResolveRepo(repo string) string {
 	}
 	return filepath.Clean(repo)
 }
+
+// Abs is p made absolute against the working directory (and ~ expanded).
+func (e Env) Abs(p string) string {
+	p = e.ExpandHome(p)
+	if p == "" {
+		p = "."
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(e.Cwd, p)
+	}
+	return filepath.Clean(p)
+}

@@ -20,7 +20,7 @@ var mutatingCommands = []string{
 	"import --apply", "lock", "fetch", "update",
 	"source add", "source remove", "source update",
 	"mcp install", "mcp uninstall",
-	"install", "uninstall",
+	"install", "uninstall", "pack",
 }
 
 // dryRunCommands are the mutating commands that honour --dry-run and how;
@@ -35,7 +35,7 @@ var dryRunCommands = map[string]dryRunKind{
 	"lock": recordedDryRun, "fetch": recordedDryRun, "update": recordedDryRun,
 	"snapshots prune": recordedDryRun, "doctor --fix": recordedDryRun,
 	"mcp install": recordedDryRun, "mcp uninstall": recordedDryRun,
-	"install": recordedDryRun, "uninstall": recordedDryRun,
+	"install": recordedDryRun, "uninstall": recordedDryRun, "pack": recordedDryRun,
 }
 
 // dryRunKind is how a command honours --dry-run.

@@ -45,6 +45,8 @@ type CLI struct {
 	List       ListCmd       `cmd:"" help:"List the installed packages."`
 	Outdated   OutdatedCmd   `cmd:"" help:"List installed packages with newer versions in their registry."`
 	Verify     VerifyCmd     `cmd:"" help:"Check installed packages' deployed files and cache against what agentpack wrote and locked."`
+	Validate   ValidateCmd   `cmd:"" help:"Check a package folder's aam.yaml and artifacts, reporting every problem at once."`
+	Pack       PackCmd       `cmd:"" help:"Build a package folder's deterministic .aam archive."`
 	MCP        MCPCmd        `cmd:"" name:"mcp" help:"Model Context Protocol server for IDE agents."`
 	Help       HelpCmd       `cmd:"" help:"Describe the commands (use --json for machines)."`
 	Schema     SchemaCmd     `cmd:"" help:"Print the JSON Schemas of the envelope and each command's data."`

@@ -1,0 +1,54 @@
+package main
+
+// ValidateCmd is `agentpack validate`.
+type ValidateCmd struct {
+	Dir      string `arg:"" optional:"" default:"." help:"Package folder (holding aam.yaml)."`
+	ExitCode bool   `name:"exit-code" help:"Exit 2 when the package is not valid."`
+}
+
+// Run implements the command.
+func (c *ValidateCmd) Run(a *App) error {
+	return a.run("validate", "validate", func() (*result, error) {
+		d, err := a.Engine().Validate(a.Ctx(), c.Dir)
+		if err != nil {
+			return nil, err
+		}
+		code := 0
+		if c.ExitCode && !d.Valid {
+			code = 2
+		}
+		summary := "valid"
+		if !d.Valid {
+			summary = "not valid"
+		}
+		return &result{Data: d, ExitCode: code, Summary: d.PackageName + "@" + d.PackageVersion + ": " + summary, Human: func(p *Printer) {
+			if d.Valid {
+				p.Printf("%s %s@%s: %d artifact(s)\n", p.green("valid"), d.PackageName, d.PackageVersion, d.ArtifactCount)
+				return
+			}
+			p.Printf("%s %s@%s: %d problem(s)\n", p.red("not valid"), d.PackageName, d.PackageVersion, len(d.Errors))
+			for _, e := range d.Errors {
+				p.Printf("  %s\n", e)
+			}
+		}}, nil
+	})
+}
+
+// PackCmd is `agentpack pack`.
+type PackCmd struct {
+	Dir string `arg:"" optional:"" default:"." help:"Package folder (holding aam.yaml)."`
+	Out string `help:"Archive to write (default: <name>-<version>.aam in the working folder)."`
+}
+
+// Run implements the command.
+func (c *PackCmd) Run(a *App) error {
+	return a.run("pack", "pack", func() (*result, error) {
+		d, err := a.Engine().Pack(a.Ctx(), c.Dir, c.Out)
+		if err != nil {
+			return nil, err
+		}
+		return &result{Data: d, Human: func(p *Printer) {
+			p.Printf("Packed %s@%s into %s (%d bytes, %s)\n", d.PackageName, d.Version, p.Path(d.Path), d.Size, d.Checksum)
+		}}, nil
+	})
+}

@@ -82,7 +82,7 @@ func (e *Engine) checkpoint(phase string) {
 func New(env Env, adapters *target.Set) *Engine {
 	e := &Engine{Env: env, Adapters: adapters, Sys: fsys.NewRealSystem(fsys.RealSystemOptions{Fsync: env.Fsync}), repairs: &repairLog{}}
 	e.ResolveSource = e.resolveLocked
-	wireOCIRegistries()
+	wireRegistries()
 	e.wirePackages()
 	return e
 }

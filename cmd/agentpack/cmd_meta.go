@@ -20,7 +20,7 @@ var mutatingCommands = []string{
 	"import --apply", "lock", "fetch", "update",
 	"source add", "source remove", "source update",
 	"mcp install", "mcp uninstall",
-	"install", "uninstall", "pack",
+	"install", "uninstall", "pack", "publish", "registry add", "registry remove", "registry init",
 }
 
 // dryRunCommands are the mutating commands that honour --dry-run and how;
@@ -36,6 +36,7 @@ var dryRunCommands = map[string]dryRunKind{
 	"snapshots prune": recordedDryRun, "doctor --fix": recordedDryRun,
 	"mcp install": recordedDryRun, "mcp uninstall": recordedDryRun,
 	"install": recordedDryRun, "uninstall": recordedDryRun, "pack": recordedDryRun,
+	"publish": recordedDryRun, "registry add": recordedDryRun, "registry remove": recordedDryRun, "registry init": recordedDryRun,
 }
 
 // dryRunKind is how a command honours --dry-run.

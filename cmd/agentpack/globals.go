@@ -47,6 +47,8 @@ type CLI struct {
 	Verify     VerifyCmd     `cmd:"" help:"Check installed packages' deployed files and cache against what agentpack wrote and locked."`
 	Validate   ValidateCmd   `cmd:"" help:"Check a package folder's aam.yaml and artifacts, reporting every problem at once."`
 	Pack       PackCmd       `cmd:"" help:"Build a package folder's deterministic .aam archive."`
+	Publish    PublishCmd    `cmd:"" help:"Publish a package folder or .aam file to a registry."`
+	Registry   RegistryCmd   `cmd:"" help:"Manage package registries: list, add, remove, init."`
 	MCP        MCPCmd        `cmd:"" name:"mcp" help:"Model Context Protocol server for IDE agents."`
 	Help       HelpCmd       `cmd:"" help:"Describe the commands (use --json for machines)."`
 	Schema     SchemaCmd     `cmd:"" help:"Print the JSON Schemas of the envelope and each command's data."`

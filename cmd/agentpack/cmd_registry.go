@@ -116,3 +116,80 @@ func (c *PublishCmd) Run(a *App) error {
 		}}, nil
 	})
 }
+
+// SearchCmd is `agentpack search`.
+type SearchCmd struct {
+	Query    string `arg:"" optional:"" help:"Words to look for in package names, keywords and descriptions."`
+	Type     string `help:"Only packages holding this artifact type: skill, agent, prompt, instruction, command, mcp."`
+	Limit    int    `default:"10" help:"Results to show (1–50)."`
+	Registry string `help:"Search only this registry."`
+}
+
+// Run implements the command.
+func (c *SearchCmd) Run(a *App) error {
+	return a.run("search", "search", func() (*result, error) {
+		d, w, err := a.Engine().Search(a.Ctx(), c.Query, c.Type, c.Limit, c.Registry)
+		if err != nil {
+			return &result{Warnings: w}, err
+		}
+		return &result{Data: d, Warnings: w, Human: func(p *Printer) {
+			if len(d.Results) == 0 {
+				p.Printf("No packages match %q.", c.Query)
+				if len(d.Suggestions) > 0 {
+					p.Printf(" Did you mean: %s?", joinComma(d.Suggestions))
+				}
+				p.Printf("\n")
+				return
+			}
+			tw := newTable(p, "NAME", "VERSION", "TYPES", "REGISTRY", "DESCRIPTION")
+			for _, r := range d.Results {
+				tableRow(tw, r.Name, r.Version, joinComma(r.ArtifactTypes), r.Registry, r.Description)
+			}
+			_ = tw.Flush()
+			if d.Total > len(d.Results) {
+				p.Printf("%d more; raise --limit to see them.\n", d.Total-len(d.Results))
+			}
+		}}, nil
+	})
+}
+
+func joinComma(s []string) string {
+	out := ""
+	for i, x := range s {
+		if i > 0 {
+			out += ", "
+		}
+		out += x
+	}
+	return out
+}
+
+// InfoCmd is `agentpack info`.
+type InfoCmd struct {
+	Package string `arg:"" help:"name, name@version or name@dist-tag."`
+}
+
+// Run implements the command.
+func (c *InfoCmd) Run(a *App) error {
+	return a.run("info", "info", func() (*result, error) {
+		d, w, err := a.Engine().Info(a.Ctx(), a.Request(), c.Package)
+		if err != nil {
+			return &result{Warnings: w}, err
+		}
+		return &result{Data: d, Warnings: w, Human: func(p *Printer) {
+			p.Printf("%s@%s (%s)\n  %s\n", p.bold(d.Name), d.Version, d.Registry, d.Description)
+			for kind, as := range d.Artifacts {
+				for _, x := range as {
+					p.Printf("  %s %s: %s\n", kind, x.Name, x.Description)
+				}
+			}
+			for dep, rng := range d.Dependencies {
+				p.Printf("  depends on %s %s\n", dep, rng)
+			}
+			p.Printf("  versions: %s\n", joinComma(d.Versions))
+			if d.Installed {
+				p.Printf("  installed: %s\n", *d.InstalledVersion)
+			}
+		}}, nil
+	})
+}

@@ -49,6 +49,8 @@ type CLI struct {
 	Pack       PackCmd       `cmd:"" help:"Build a package folder's deterministic .aam archive."`
 	Publish    PublishCmd    `cmd:"" help:"Publish a package folder or .aam file to a registry."`
 	Registry   RegistryCmd   `cmd:"" help:"Manage package registries: list, add, remove, init."`
+	Search     SearchCmd     `cmd:"" help:"Search the registries for packages."`
+	Info       InfoCmd       `cmd:"" help:"Show a package's versions, artifacts and dependencies."`
 	MCP        MCPCmd        `cmd:"" name:"mcp" help:"Model Context Protocol server for IDE agents."`
 	Help       HelpCmd       `cmd:"" help:"Describe the commands (use --json for machines)."`
 	Schema     SchemaCmd     `cmd:"" help:"Print the JSON Schemas of the envelope and each command's data."`

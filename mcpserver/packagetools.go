@@ -24,6 +24,22 @@ var (
 		pTarget, {"platform", `{"type":"string","description":"Alias of target."}`},
 		{"force", `{"type":"boolean","description":"Reinstall."}`}, {"no_deploy", `{"type":"boolean","description":"Do not deploy."}`}, pYes}, "packages", "yes")
 	uninstallSchema = objectSchema([]prop{pRepo, pPackageName, pYes}, "package_name", "yes")
+	searchSchema    = objectSchema([]prop{
+		{"query", `{"type":"string","description":"Words to find."}`},
+		{"limit", `{"type":"integer","minimum":1,"maximum":50,"description":"Max results."}`},
+		{"package_type", `{"type":"string","enum":["skill","agent","prompt","instruction","command","mcp"],"description":"Artifact type."}`}}, "query")
+	infoSchema = objectSchema([]prop{pRepo, pPackageName,
+		{"version", `{"type":"string","description":"Version or dist-tag."}`}}, "package_name")
+	validateSchema     = objectSchema([]prop{{"path", `{"type":"string","description":"Package folder."}`}})
+	registryListSchema = objectSchema(nil)
+	publishSchema      = objectSchema([]prop{
+		{"path", `{"type":"string","description":"Folder or .aam file."}`},
+		{"registry", `{"type":"string","description":"Registry name."}`},
+		{"tag", `{"type":"string","description":"Dist-tag (default latest)."}`}, pYes}, "yes")
+	registryAddSchema = objectSchema([]prop{
+		{"name", `{"type":"string","description":"Registry name."}`},
+		{"url", `{"type":"string","description":"Folder or oci:// URL."}`},
+		{"default", `{"type":"boolean","description":"Make it the default."}`}, pYes}, "name", "url", "yes")
 )
 
 func packageTools() []*tool {
@@ -36,7 +52,60 @@ func packageTools() []*tool {
 			description: "Install packages with their dependencies and deploy them."},
 		{name: "uninstall", toolset: ToolsetPackages, write: true, schema: uninstallSchema, command: "uninstall", commandID: "uninstall", run: runUninstall,
 			description: "Uninstall a package and deploy the deletions."},
+		{name: "search", toolset: ToolsetPackages, openWorld: true, schema: searchSchema, command: "search", commandID: "search", run: runSearch,
+			description: "Search the registries for packages."},
+		{name: "info", toolset: ToolsetPackages, openWorld: true, schema: infoSchema, command: "info", commandID: "info", run: runInfo,
+			description: "Show a package's versions, artifacts and dependencies."},
+		{name: "validate", toolset: ToolsetPackages, schema: validateSchema, command: "validate", commandID: "validate", run: runValidate,
+			description: "Check a package folder's aam.yaml and artifacts."},
+		{name: "registry_list", toolset: ToolsetPackages, openWorld: true, schema: registryListSchema, command: "registry", commandID: "registry list", run: runRegistryList,
+			description: "List the configured registries and whether each answers."},
+		{name: "publish", toolset: ToolsetPackages, openWorld: true, write: true, schema: publishSchema, command: "publish", commandID: "publish", run: runPublish,
+			description: "Publish a package folder or .aam file to a registry."},
+		{name: "registry_add", toolset: ToolsetPackages, write: true, schema: registryAddSchema, command: "registry", commandID: "registry add", run: runRegistryAdd,
+			description: "Add a registry to config.toml."},
 	}
+}
+
+func runSearch(ctx context.Context, c *call) *envelope.Envelope {
+	d, w, err := c.eng.Search(ctx, c.args.Query, c.args.PackageType, c.args.Limit, "")
+	return finish(envelope.New("search", "search"), d, w, err)
+}
+
+func runInfo(ctx context.Context, c *call) *envelope.Envelope {
+	spec := c.args.PackageName
+	if c.args.Version != "" {
+		spec += "@" + c.args.Version
+	}
+	d, w, err := c.eng.Info(ctx, c.req, spec)
+	return finish(envelope.New("info", "info"), d, w, err)
+}
+
+func runValidate(ctx context.Context, c *call) *envelope.Envelope {
+	d, err := c.eng.Validate(ctx, orDot(c.args.Path))
+	return finish(envelope.New("validate", "validate"), d, nil, err)
+}
+
+func runRegistryList(ctx context.Context, c *call) *envelope.Envelope {
+	d, err := c.eng.RegistryList(ctx)
+	return finish(envelope.New("registry", "registry list"), d, nil, err)
+}
+
+func runPublish(ctx context.Context, c *call) *envelope.Envelope {
+	d, err := c.eng.Publish(ctx, orDot(c.args.Path), c.args.Registry, c.args.Tag)
+	return finish(envelope.New("publish", "publish"), d, nil, err)
+}
+
+func runRegistryAdd(ctx context.Context, c *call) *envelope.Envelope {
+	d, err := c.eng.RegistryAdd(ctx, c.args.Name, c.args.URL, c.args.Default)
+	return finish(envelope.New("registry", "registry add"), d, nil, err)
+}
+
+func orDot(p string) string {
+	if p == "" {
+		return "."
+	}
+	return p
 }
 
 func runList(ctx context.Context, c *call) *envelope.Envelope {

@@ -92,6 +92,13 @@ type args struct {
 	VerifyAll    bool     `json:"verify_all"`
 	NoDeploy     bool     `json:"no_deploy"`
 	Platform     string   `json:"platform"`
+	Limit        int      `json:"limit"`
+	PackageType  string   `json:"package_type"`
+	Version      string   `json:"version"`
+	Registry     string   `json:"registry"`
+	Tag          string   `json:"tag"`
+	URL          string   `json:"url"`
+	Default      bool     `json:"default"`
 }
 
 // call is one validated tool call.

@@ -17,9 +17,10 @@ const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio
 const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/client/streamableHttp.js');
 
 const BIN = process.env.AGENTPACK_BIN;
-const READ_TOOLS = ['deploy', 'diff', 'doctor', 'explain', 'list', 'plan', 'preview', 'resources', 'snapshots',
-  'source_candidates', 'source_diff', 'source_list', 'source_scan', 'status', 'verify'];
-const WRITE_TOOLS = ['deploy_apply', 'install', 'rollback', 'source_add', 'source_remove', 'source_update', 'uninstall'];
+const READ_TOOLS = ['deploy', 'diff', 'doctor', 'explain', 'info', 'list', 'plan', 'preview', 'registry_list', 'resources',
+  'search', 'snapshots', 'source_candidates', 'source_diff', 'source_list', 'source_scan', 'status', 'validate', 'verify'];
+const WRITE_TOOLS = ['deploy_apply', 'install', 'publish', 'registry_add', 'rollback', 'source_add', 'source_remove',
+  'source_update', 'uninstall'];
 let checks = 0;
 function check(cond, msg) {
   assert.ok(cond, msg);

@@ -175,6 +175,13 @@ func (e *Engine) Publish(ctx context.Context, path, registryName, tag string) (*
 // pickRegistry opens the registry called name, or the default one (the
 // first when none is marked default).
 func (e *Engine) pickRegistry(name string) (registry.Registry, error) {
+	if name != "" {
+		regs, err := e.openAll(name)
+		if err != nil {
+			return nil, err
+		}
+		return regs[0], nil
+	}
 	s, err := settings.Load(e.Sys, abs(e.Env.AgentpackHome), os.LookupEnv)
 	if err != nil {
 		return nil, err
@@ -184,15 +191,11 @@ func (e *Engine) pickRegistry(name string) (registry.Registry, error) {
 		return nil, errNoRegistry()
 	}
 	pick := regs[0]
-	found := name == ""
 	for _, r := range regs {
-		if (name != "" && r.Name == name) || (name == "" && r.Default) {
-			pick, found = r, true
+		if r.Default {
+			pick = r
 			break
 		}
-	}
-	if !found {
-		return nil, errRegistryNotFound(name, regs)
 	}
 	return registry.Open(pick, e.Sys)
 }

@@ -435,3 +435,43 @@ func TestSkillsWithoutRepo(t *testing.T) {
 		t.Errorf("invalid repo: %v", err)
 	}
 }
+
+// A skill from an installed package is served like any other: its
+// SKILL.md under the artifact's name, with the bytes the deploy wrote.
+func TestSkillsFromAPackage(t *testing.T) {
+	te := newTestEnv(t)
+	kit := filepath.Join(t.TempDir(), "kit")
+	files := map[string]string{
+		"aam.yaml":                   "name: \"@acme/review-kit\"\nversion: 1.0.0\ndescription: Review helpers.\nartifacts:\n  skills:\n    - name: pkg-review\n      path: skills/pkg-review\n      description: Review.\n",
+		"skills/pkg-review/SKILL.md": "---\nname: pkg-review\ndescription: Review the diff.\n---\nfrom a package\n",
+	}
+	for rel, body := range files {
+		p := filepath.Join(kit, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := engine.New(te.Env, targets.NewSet())
+	if _, _, err := e.Install(context.Background(), engine.Request{Repo: te.Repo}, engine.InstallOptions{Specs: []string{kit}}); err != nil {
+		t.Fatal(err)
+	}
+	cs := skillsClient(t, te.server(t))
+	all, _, _ := listAllSkills(t, cs)
+	found := false
+	for _, s := range all {
+		found = found || s.URI == "skill://pkg-review/SKILL.md"
+	}
+	if !found {
+		t.Fatalf("the package's skill is not listed: %+v", all)
+	}
+	res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "skill://pkg-review/SKILL.md"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Contents[0].Text; got != files["skills/pkg-review/SKILL.md"] {
+		t.Fatalf("skill://pkg-review/SKILL.md = %q", got)
+	}
+}

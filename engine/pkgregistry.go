@@ -127,7 +127,13 @@ func (e *Engine) fetcherWith(rs *registrySet, lp *lockfile.Package) pkgcache.Fet
 		if err != nil {
 			return nil, err
 		}
-		data, _, err := r.Download(ctx, lp.Name, lp.Version)
+		// An OCI registry's lock pins the manifest digest, not the tag: a
+		// re-pushed tag cannot change what the lock installs.
+		version := lp.Version
+		if lp.Digest != "" {
+			version = lp.Digest
+		}
+		data, _, err := r.Download(ctx, lp.Name, version)
 		return data, err
 	}
 }

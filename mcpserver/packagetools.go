@@ -40,6 +40,9 @@ var (
 		{"name", `{"type":"string","description":"Registry name."}`},
 		{"url", `{"type":"string","description":"Folder or oci:// URL."}`},
 		{"default", `{"type":"boolean","description":"Make it the default."}`}, pYes}, "name", "url", "yes")
+	configGetSchema = objectSchema([]prop{{"key", `{"type":"string","description":"Setting; none: all."}`}})
+	configSetSchema = objectSchema([]prop{{"key", `{"type":"string","description":"Setting."}`},
+		{"value", `{"type":"string","description":"Value."}`}, pYes}, "key", "value", "yes")
 )
 
 func packageTools() []*tool {
@@ -64,7 +67,21 @@ func packageTools() []*tool {
 			description: "Publish a package folder or .aam file to a registry."},
 		{name: "registry_add", toolset: ToolsetPackages, write: true, schema: registryAddSchema, command: "registry", commandID: "registry add", run: runRegistryAdd,
 			description: "Add a registry to config.toml."},
+		{name: "config_get", toolset: ToolsetPackages, schema: configGetSchema, command: "config", commandID: "config get", run: runConfigGet,
+			description: "Show a setting, or all."},
+		{name: "config_set", toolset: ToolsetPackages, write: true, schema: configSetSchema, command: "config", commandID: "config set", run: runConfigSet,
+			description: "Write a setting."},
 	}
+}
+
+func runConfigGet(ctx context.Context, c *call) *envelope.Envelope {
+	d, err := c.eng.ConfigGet(ctx, c.args.Key)
+	return finish(envelope.New("config", "config get"), d, nil, err)
+}
+
+func runConfigSet(ctx context.Context, c *call) *envelope.Envelope {
+	d, err := c.eng.ConfigSet(ctx, c.args.Key, c.args.Value)
+	return finish(envelope.New("config", "config set"), d, nil, err)
 }
 
 func runSearch(ctx context.Context, c *call) *envelope.Envelope {

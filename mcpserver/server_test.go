@@ -12,8 +12,8 @@ import (
 )
 
 var (
-	readTools  = []string{"plan", "diff", "preview", "status", "doctor", "explain", "deploy", "snapshots", "resources", "source_list", "source_scan", "source_candidates", "source_diff", "list", "verify", "search", "info", "validate", "registry_list"}
-	writeTools = []string{"deploy_apply", "rollback", "source_add", "source_remove", "source_update", "install", "uninstall", "publish", "registry_add"}
+	readTools  = []string{"plan", "diff", "preview", "status", "doctor", "explain", "deploy", "snapshots", "resources", "source_list", "source_scan", "source_candidates", "source_diff", "list", "verify", "search", "info", "validate", "registry_list", "config_get"}
+	writeTools = []string{"deploy_apply", "rollback", "source_add", "source_remove", "source_update", "install", "uninstall", "publish", "registry_add", "config_set"}
 )
 
 func TestInitializeNegotiation(t *testing.T) {
@@ -70,7 +70,7 @@ func TestToolsListPerMode(t *testing.T) {
 		{"resources only, write", func(o *Options) { o.Toolsets = []string{"resources"}; o.AllowWrite = true }, []string{"resources"}},
 		{"sources only", func(o *Options) { o.Toolsets = []string{"sources"} }, []string{"source_list", "source_scan", "source_candidates", "source_diff"}},
 		{"packages, write", func(o *Options) { o.Toolsets = []string{"packages"}; o.AllowWrite = true },
-			[]string{"list", "verify", "install", "uninstall", "search", "info", "validate", "registry_list", "publish", "registry_add"}},
+			[]string{"list", "verify", "install", "uninstall", "search", "info", "validate", "registry_list", "publish", "registry_add", "config_get", "config_set"}},
 		{"sources, write", func(o *Options) { o.Toolsets = []string{"sources"}; o.AllowWrite = true }, []string{"source_list", "source_scan", "source_candidates", "source_diff", "source_add", "source_remove", "source_update"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -114,7 +114,7 @@ func TestToolsListSize(t *testing.T) {
 	}
 	var rest []*mcp.Tool
 	for _, tl := range res.Tools {
-		if !slices.Contains([]string{"list", "verify", "install", "uninstall", "search", "info", "validate", "registry_list", "publish", "registry_add"}, tl.Name) {
+		if !slices.Contains([]string{"list", "verify", "install", "uninstall", "search", "info", "validate", "registry_list", "publish", "registry_add", "config_get", "config_set"}, tl.Name) {
 			rest = append(rest, tl)
 		}
 	}

@@ -99,6 +99,8 @@ type args struct {
 	Tag          string   `json:"tag"`
 	URL          string   `json:"url"`
 	Default      bool     `json:"default"`
+	Key          string   `json:"key"`
+	Value        string   `json:"value"`
 }
 
 // call is one validated tool call.

@@ -20,7 +20,7 @@ var mutatingCommands = []string{
 	"import --apply", "lock", "fetch", "update",
 	"source add", "source remove", "source update",
 	"mcp install", "mcp uninstall",
-	"install", "uninstall", "pack", "publish", "registry add", "registry remove", "registry init",
+	"install", "uninstall", "pack", "publish", "registry add", "registry remove", "registry init", "config set",
 }
 
 // dryRunCommands are the mutating commands that honour --dry-run and how;
@@ -37,6 +37,7 @@ var dryRunCommands = map[string]dryRunKind{
 	"mcp install": recordedDryRun, "mcp uninstall": recordedDryRun,
 	"install": recordedDryRun, "uninstall": recordedDryRun, "pack": recordedDryRun,
 	"publish": recordedDryRun, "registry add": recordedDryRun, "registry remove": recordedDryRun, "registry init": recordedDryRun,
+	"config set": recordedDryRun,
 }
 
 // dryRunKind is how a command honours --dry-run.

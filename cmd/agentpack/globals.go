@@ -51,6 +51,7 @@ type CLI struct {
 	Registry   RegistryCmd   `cmd:"" help:"Manage package registries: list, add, remove, init."`
 	Search     SearchCmd     `cmd:"" help:"Search the registries for packages."`
 	Info       InfoCmd       `cmd:"" help:"Show a package's versions, artifacts and dependencies."`
+	Config     ConfigCmd     `cmd:"" help:"Show and change settings in config.toml."`
 	MCP        MCPCmd        `cmd:"" name:"mcp" help:"Model Context Protocol server for IDE agents."`
 	Help       HelpCmd       `cmd:"" help:"Describe the commands (use --json for machines)."`
 	Schema     SchemaCmd     `cmd:"" help:"Print the JSON Schemas of the envelope and each command's data."`

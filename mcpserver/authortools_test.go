@@ -1,10 +1,14 @@
 package mcpserver
 
 import (
+	"context"
+
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The authoring tools over MCP: validate a package folder, add a registry,
@@ -44,6 +48,10 @@ func TestAuthorToolsRoundTrip(t *testing.T) {
 	}
 	if env := callTool(t, cs, "registry_list", M{}); !env.OK || !strings.Contains(string(env.raw), `"accessible":true`) {
 		t.Fatalf("registry_list: %s", env.raw)
+	}
+	res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: URIRegistries})
+	if err != nil || !strings.Contains(res.Contents[0].Text, `"name": "team"`) {
+		t.Fatalf("%s: %v %q", URIRegistries, err, res.Contents[0].Text)
 	}
 	if env := callTool(t, cs, "publish", M{"path": kit, "yes": true}); !env.OK || !strings.Contains(string(env.raw), `"registry":"team"`) {
 		t.Fatalf("publish: %s", env.raw)

@@ -11,10 +11,12 @@ import (
 
 // The fixed resource URIs.
 const (
-	URIConfig    = "agentpack://config"
-	URIManifest  = "agentpack://manifest"
-	URILock      = "agentpack://lock"
-	URISnapshots = "agentpack://snapshots"
+	URIConfig   = "agentpack://config"
+	URIManifest = "agentpack://manifest"
+	// URIRegistries is the data of `agentpack registry list --json`.
+	URIRegistries = "agentpack://registries"
+	URILock       = "agentpack://lock"
+	URISnapshots  = "agentpack://snapshots"
 	// ModuleURITemplate is the resource template of module files.
 	ModuleURITemplate = "agentpack://modules/{id}/{path}"
 	modulePrefix      = "agentpack://modules/"
@@ -49,6 +51,7 @@ var fixedResources = []resourceInfo{
 	{URI: URISnapshots, Name: "snapshots", MIMEType: mimeJSON, Description: "Deploy and rollback snapshots: the data of `agentpack snapshots --json`."},
 	{URI: URISources, Name: "sources", MIMEType: mimeJSON, Description: "Artifact sources: the data of `agentpack source list --json`."},
 	{URI: URIPackagesInstalled, Name: "packages-installed", MIMEType: mimeJSON, Description: "Installed packages: the data of `agentpack list --json`."},
+	{URI: URIRegistries, Name: "registries", MIMEType: mimeJSON, Description: "Package registries: the data of `agentpack registry list --json`."},
 }
 
 // contents is what reading a resource returns: Text, or Blob for a module
@@ -109,6 +112,12 @@ func readResource(ctx context.Context, eng *engine.Engine, req engine.Request, u
 			return jsonNull(uri), nil
 		}
 		return &contents{URI: uri, MIMEType: mimeJSON, Text: string(data)}, nil
+	case URIRegistries:
+		d, err := eng.RegistryList(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return jsonContents(uri, d)
 	case URISnapshots:
 		list, _, err := eng.Snapshots(ctx)
 		if err != nil {

@@ -1,5 +1,11 @@
 package main
 
+import (
+	"strings"
+
+	"github.com/agentpack/agentpack/engine"
+)
+
 // ValidateCmd is `agentpack validate`.
 type ValidateCmd struct {
 	Dir      string `arg:"" optional:"" default:"." help:"Package folder (holding aam.yaml)."`
@@ -49,6 +55,33 @@ func (c *PackCmd) Run(a *App) error {
 		}
 		return &result{Data: d, Human: func(p *Printer) {
 			p.Printf("Packed %s@%s into %s (%d bytes, %s)\n", d.PackageName, d.Version, p.Path(d.Path), d.Size, d.Checksum)
+		}}, nil
+	})
+}
+
+// CreatePackageCmd is `agentpack create-package`.
+type CreatePackageCmd struct {
+	Dir         string   `arg:"" optional:"" default:"." help:"Folder holding the artifacts (the package is created there)."`
+	Artifacts   []string `help:"Only these detected artifacts (default: all)." sep:","`
+	All         bool     `help:"Include every detected artifact (the default)."`
+	Type        string   `help:"Only artifacts of this type: skill, agent, prompt, instructions, command."`
+	Name        string   `help:"Package name (default: the folder's name)."`
+	Version     string   `name:"pkg-version" help:"Package version (default 0.1.0); --version is agentpack's own."`
+	Description string   `help:"Package description."`
+	Force       bool     `help:"Replace an existing aam.yaml."`
+}
+
+// Run implements the command.
+func (c *CreatePackageCmd) Run(a *App) error {
+	return a.run("create-package", "create-package", func() (*result, error) {
+		d, err := a.Engine().CreatePackage(a.Ctx(), c.Dir, engine.CreatePackageOptions{Artifacts: c.Artifacts, Type: c.Type,
+			Name: c.Name, Version: c.Version, Description: c.Description, Force: c.Force})
+		if err != nil {
+			return nil, err
+		}
+		return &result{Data: d, Human: func(p *Printer) {
+			p.Printf("Created %s for %s@%s with %d artifact(s): %s\n", p.Path(d.ManifestPath), d.PackageName, d.Version,
+				len(d.ArtifactsIncluded), strings.Join(d.ArtifactsIncluded, ", "))
 		}}, nil
 	})
 }

@@ -20,7 +20,7 @@ var mutatingCommands = []string{
 	"import --apply", "lock", "fetch", "update",
 	"source add", "source remove", "source update",
 	"mcp install", "mcp uninstall",
-	"install", "uninstall", "pack", "publish", "registry add", "registry remove", "registry init", "config set",
+	"install", "uninstall", "pack", "publish", "registry add", "registry remove", "registry init", "config set", "create-package",
 }
 
 // dryRunCommands are the mutating commands that honour --dry-run and how;
@@ -37,7 +37,7 @@ var dryRunCommands = map[string]dryRunKind{
 	"mcp install": recordedDryRun, "mcp uninstall": recordedDryRun,
 	"install": recordedDryRun, "uninstall": recordedDryRun, "pack": recordedDryRun,
 	"publish": recordedDryRun, "registry add": recordedDryRun, "registry remove": recordedDryRun, "registry init": recordedDryRun,
-	"config set": recordedDryRun,
+	"config set": recordedDryRun, "create-package": recordedDryRun,
 }
 
 // dryRunKind is how a command honours --dry-run.

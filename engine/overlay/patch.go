@@ -40,7 +40,8 @@ func applyPatch(dir fsys.AbsPath, scope Scope, moduleID, rel string, patch, data
 		return nil, fail("only edits of an existing text file can be patched")
 	}
 	for _, name := range []string{f.OldName, f.NewName} {
-		if name != "" && name != rel {
+		// Traditional diffs keep git's a/ and b/ prefixes in the names.
+		if name != "" && name != rel && name != "a/"+rel && name != "b/"+rel {
 			return nil, fail("the diff is of %s, but the patch file is named for %s", name, rel)
 		}
 	}

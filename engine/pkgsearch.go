@@ -69,7 +69,9 @@ func (e *Engine) Search(ctx context.Context, query, typ string, limit int, only 
 	}
 	var hits []registry.Scored
 	var warnings, failed []string
+	byName := map[string]registry.Registry{}
 	for _, r := range regs {
+		byName[r.Name()] = r
 		idx, err := r.Index(ctx)
 		if err != nil {
 			failed = append(failed, r.Name())
@@ -84,7 +86,18 @@ func (e *Engine) Search(ctx context.Context, query, typ string, limit int, only 
 		return nil, warnings, apperr.New(apperr.RegistryUnreachable, "no registry could be searched: %s", strings.Join(failed, ", ")).
 			WithHint("check them with `agentpack registry list`").With("registries", failed)
 	}
-	ranked := registry.Rank(hits, query, typ)
+	ranked := registry.Rank(hits, query, "")
+	kept := ranked[:0]
+	for _, h := range ranked {
+		if len(h.ArtifactTypes) == 0 {
+			// AAM's index says `artifact_types: []`; the archive knows.
+			h.ArtifactTypes = e.archiveTypes(ctx, byName[h.Registry], h.Name, h.Version)
+		}
+		if typ == "" || registry.HasType(h.ArtifactTypes, typ) {
+			kept = append(kept, h)
+		}
+	}
+	ranked = kept
 	out := &SearchData{Results: []registry.Scored{}, Total: len(ranked), Suggestions: []string{}}
 	for i := 0; i < len(ranked) && i < limit; i++ {
 		r := ranked[i]
@@ -101,6 +114,23 @@ func (e *Engine) Search(ctx context.Context, query, typ string, limit int, only 
 		out.Suggestions = registry.Suggest(names, query)
 	}
 	return out, warnings, nil
+}
+
+// archiveTypes are the artifact types the manifest of name@version in r
+// declares (none when it cannot be read).
+func (e *Engine) archiveTypes(ctx context.Context, r registry.Registry, name, version string) []string {
+	if r == nil {
+		return []string{}
+	}
+	archive, _, err := r.Download(ctx, name, version)
+	if err != nil {
+		return []string{}
+	}
+	a, err := aampkg.Extract(archive, aampkg.DefaultLimits)
+	if err != nil {
+		return []string{}
+	}
+	return a.Manifest.ArtifactTypes()
 }
 
 func validType(t string) bool {

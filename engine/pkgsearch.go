@@ -47,12 +47,13 @@ func (e *Engine) openAll(name string) ([]registry.Registry, error) {
 	return out, nil
 }
 
-// Search scores every package of every registry against query: exact name
-// 100, name prefix 80, name contains 60, keyword 50, description 30, ties
-// by name; typ keeps packages holding that artifact type; limit is 1–50. A
-// registry that cannot be read is a warning; all of them failing is
-// E_REGISTRY_UNREACHABLE.
-func (e *Engine) Search(ctx context.Context, query, typ string, limit int, only string) (*SearchData, []string, error) {
+// Search scores every package of every registry, and every artifact of the
+// artifact sources of req's agentpack.yaml (unless only names a registry),
+// against query: exact name 100, name prefix 80, name contains 60, keyword
+// 50, description 30, ties by name; typ keeps packages holding that
+// artifact type; limit is 1–50. A registry or source that cannot be read
+// is a warning; all registries failing is E_REGISTRY_UNREACHABLE.
+func (e *Engine) Search(ctx context.Context, req Request, query, typ string, limit int, only string) (*SearchData, []string, error) {
 	if limit == 0 {
 		limit = 10
 	}
@@ -63,12 +64,18 @@ func (e *Engine) Search(ctx context.Context, query, typ string, limit int, only 
 		return nil, nil, apperr.New(apperr.InvalidArgument, "unknown artifact type %q", typ).
 			WithHint("use one of skill, agent, prompt, instruction, command, mcp")
 	}
-	regs, err := e.openAll(only)
-	if err != nil {
-		return nil, nil, err
-	}
 	var hits []registry.Scored
 	var warnings, failed []string
+	if only == "" {
+		hits, warnings = e.sourceHits(ctx, req)
+	}
+	regs, err := e.openAll(only)
+	if apperr.CodeOf(err) == apperr.RegistryNotConfigured && len(hits) > 0 {
+		regs, err = nil, nil
+	}
+	if err != nil {
+		return nil, warnings, err
+	}
 	byName := map[string]registry.Registry{}
 	for _, r := range regs {
 		byName[r.Name()] = r
@@ -82,7 +89,7 @@ func (e *Engine) Search(ctx context.Context, query, typ string, limit int, only 
 			hits = append(hits, registry.Scored{Hit: h, Registry: r.Name()})
 		}
 	}
-	if len(failed) == len(regs) {
+	if len(regs) > 0 && len(failed) == len(regs) {
 		return nil, warnings, apperr.New(apperr.RegistryUnreachable, "no registry could be searched: %s", strings.Join(failed, ", ")).
 			WithHint("check them with `agentpack registry list`").With("registries", failed)
 	}

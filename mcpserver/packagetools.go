@@ -97,7 +97,7 @@ func runConfigSet(ctx context.Context, c *call) *envelope.Envelope {
 }
 
 func runSearch(ctx context.Context, c *call) *envelope.Envelope {
-	d, w, err := c.eng.Search(ctx, c.args.Query, c.args.PackageType, c.args.Limit, "")
+	d, w, err := c.eng.Search(ctx, c.req, c.args.Query, c.args.PackageType, c.args.Limit, "")
 	return finish(envelope.New("search", "search"), d, w, err)
 }
 

@@ -107,6 +107,8 @@ func (wr *Writer) Recover() ([]string, error) {
 // left as it is with a warning instead of stopping everything.
 func (wr *Writer) recoverySteps(store *snapshots.Store, j *snapshots.Journal) (steps []recoveryStep, kept []keptEdit, warnings []string, err error) {
 	guard := plan.NewLinkGuard(wr.Sys)
+	contents := store.Contents(nil)
+	contents.Add(j.ID, j.Files)
 	for i := len(j.Files) - 1; i >= 0; i-- {
 		f := j.Files[i]
 		root, path := recorded(f.Root, f.Path)
@@ -129,7 +131,7 @@ func (wr *Writer) recoverySteps(store *snapshots.Store, j *snapshots.Journal) (s
 		if untouched && a.Mode == fs.FileMode(f.Before.Mode).Perm() {
 			continue
 		}
-		pre, err := store.ReadBlob(j.ID, f.Before.SHA256)
+		pre, err := contents.Read(f.Target, f.Path, j.ID, f.Before, a.Data)
 		if err != nil {
 			if !wr.BestEffort {
 				return nil, nil, nil, apperr.As(err).WithHint("nothing was changed; run `agentpack doctor --fix` to put back every file whose saved bytes are intact and leave the others as they are")
@@ -151,24 +153,24 @@ func (wr *Writer) recoverySteps(store *snapshots.Store, j *snapshots.Journal) (s
 // the same journal finds its record and does not make another.
 func (wr *Writer) saveKeptEdits(store *snapshots.Store, j *snapshots.Journal, kept []keptEdit) (string, error) {
 	command := "recover " + j.ID
-	records, _, err := store.List()
+	latest, err := store.Latest()
 	if err != nil {
 		return "", err
 	}
-	if n := len(records); n > 0 && records[n-1].Command == command {
-		return records[n-1].ID, nil
+	if latest != nil && latest.Command == command {
+		return latest.ID, nil
 	}
 	now := time.Now()
 	id := store.NewID(now)
 	rec := &snapshots.Record{ID: id, Kind: snapshots.KindRollback, CreatedAt: now.UTC(), Command: command, Targets: []string{}}
-	if n := len(records); n > 0 {
-		rec.RolledBackTo = &records[n-1].ID
+	if latest != nil {
+		rec.RolledBackTo = &latest.ID
 	}
 	var blobs [][]byte
 	for _, k := range kept {
 		blobs = append(blobs, k.pre, k.cur)
 		rec.Files = append(rec.Files, snapshots.FileChange{Target: k.f.Target, Root: k.f.Root, Path: k.f.Path, Op: plan.OpUpdate, Manifest: k.f.Manifest,
-			Before: k.f.Before, After: &snapshots.Content{SHA256: checksum.SHA256Hex(k.cur), Size: int64(len(k.cur)), Mode: uint32(k.curMode)}})
+			Before: k.f.Before.Plain(), After: &snapshots.Content{SHA256: checksum.SHA256Hex(k.cur), Size: int64(len(k.cur)), Mode: uint32(k.curMode)}})
 		if k.f.Target != snapshots.StateTarget && !slices.Contains(rec.Targets, k.f.Target) {
 			rec.Targets = append(rec.Targets, k.f.Target)
 		}

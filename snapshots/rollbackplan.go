@@ -99,7 +99,7 @@ func (s *Store) loadForRollback(id string) (*Record, error) {
 		if ae.Code != apperr.SnapshotCorrupted {
 			return nil, err
 		}
-		return nil, apperr.Wrap(err, apperr.SnapshotCorrupted, "cannot roll back safely: snapshot %s skipped: %s", id, ae.Message).
+		return nil, apperr.Wrap(err, apperr.SnapshotCorrupted, "cannot roll back safely: snapshot %s skipped", id).
 			WithHint("inspect or remove the damaged record under %s", s.snapshotsDir())
 	}
 	return r, nil

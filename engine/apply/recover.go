@@ -77,6 +77,7 @@ func (wr *Writer) Recover() ([]string, error) {
 		}
 	}
 	guard := plan.NewLinkGuard(wr.Sys)
+	emptied := newEmptiedDirs()
 	for _, s := range steps {
 		root, path := recorded(s.f.Root, s.f.Path)
 		if err := guard.Check(root, path); err != nil {
@@ -86,7 +87,7 @@ func (wr *Writer) Recover() ([]string, error) {
 			if err := wr.Sys.Remove(path); err != nil {
 				return nil, err
 			}
-			pruneEmptyDirs(wr.Sys, path.Dir(), root)
+			emptied.removed(write{root: root, path: path})
 			continue
 		}
 		if err := wr.Sys.WriteFile(path, s.data, fs.FileMode(s.f.Before.Mode)); err != nil {
@@ -96,6 +97,7 @@ func (wr *Writer) Recover() ([]string, error) {
 	for _, f := range j.Files {
 		wr.removeTempFiles(guard, f)
 	}
+	emptied.prune(wr.Sys)
 	removeEmptyCreatedDirs(wr.Sys, j.CreatedDirs)
 	warnings = append([]string{fmt.Sprintf("recovered from an interrupted %q (pid %d, started %s): put back %d file(s) as they were before it",
 		j.Command, j.PID, j.StartedAt.Format(time.RFC3339), len(steps))}, warnings...)

@@ -110,3 +110,20 @@ func BenchmarkRollbackOnePercent10k(b *testing.B) {
 	cs.bytes = rolledBack
 	cs.report(b)
 }
+
+// BenchmarkDeployDurable10k deploys 10,000 files into an empty project with
+// AGENTPACK_FSYNC=1: one syncfs barrier on Linux, an fsync per file and
+// folder elsewhere.
+func BenchmarkDeployDurable10k(b *testing.B) {
+	repo := benchRepo(b, 1000, 10)
+	for b.Loop() {
+		b.StopTimer()
+		env := testEnv(b)
+		env.Fsync = true
+		e := engine.New(env, targets.NewSet())
+		b.StartTimer()
+		if _, _, err := e.Deploy(context.Background(), engine.Request{Repo: repo}, true, engine.ApplyOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

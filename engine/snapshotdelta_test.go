@@ -242,3 +242,23 @@ func downgradeRecord(t *testing.T, env engine.Env, id string) {
 		}
 	}
 }
+
+// TestDurableDeployAndRollback: with AGENTPACK_FSYNC=1 (Env.Fsync) a deploy
+// writes its files through one barrier and a rollback still puts every
+// byte back.
+func TestDurableDeployAndRollback(t *testing.T) {
+	env := testEnv(t)
+	env.Fsync = true
+	repo := benchRepo(t, 20, 3)
+	e := engine.New(env, targets.NewSet())
+	ctx := context.Background()
+	before := exactTree(t, env.Cwd)
+	_, d, err := e.Deploy(ctx, engine.Request{Repo: repo}, true, engine.ApplyOptions{})
+	if err != nil || d.Summary.Create != 60 {
+		t.Fatalf("durable deploy: %v (%+v)", err, d)
+	}
+	if _, _, err := e.Rollback(ctx, engine.RollbackOptions{Last: true}); err != nil {
+		t.Fatal(err)
+	}
+	sameFiles(t, "durable rollback", exactTree(t, env.Cwd), before)
+}

@@ -51,11 +51,18 @@ func (wr *Writer) commit(rec *snapshots.Record, writes []write, nTail int, undon
 			changing++
 		}
 	}
-	if err := wr.performAll(wr.Sys, writes, nTail, wr.progress(changing)); err != nil {
+	// In durable mode the files are flushed together by one barrier, not
+	// one fsync each, and before the record says they were written: a
+	// crash never leaves a record of bytes that did not reach the disk.
+	sys, barrier := fsys.Batched(wr.Sys)
+	if err := wr.performAll(sys, writes, nTail, wr.progress(changing)); err != nil {
 		return wr.undoFailed(err)
 	}
 	// Folders the undone applies created go too, once nothing is left in them.
-	removeEmptyCreatedDirs(wr.Sys, undoneDirs)
+	removeEmptyCreatedDirs(sys, undoneDirs)
+	if err := barrier(); err != nil {
+		return wr.undoFailed(err)
+	}
 	wr.checkpoint("files written")
 	if err := store.Save(rec); err != nil {
 		return wr.undoFailed(err)

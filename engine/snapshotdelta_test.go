@@ -262,3 +262,40 @@ func TestDurableDeployAndRollback(t *testing.T) {
 	}
 	sameFiles(t, "durable rollback", exactTree(t, env.Cwd), before)
 }
+
+// TestRecoveryRebuildsADeltaManifest: an apply that dies after writing its
+// files (the manifest included, saved as deltas) is rolled back by the next
+// command to the exact bytes it found, manifest included.
+func TestRecoveryRebuildsADeltaManifest(t *testing.T) {
+	env := testEnv(t)
+	repo := benchRepo(t, 60, 3)
+	ctx := context.Background()
+	req := engine.Request{Repo: repo}
+	if _, _, err := engine.New(env, targets.NewSet()).Deploy(ctx, req, true, engine.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before := exactTree(t, env.Cwd)
+	mustWrite(t, filepath.Join(repo, "modules", "s0005", "ref", "f01.md"), "changed\n")
+	e := engine.New(env, targets.NewSet())
+	type crash struct{}
+	e.Checkpoint = func(phase string) {
+		if phase == "files written" {
+			panic(crash{})
+		}
+	}
+	func() {
+		defer func() {
+			if r := recover(); r != (crash{}) {
+				t.Fatalf("the deploy did not stop after writing its files: %v", r)
+			}
+		}()
+		_, _, _ = e.Deploy(ctx, req, true, engine.ApplyOptions{})
+	}()
+	if got := exactTree(t, env.Cwd); maps.Equal(got, before) {
+		t.Fatal("setup: the interrupted deploy wrote nothing")
+	}
+	if _, warnings, err := engine.New(env, targets.NewSet()).Snapshots(ctx); err != nil || len(warnings) == 0 {
+		t.Fatalf("the next command did not recover: %v %q", err, warnings)
+	}
+	sameFiles(t, "after recovery", exactTree(t, env.Cwd), before)
+}

@@ -55,7 +55,8 @@ func LoadStatCache(sys fsys.System, stateDir fsys.AbsPath) *StatCache {
 }
 
 func entryFor(fi fs.FileInfo, sha string) statEntry {
-	return statEntry{Size: fi.Size(), MtimeNS: fi.ModTime().UnixNano(), CtimeNS: ctimeOf(fi), Ino: inodeOf(fi), SHA256: sha}
+	ctime, ino := fsys.ChangeTimeInode(fi)
+	return statEntry{Size: fi.Size(), MtimeNS: fi.ModTime().UnixNano(), CtimeNS: ctime, Ino: ino, SHA256: sha}
 }
 
 // lookup returns the cached hash of path when its stat identity is unchanged.

@@ -1,4 +1,4 @@
-//go:build !unix
+//go:build !linux && !solaris && !illumos && !aix && !darwin && !freebsd && !openbsd && !netbsd && !dragonfly
 
 package fsys
 

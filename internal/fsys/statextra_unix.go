@@ -1,4 +1,4 @@
-//go:build unix
+//go:build linux || openbsd || dragonfly || solaris || illumos || aix
 
 package fsys
 
@@ -12,7 +12,7 @@ import (
 // time is put back (cp -p, touch -r).
 func statExtra(fi fs.FileInfo) (ctime int64, ino uint64) {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return st.Ctim.Sec*1e9 + st.Ctim.Nsec, uint64(st.Ino)
+		return int64(st.Ctim.Sec)*1e9 + int64(st.Ctim.Nsec), uint64(st.Ino)
 	}
 	return 0, 0
 }

@@ -15,7 +15,12 @@ lint:
 
 # Benchmarks behind the README's performance numbers
 bench:
-    go test -run '^$' -bench . -benchmem ./engine/ ./snapshots/ ./engine/lockfile/ ./mcpserver/
+    go test -run '^$' -bench . -benchmem ./engine/ ./engine/resolve/ ./engine/registry/ ./snapshots/ ./engine/lockfile/ ./mcpserver/
+
+# The package benchmarks alone (resolve, install from a local registry, search)
+bench-packages:
+    go test -run '^$' -bench 'Install100|Search10k' -benchmem -benchtime 5x -count 3 ./engine/
+    go test -run '^$' -bench 'Resolve500x5|Rank10k' -benchmem -count 3 ./engine/resolve/ ./engine/registry/
 
 # Regenerate testscript goldens (review the diff before committing!)
 update-goldens:

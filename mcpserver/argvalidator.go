@@ -15,10 +15,15 @@ import (
 	"golang.org/x/text/message"
 )
 
-// compileSchema compiles a tool's advertised input schema, so calls are
-// validated against exactly the bytes clients see.
+// compileSchema compiles a tool's advertised input schema with the string
+// limit added ([limitStrings]), so calls are validated against what clients
+// see plus maxLength.
 func compileSchema(name string, raw json.RawMessage) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	limited, err := limitStrings(raw)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: schema is not JSON: %w", name, err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(limited))
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: schema is not JSON: %w", name, err)
 	}

@@ -14,45 +14,28 @@ import (
 // written for AAM work unchanged; their envelopes are the CLI's.
 
 var (
-	pPackageName = prop{"package_name", `{"type":"string","description":"Package name."}`}
+	pPackageName = str("package_name", "")
 
-	listSchema   = objectSchema([]prop{pRepo})
-	verifySchema = objectSchema([]prop{pRepo,
-		pPackageName, {"verify_all", `{"type":"boolean","description":"All packages."}`}, {"diff", `{"type":"boolean","description":"Add diffs."}`}})
+	listSchema    = objectSchema([]prop{pRepo})
+	verifySchema  = objectSchema([]prop{pRepo, pPackageName, boolean("verify_all", ""), pDiff})
 	installSchema = objectSchema([]prop{pRepo,
 		{"packages", `{"type":"array","items":{"type":"string"},"description":"name[@range|@tag], .aam file or folder."}`},
-		pTarget, {"platform", `{"type":"string","description":"Alias of target."}`},
-		{"force", `{"type":"boolean","description":"Reinstall."}`}, {"no_deploy", `{"type":"boolean","description":"Do not deploy."}`}, pYes}, "packages", "yes")
+		pTarget, str("platform", "Alias of target."), boolean("force", "Reinstall."), boolean("no_deploy", ""), pYes}, "packages", "yes")
 	uninstallSchema = objectSchema([]prop{pRepo, pPackageName, pYes}, "package_name", "yes")
-	searchSchema    = objectSchema([]prop{
-		{"query", `{"type":"string","description":"Words to find."}`},
-		{"limit", `{"type":"integer","minimum":1,"maximum":50,"description":"Max results."}`},
-		{"package_type", `{"type":"string","enum":["skill","agent","prompt","instruction","command","mcp"],"description":"Artifact type."}`}}, "query")
-	infoSchema = objectSchema([]prop{pRepo, pPackageName,
-		{"version", `{"type":"string","description":"Version or dist-tag."}`}}, "package_name")
-	validateSchema     = objectSchema([]prop{{"path", `{"type":"string","description":"Package folder."}`}})
+	searchSchema    = objectSchema([]prop{str("query", ""), {"limit", `{"type":"integer","minimum":1,"maximum":50}`},
+		enum("package_type", "skill", "agent", "prompt", "instruction", "command", "mcp")}, "query")
+	infoSchema         = objectSchema([]prop{pRepo, pPackageName, str("version", "Version or dist-tag.")}, "package_name")
+	validateSchema     = objectSchema([]prop{str("path", "")})
 	registryListSchema = objectSchema(nil)
-	publishSchema      = objectSchema([]prop{
-		{"path", `{"type":"string","description":"Folder or .aam file."}`},
-		{"registry", `{"type":"string","description":"Registry name."}`},
-		{"tag", `{"type":"string","description":"Dist-tag (default latest)."}`}, pYes}, "yes")
-	registryAddSchema = objectSchema([]prop{
-		{"name", `{"type":"string","description":"Registry name."}`},
-		{"url", `{"type":"string","description":"Folder or oci:// URL."}`},
-		{"default", `{"type":"boolean","description":"Make it the default."}`}, pYes}, "name", "url", "yes")
-	createPackageSchema = objectSchema([]prop{pRepo,
-		{"path", `{"type":"string","description":"Folder (default .)."}`},
-		{"name", `{"type":"string","description":"Package name."}`},
-		{"version", `{"type":"string","description":"Version."}`},
-		{"description", `{"type":"string","description":"Description."}`},
-		{"artifact_types", `{"type":"array","items":{"type":"string"},"description":"Types to keep."}`},
-		{"include_all", `{"type":"boolean","description":"All detected (default)."}`},
-		{"from_source", `{"type":"string","description":"source[/artifact]."}`},
-		{"artifacts", `{"type":"array","items":{"type":"string"},"description":"Names to keep."}`},
-		{"force", `{"type":"boolean","description":"Replace aam.yaml."}`}, pYes}, "yes")
-	configGetSchema = objectSchema([]prop{{"key", `{"type":"string","description":"Setting; none: all."}`}})
-	configSetSchema = objectSchema([]prop{{"key", `{"type":"string","description":"Setting."}`},
-		{"value", `{"type":"string","description":"Value."}`}, pYes}, "key", "value", "yes")
+	publishSchema      = objectSchema([]prop{str("path", "Folder or .aam file."), str("registry", ""),
+		str("tag", "Dist-tag; default latest."), pYes}, "yes")
+	registryAddSchema = objectSchema([]prop{pName, str("url", "Folder or oci:// URL."), boolean("default", ""), pYes},
+		"name", "url", "yes")
+	createPackageSchema = objectSchema([]prop{pRepo, str("path", "Default ."), pName, str("version", ""), str("description", ""),
+		strList("artifact_types", ""), boolean("include_all", ""), str("from_source", "source[/artifact]."),
+		strList("artifacts", ""), boolean("force", "Replace aam.yaml."), pYes}, "yes")
+	configGetSchema = objectSchema([]prop{str("key", "Omit for all.")})
+	configSetSchema = objectSchema([]prop{str("key", ""), str("value", ""), pYes}, "key", "value", "yes")
 )
 
 func packageTools() []*tool {
@@ -60,29 +43,29 @@ func packageTools() []*tool {
 		{name: "list", toolset: ToolsetPackages, schema: listSchema, command: "list", commandID: "list", run: runList,
 			description: "List installed packages."},
 		{name: "verify", toolset: ToolsetPackages, schema: verifySchema, command: "verify", commandID: "verify", run: runVerify,
-			description: "Check installed packages' files against what agentpack wrote."},
+			description: "Verify installed packages."},
 		{name: "install", toolset: ToolsetPackages, openWorld: true, write: true, schema: installSchema, command: "install", commandID: "install", run: runInstall,
-			description: "Install packages with their dependencies and deploy them."},
+			description: "Install packages and their dependencies."},
 		{name: "uninstall", toolset: ToolsetPackages, write: true, schema: uninstallSchema, command: "uninstall", commandID: "uninstall", run: runUninstall,
-			description: "Uninstall a package and deploy the deletions."},
+			description: "Uninstall a package."},
 		{name: "search", toolset: ToolsetPackages, openWorld: true, schema: searchSchema, command: "search", commandID: "search", run: runSearch,
-			description: "Search the registries for packages."},
+			description: "Search registries for packages."},
 		{name: "info", toolset: ToolsetPackages, openWorld: true, schema: infoSchema, command: "info", commandID: "info", run: runInfo,
-			description: "Show a package's versions, artifacts and dependencies."},
+			description: "Show a package's versions and contents."},
 		{name: "validate", toolset: ToolsetPackages, schema: validateSchema, command: "validate", commandID: "validate", run: runValidate,
-			description: "Check a package folder's aam.yaml and artifacts."},
+			description: "Check a package folder."},
 		{name: "registry_list", toolset: ToolsetPackages, openWorld: true, schema: registryListSchema, command: "registry", commandID: "registry list", run: runRegistryList,
-			description: "List the configured registries and whether each answers."},
+			description: "List registries and whether each answers."},
 		{name: "publish", toolset: ToolsetPackages, openWorld: true, write: true, schema: publishSchema, command: "publish", commandID: "publish", run: runPublish,
-			description: "Publish a package folder or .aam file to a registry."},
+			description: "Publish a package to a registry."},
 		{name: "create_package", toolset: ToolsetPackages, openWorld: true, write: true, schema: createPackageSchema, command: "create-package", commandID: "create-package", run: runCreatePackage,
-			description: "Package the artifacts of a folder or an artifact source."},
+			description: "Turn a folder or source into a package."},
 		{name: "registry_add", toolset: ToolsetPackages, write: true, schema: registryAddSchema, command: "registry", commandID: "registry add", run: runRegistryAdd,
-			description: "Add a registry to config.toml."},
+			description: "Add a registry."},
 		{name: "config_get", toolset: ToolsetPackages, schema: configGetSchema, command: "config", commandID: "config get", run: runConfigGet,
-			description: "Show a setting, or all."},
+			description: "Show settings."},
 		{name: "config_set", toolset: ToolsetPackages, write: true, schema: configSetSchema, command: "config", commandID: "config set", run: runConfigSet,
-			description: "Write a setting."},
+			description: "Change a setting."},
 	}
 }
 

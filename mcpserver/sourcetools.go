@@ -14,42 +14,35 @@ import (
 // `agentpack source ...`; their envelopes are the CLI's (command "source").
 
 var (
-	pSourceName = prop{"name", `{"type":"string","description":"Source name."}`}
-	pArtType    = prop{"type", `{"type":"string","enum":["skill","prompt","command","agent","instructions"],"description":"Only this artifact type."}`}
+	pArtType = enum("type", "skill", "prompt", "command", "agent", "instructions")
 
 	sourceListSchema       = objectSchema([]prop{pRepo})
-	sourceScanSchema       = objectSchema([]prop{pRepo, pSourceName, pArtType}, "name")
-	sourceCandidatesSchema = objectSchema([]prop{pRepo, {"source", `{"type":"string","description":"Only this source."}`}, pArtType})
-	sourceDiffSchema       = objectSchema([]prop{pRepo, pSourceName}, "name")
+	sourceScanSchema       = objectSchema([]prop{pRepo, pName, pArtType}, "name")
+	sourceCandidatesSchema = objectSchema([]prop{pRepo, str("source", ""), pArtType})
+	sourceDiffSchema       = objectSchema([]prop{pRepo, pName}, "name")
 	sourceAddSchema        = objectSchema([]prop{pRepo,
-		{"spec", `{"type":"string","description":"owner/repo[@ref], https URL, git@host:o/r or file:// URL."}`},
-		{"ref", `{"type":"string","description":"Branch, tag or commit."}`},
-		{"path", `{"type":"string","description":"Folder inside the repo to scan."}`},
-		{"name", `{"type":"string","description":"Source name (default: repo name)."}`},
-		pYes}, "spec", "yes")
-	sourceRemoveSchema = objectSchema([]prop{pRepo, pSourceName,
-		{"purge_cache", `{"type":"boolean","description":"Also delete its cached checkouts."}`}, pYes}, "name", "yes")
-	sourceUpdateSchema = objectSchema([]prop{pRepo,
-		{"name", `{"type":"string","description":"Source to update (or all=true)."}`},
-		{"all", `{"type":"boolean","description":"Update every source."}`}, pYes}, "yes")
+		str("spec", "owner/repo[@ref], https URL, git@host:o/r or file:// URL."), str("ref", "Branch, tag or commit."),
+		str("path", "Folder to scan."), str("name", "Default: repo name."), pYes}, "spec", "yes")
+	sourceRemoveSchema = objectSchema([]prop{pRepo, pName, boolean("purge_cache", ""), pYes}, "name", "yes")
+	sourceUpdateSchema = objectSchema([]prop{pRepo, pName, boolean("all", ""), pYes}, "yes")
 )
 
 func sourceTools() []*tool {
 	return []*tool{
 		{name: "source_list", toolset: ToolsetSources, schema: sourceListSchema, command: "source", commandID: "source list", run: runSourceList,
-			description: "List artifact sources (git repos of skills, prompts, agents)."},
+			description: "List artifact sources."},
 		{name: "source_scan", toolset: ToolsetSources, openWorld: true, schema: sourceScanSchema, command: "source", commandID: "source scan", run: runSourceScan,
-			description: "List a source's artifacts at its pinned commit, each with a ready source spec."},
+			description: "List a source's artifacts."},
 		{name: "source_candidates", toolset: ToolsetSources, openWorld: true, schema: sourceCandidatesSchema, command: "source", commandID: "source candidates", run: runSourceCandidates,
-			description: "List source artifacts no module uses yet."},
+			description: "List source artifacts no module uses."},
 		{name: "source_diff", toolset: ToolsetSources, openWorld: true, schema: sourceDiffSchema, command: "source", commandID: "source diff", run: runSourceDiff,
-			description: "Show artifacts new, changed or removed upstream; the pin does not move."},
+			description: "Show what changed upstream in a source."},
 		{name: "source_add", toolset: ToolsetSources, openWorld: true, write: true, schema: sourceAddSchema, command: "source", commandID: "source add", run: runSourceAdd,
-			description: "Register a git repo as an artifact source, pinned to a commit."},
+			description: "Add a git repo as an artifact source."},
 		{name: "source_remove", toolset: ToolsetSources, write: true, schema: sourceRemoveSchema, command: "source", commandID: "source remove", run: runSourceRemove,
-			description: "Remove an artifact source from agentpack.yaml."},
+			description: "Remove an artifact source."},
 		{name: "source_update", toolset: ToolsetSources, openWorld: true, write: true, schema: sourceUpdateSchema, command: "source", commandID: "source update", run: runSourceUpdate,
-			description: "Move a source's pin to its ref's new commit and re-lock modules using it."},
+			description: "Re-pin sources to new commits."},
 	}
 }
 

@@ -3,13 +3,12 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
-	"strings"
 )
 
 // maxStringArg is the maxLength of every free-text string argument: room
 // for any path, URL or id, and small enough that an error quoting the value
-// stays small.
+// stays small. The server validates calls against it (see [limitStrings]);
+// the schemas in tools/list leave it out to keep the list small.
 const maxStringArg = 4096
 
 // maxArgumentsBytes caps the JSON text of one call's arguments; a larger
@@ -29,14 +28,37 @@ type prop struct {
 // targetEnum is the target names every schema accepts (SPEC §8).
 var targetEnum = []string{"all", "codex", "claude_code", "cursor", "vscode"}
 
-// The shared properties of the core tools.
+// str, boolean, strList and enum build one argument of that type. desc is a few words
+// that the name and type do not already say; "" leaves the description
+// out, which keeps tools/list small (SPEC §8: 12 KB with every tool).
+func str(name, desc string) prop     { return typed(name, `"type":"string"`, desc) }
+func boolean(name, desc string) prop { return typed(name, `"type":"boolean"`, desc) }
+func strList(name, desc string) prop {
+	return typed(name, `"type":"array","items":{"type":"string"}`, desc)
+}
+func enum(name string, values ...string) prop {
+	v, _ := json.Marshal(values)
+	return typed(name, `"type":"string","enum":`+string(v), "")
+}
+
+func typed(name, body, desc string) prop {
+	if desc != "" {
+		d, _ := json.Marshal(desc)
+		body += `,"description":` + string(d)
+	}
+	return prop{name, "{" + body + "}"}
+}
+
+// The arguments several tools share.
 var (
-	pRepo    = prop{"repo", `{"type":"string","description":"Repo dir (default: --repo)."}`}
-	pProfile = prop{"profile", `{"type":"string","description":"Profile (default: server's or default)."}`}
-	pTarget  = prop{"target", `{"type":"string","enum":["all","codex","claude_code","cursor","vscode"],"description":"Target (default: server's or all)."}`}
-	pMachine = prop{"machine", `{"type":"string","description":"Machine id."}`}
-	pDryRun  = prop{"dry_run", `{"type":"boolean","description":"Ignored; never writes."}`}
-	pYes     = prop{"yes", `{"type":"boolean","const":true,"description":"Must be true: confirms the write."}`}
+	pRepo    = str("repo", "")
+	pProfile = str("profile", "")
+	pTarget  = enum("target", targetEnum...)
+	pMachine = str("machine", "")
+	pDryRun  = boolean("dry_run", "")
+	pYes     = prop{"yes", `{"type":"boolean","const":true}`}
+	pDiff    = boolean("diff", "")
+	pName    = str("name", "")
 )
 
 // requestProps are the arguments of plan, diff and deploy.
@@ -54,7 +76,7 @@ func objectSchema(props []prop, required ...string) json.RawMessage {
 		name, _ := json.Marshal(p.name)
 		b.Write(name)
 		b.WriteByte(':')
-		b.WriteString(limitString(p.schema))
+		b.WriteString(p.schema)
 	}
 	b.WriteByte('}')
 	if len(required) > 0 {
@@ -66,15 +88,21 @@ func objectSchema(props []prop, required ...string) json.RawMessage {
 	return b.Bytes()
 }
 
-// limitString gives a free-text string property (a string schema without
-// an enum) the maxLength every such argument has, so clients see the limit
-// and the server's validation enforces it.
-func limitString(schema string) string {
-	const head = `{"type":"string",`
-	if !strings.HasPrefix(schema, head) || strings.Contains(schema, `"enum"`) || strings.Contains(schema, `"maxLength"`) {
-		return schema
+// limitStrings returns the schema calls are validated against: the
+// advertised one with maxLength maxStringArg on every free-text string
+// property (a string without an enum).
+func limitStrings(raw json.RawMessage) (json.RawMessage, error) {
+	var s map[string]any
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, err
 	}
-	return head + `"maxLength":` + strconv.Itoa(maxStringArg) + "," + strings.TrimPrefix(schema, head)
+	props, _ := s["properties"].(map[string]any)
+	for _, p := range props {
+		if p, ok := p.(map[string]any); ok && p["type"] == "string" && p["enum"] == nil && p["maxLength"] == nil {
+			p["maxLength"] = maxStringArg
+		}
+	}
+	return json.Marshal(s)
 }
 
 func with(base []prop, more ...prop) []prop {
@@ -85,34 +113,18 @@ func with(base []prop, more ...prop) []prop {
 var (
 	planSchema    = objectSchema(requestProps)
 	diffSchema    = objectSchema(requestProps)
-	previewSchema = objectSchema(with(requestProps,
-		prop{"diff", `{"type":"boolean","description":"Add per-file unified diffs."}`}))
-	statusSchema = objectSchema(with(requestProps,
-		prop{"only", `{"type":"array","items":{"type":"string","enum":["missing","modified","extra","pending"]},"description":"Only these drift kinds."}`}))
+	previewSchema = objectSchema(with(requestProps, pDiff))
+	statusSchema  = objectSchema(with(requestProps,
+		prop{"only", `{"type":"array","items":{"type":"string","enum":["missing","modified","extra","pending"]}}`}))
 	deploySchema      = objectSchema(requestProps)
-	deployApplySchema = objectSchema(with([]prop{pRepo, pProfile, pTarget, pMachine,
-		{"dry_run", `{"type":"boolean","description":"Only plan; write nothing."}`}},
-		prop{"adopt", `{"type":"boolean","description":"Allow overwriting unmanaged files (snapshotted)."}`},
-		prop{"force", `{"type":"boolean","description":"Allow overwriting hand-edited managed files (snapshotted)."}`},
-		prop{"confirm_token", `{"type":"string","description":"Token from deploy for this repo/profile/target/machine."}`},
-		pYes), "yes")
-	rollbackSchema = objectSchema([]prop{
-		pRepo,
-		{"to", `{"type":"string","description":"Snapshot id to return to (unless last=true)."}`},
-		{"last", `{"type":"boolean","description":"Undo the newest snapshot instead."}`},
-		{"target", `{"type":"string","enum":["all","codex","claude_code","cursor","vscode"],"description":"Only this target (default: all)."}`},
-		pYes,
-	}, "yes")
-	snapshotsSchema = objectSchema([]prop{
-		{"id", `{"type":"string","description":"Show this snapshot instead of listing all."}`},
-	})
-	doctorSchema  = objectSchema([]prop{pRepo, pTarget})
-	explainSchema = objectSchema(with(requestProps,
-		prop{"kind", `{"type":"string","enum":["plan","diff","status"],"description":"Explain the plan, the diff or status drift."}`}), "kind")
-	resourcesSchema = objectSchema([]prop{
-		{"action", `{"type":"string","enum":["list","read","search"],"description":"list, read a uri, or search."}`},
-		{"uri", `{"type":"string","description":"URI to read, e.g. agentpack://manifest."}`},
-		{"query", `{"type":"string","description":"Text to find in module ids, names, contents."}`},
-		pRepo, pProfile,
-	}, "action")
+	deployApplySchema = objectSchema([]prop{pRepo, pProfile, pTarget, pMachine, boolean("dry_run", "Plan only."),
+		boolean("adopt", "Overwrite unmanaged files."), boolean("force", "Overwrite hand-edited files."),
+		str("confirm_token", "From deploy."), pYes}, "yes")
+	rollbackSchema = objectSchema([]prop{pRepo, str("to", "Snapshot id."), boolean("last", "Undo the newest snapshot."),
+		pTarget, pYes}, "yes")
+	snapshotsSchema = objectSchema([]prop{str("id", "")})
+	doctorSchema    = objectSchema([]prop{pRepo, pTarget})
+	explainSchema   = objectSchema(with(requestProps, enum("kind", "plan", "diff", "status")), "kind")
+	resourcesSchema = objectSchema([]prop{enum("action", "list", "read", "search"),
+		str("uri", "For read."), str("query", "For search."), pRepo, pProfile}, "action")
 )

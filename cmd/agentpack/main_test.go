@@ -103,6 +103,9 @@ func scriptParams(dir string) testscript.Params {
 			"readonlydir":  cmdReadOnlyDir,
 			"resub":        cmdResub,
 			"gitcommit":    cmdGitCommit, // gitrepo_cmds_test.go
+			"gitshow":      cmdGitShow,
+			"gitbranch":    cmdGitBranch,
+			"gitcheckout":  cmdGitCheckout,
 		},
 	}
 }

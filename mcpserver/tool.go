@@ -101,6 +101,9 @@ type args struct {
 	Default      bool     `json:"default"`
 	Key          string   `json:"key"`
 	Value        string   `json:"value"`
+	ModuleID     string   `json:"module_id"`
+	Scope        string   `json:"scope"`
+	Branch       string   `json:"branch"`
 }
 
 // call is one validated tool call.
@@ -136,6 +139,10 @@ func allTools() []*tool {
 			description: "Apply the plan of a deploy call (confirm_token, yes=true); records a snapshot."},
 		{name: "rollback", toolset: ToolsetCore, write: true, schema: rollbackSchema, command: "rollback", commandID: "rollback", run: runRollback,
 			description: "Restore an earlier snapshot's files (to=<id> or last=true, yes=true); itself a snapshot."},
+		{name: "evolve_propose", toolset: ToolsetCore, write: true, schema: evolveProposeSchema, command: "evolve", commandID: "evolve propose", run: runEvolvePropose,
+			description: "Commit hand edits of deployed files as overlays on a new git branch (yes=true)."},
+		{name: "evolve_restore", toolset: ToolsetCore, write: true, schema: evolveRestoreSchema, command: "evolve", commandID: "evolve restore", run: runEvolveRestore,
+			description: "Recreate missing deployed files, never overwriting (yes=true)."},
 		{name: "resources", toolset: ToolsetResources, openWorld: true, schema: resourcesSchema, command: "resources", commandID: "resources", run: runResources,
 			description: "List, read or search resources, for clients without MCP resources."},
 	}

@@ -49,13 +49,9 @@ type overlayTarget struct {
 // module and (when files is set) its upstream files — not the other
 // modules, and not this module's overlays, which may be what is broken.
 func (e *Engine) openOverlay(ctx context.Context, req OverlayRequest, files bool) (*overlayTarget, error) {
-	scope := overlay.Global
-	if req.Scope != "" {
-		var ok bool
-		if scope, ok = overlay.ParseScope(req.Scope); !ok {
-			return nil, apperr.New(apperr.InvalidArgument, "unknown overlay scope %q", req.Scope).
-				WithHint("use global, machine or project").With("scope", req.Scope)
-		}
+	scope, err := parseOverlayScope(req.Scope)
+	if err != nil {
+		return nil, err
 	}
 	m, repo, err := e.LoadManifest(ctx, req.Request)
 	if err != nil {

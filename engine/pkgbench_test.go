@@ -94,7 +94,7 @@ func BenchmarkSearch10k(b *testing.B) {
 	}{{"hits", "review", "", 3442}, {"typo", "securty", "skill", 0}} {
 		b.Run(q.name, func(b *testing.B) {
 			for b.Loop() {
-				out, _, err := e.Search(ctx, q.query, q.typ, 10, "")
+				out, _, err := e.Search(ctx, engine.Request{Repo: b.TempDir()}, q.query, q.typ, 10, "")
 				if err != nil || out.Total != q.total || len(out.Results) != min(q.total, 10) || (q.total == 0) != (len(out.Suggestions) > 0) {
 					b.Fatalf("%v %+v", err, out)
 				}

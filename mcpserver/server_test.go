@@ -14,7 +14,7 @@ import (
 
 var (
 	readTools  = []string{"plan", "diff", "preview", "status", "doctor", "explain", "deploy", "snapshots", "resources", "source_list", "source_scan", "source_candidates", "source_diff", "list", "verify", "search", "info", "validate", "registry_list", "config_get"}
-	writeTools = []string{"deploy_apply", "rollback", "source_add", "source_remove", "source_update", "install", "uninstall", "publish", "registry_add", "config_set", "create_package"}
+	writeTools = []string{"deploy_apply", "rollback", "evolve_propose", "evolve_restore", "source_add", "source_remove", "source_update", "install", "uninstall", "publish", "registry_add", "config_set", "create_package"}
 )
 
 func TestInitializeNegotiation(t *testing.T) {

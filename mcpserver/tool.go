@@ -106,6 +106,9 @@ type args struct {
 	IncludeAll    bool     `json:"include_all"`
 	FromSource    string   `json:"from_source"`
 	Artifacts     []string `json:"artifacts"`
+	ModuleID      string   `json:"module_id"`
+	Scope         string   `json:"scope"`
+	Branch        string   `json:"branch"`
 }
 
 // call is one validated tool call.
@@ -141,6 +144,10 @@ func allTools() []*tool {
 			description: "Apply a deploy's plan."},
 		{name: "rollback", toolset: ToolsetCore, write: true, schema: rollbackSchema, command: "rollback", commandID: "rollback", run: runRollback,
 			description: "Roll back to a snapshot."},
+		{name: "evolve_propose", toolset: ToolsetCore, write: true, schema: evolveProposeSchema, command: "evolve", commandID: "evolve propose", run: runEvolvePropose,
+			description: "Commit hand edits as overlays on a new branch."},
+		{name: "evolve_restore", toolset: ToolsetCore, write: true, schema: evolveRestoreSchema, command: "evolve", commandID: "evolve restore", run: runEvolveRestore,
+			description: "Recreate missing deployed files."},
 		{name: "resources", toolset: ToolsetResources, openWorld: true, schema: resourcesSchema, command: "resources", commandID: "resources", run: runResources,
 			description: "List, read or search resources."},
 	}

@@ -21,7 +21,7 @@ var mutatingCommands = []string{
 	"source add", "source remove", "source update",
 	"mcp install", "mcp uninstall",
 	"install", "uninstall", "pack", "publish", "registry add", "registry remove", "registry init", "config set", "create-package",
-	"overlay edit", "overlay rebase",
+	"overlay edit", "overlay rebase", "evolve propose", "evolve restore",
 }
 
 // dryRunCommands are the mutating commands that honour --dry-run and how;
@@ -40,6 +40,7 @@ var dryRunCommands = map[string]dryRunKind{
 	"publish": recordedDryRun, "registry add": recordedDryRun, "registry remove": recordedDryRun, "registry init": recordedDryRun,
 	"config set": recordedDryRun, "create-package": recordedDryRun,
 	"overlay edit": recordedDryRun, "overlay rebase": recordedDryRun,
+	"evolve propose": ownDryRun, "evolve restore": recordedDryRun,
 }
 
 // dryRunKind is how a command honours --dry-run.

@@ -102,7 +102,10 @@ func scriptParams(dir string) testscript.Params {
 			"readonlytree": cmdReadOnlyTree,
 			"readonlydir":  cmdReadOnlyDir,
 			"resub":        cmdResub,
-			"gitcommit":    cmdGitCommit,   // gitrepo_cmds_test.go
+			"gitcommit":    cmdGitCommit, // gitrepo_cmds_test.go
+			"gitshow":      cmdGitShow,
+			"gitbranch":    cmdGitBranch,
+			"gitcheckout":  cmdGitCheckout,
 			"aamregistry":  cmdAAMRegistry, // aamregistry_cmds_test.go
 			"aamcheck":     cmdAAMCheck,
 		},

@@ -33,6 +33,10 @@ type Deployment struct {
 	// the transaction, so a crash or a rollback puts them back with the
 	// files they describe.
 	State []StateFile
+	// Partial applies only the plan's changes (evolve restore): the
+	// manifests record those files as desired and keep what they said
+	// about every other file, and stale roots are left alone.
+	Partial bool
 }
 
 // StateFile is one state file of a [Deployment] and the bytes it gets.

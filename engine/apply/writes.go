@@ -91,7 +91,27 @@ func (wr *Writer) stateWrites(files []StateFile) []write {
 func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time) ([]write, error) {
 	p := d.Plan
 	perRoot := map[desired.Root][]plan.ManagedFile{}
+	var inPlan map[fsys.AbsPath]bool
+	if d.Partial {
+		inPlan = map[fsys.AbsPath]bool{}
+		for _, c := range p.Changes {
+			inPlan[c.Path] = true
+		}
+		for _, r := range d.Desired.Roots {
+			if old := p.Manifests[r]; old != nil {
+				for _, mf := range old.ManagedFiles {
+					if !inPlan[mf.In(r.Path)] {
+						key := desired.Root{Target: r.Target, Path: r.Path}
+						perRoot[key] = append(perRoot[key], mf)
+					}
+				}
+			}
+		}
+	}
 	for _, f := range d.Desired.Files {
+		if d.Partial && !inPlan[f.Path] {
+			continue
+		}
 		r := desired.Root{Target: f.Target, Path: f.Root}
 		rel, err := filepath.Rel(f.Root.String(), f.Path.String())
 		if err != nil {
@@ -132,7 +152,7 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time) ([]writ
 	}
 	// A stale root's manifest goes with the files it listed.
 	for _, root := range d.Desired.Stale {
-		if p.Manifests[root] == nil {
+		if d.Partial || p.Manifests[root] == nil {
 			continue
 		}
 		path := root.Path.JoinName(plan.TargetManifestName(root.Target))

@@ -51,3 +51,38 @@ func OwnedSHA256(data []byte) string {
 	}
 	return checksum.SHA256Hex(data)
 }
+
+// Sections returns the text of each module's agentpack block in a marked
+// file, by module id: the lines between its start and end markers. ok is
+// false when text has no block, or a block is unclosed, nested or repeated.
+func Sections(text string) (sections map[string]string, ok bool) {
+	sections = map[string]string{}
+	id, start := "", -1
+	for off := 0; off < len(text); {
+		end := strings.IndexByte(text[off:], '\n')
+		next := len(text)
+		if end >= 0 {
+			next = off + end + 1
+		}
+		line := strings.TrimSpace(text[off:next])
+		switch {
+		case strings.HasPrefix(line, MarkerStartPrefix) && strings.HasSuffix(line, "-->"):
+			name := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(line, MarkerStartPrefix), "-->"))
+			if start >= 0 || name == "" {
+				return nil, false
+			}
+			if _, dup := sections[name]; dup {
+				return nil, false
+			}
+			id, start = name, next
+		case line == MarkerEnd:
+			if start < 0 {
+				return nil, false
+			}
+			sections[id] = text[start:off]
+			id, start = "", -1
+		}
+		off = next
+	}
+	return sections, start < 0 && len(sections) > 0
+}

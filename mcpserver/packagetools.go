@@ -20,7 +20,7 @@ var (
 	verifySchema = objectSchema([]prop{pRepo,
 		pPackageName, {"verify_all", `{"type":"boolean","description":"All packages."}`}, {"diff", `{"type":"boolean","description":"Add diffs."}`}})
 	installSchema = objectSchema([]prop{pRepo,
-		{"packages", `{"type":"array","items":{"type":"string"},"description":"name[@range|@tag], .aam file or folder."}`},
+		{"packages", `{"type":"array","items":{"type":"string"},"description":"name[@range|@tag], .aam file, folder or source/artifact."}`},
 		pTarget, {"platform", `{"type":"string","description":"Alias of target."}`},
 		{"force", `{"type":"boolean","description":"Reinstall."}`}, {"no_deploy", `{"type":"boolean","description":"Do not deploy."}`}, pYes}, "packages", "yes")
 	uninstallSchema = objectSchema([]prop{pRepo, pPackageName, pYes}, "package_name", "yes")

@@ -2,10 +2,12 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/agentpack/agentpack/engine/aampkg"
+	"github.com/agentpack/agentpack/engine/manifest"
 	"github.com/agentpack/agentpack/internal/fsys"
 )
 
@@ -32,8 +34,16 @@ func (e *Engine) sourceOrigin(ctx context.Context, req Request, opt CreatePackag
 	if err != nil {
 		return pkgOrigin{warnings: m.Warnings}, err
 	}
-	dir, err := e.sourceCheckout(ctx, *src)
-	warnings := append(m.Warnings, e.takeRepairs()...)
+	from, err := e.artifactSourceOrigin(ctx, *src, artifact)
+	from.warnings = append(slices.Clone(m.Warnings), from.warnings...)
+	return from, err
+}
+
+// artifactSourceOrigin detects the artifacts of src at its pinned commit
+// ("" artifact: all of them).
+func (e *Engine) artifactSourceOrigin(ctx context.Context, src manifest.ArtifactSource, artifact string) (pkgOrigin, error) {
+	dir, err := e.sourceCheckout(ctx, src)
+	warnings := e.takeRepairs()
 	if err != nil {
 		return pkgOrigin{warnings: warnings}, err
 	}

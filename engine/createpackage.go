@@ -83,9 +83,17 @@ func (e *Engine) CreatePackage(ctx context.Context, req Request, dir string, opt
 	if err != nil {
 		return nil, from.warnings, err
 	}
+	out, err := e.writePackage(root, from, opt)
+	return out, from.warnings, err
+}
+
+// writePackage copies the artifacts of from that opt picks into the package
+// folder root and writes its aam.yaml.
+func (e *Engine) writePackage(root fsys.AbsPath, from pkgOrigin, opt CreatePackageOptions) (*CreatePackageData, error) {
+	manifest := root.JoinName(aampkg.ManifestFile)
 	picked, err := pickArtifacts(from, opt)
 	if err != nil {
-		return nil, from.warnings, err
+		return nil, err
 	}
 	name := opt.Name
 	if name == "" {
@@ -100,7 +108,7 @@ func (e *Engine) CreatePackage(ctx context.Context, req Request, dir string, opt
 		kind, folder, _ := kindOf(a.Type)
 		n := packageArtifactName(a.Name)
 		if !artifactNameRE.MatchString(n) {
-			return nil, from.warnings, apperr.New(apperr.InvalidArgument, "artifact name %q is not a valid package artifact name", a.Name).
+			return nil, apperr.New(apperr.InvalidArgument, "artifact name %q is not a valid package artifact name", a.Name).
 				WithHint("rename it to lowercase letters, digits and '-'").With("artifact", a.Name)
 		}
 		dest := folder + "/" + n
@@ -109,7 +117,7 @@ func (e *Engine) CreatePackage(ctx context.Context, req Request, dir string, opt
 		}
 		if from.root != root || dest != a.Path || a.convert != nil {
 			if err := e.copyArtifact(joinSlash(from.root, a.Path), joinSlash(root, dest), a, n); err != nil {
-				return nil, from.warnings, err
+				return nil, err
 			}
 		}
 		desc := a.Description
@@ -129,9 +137,9 @@ func (e *Engine) CreatePackage(ctx context.Context, req Request, dir string, opt
 	}
 	data, err := encodeManifest(m, keys)
 	if err != nil {
-		return nil, from.warnings, err
+		return nil, err
 	}
-	return out, from.warnings, e.Sys.WriteFile(manifest, data, 0o644)
+	return out, e.Sys.WriteFile(manifest, data, 0o644)
 }
 
 // pkgOrigin is where create-package takes artifacts from.
@@ -169,12 +177,7 @@ func pickArtifacts(from pkgOrigin, opt CreatePackageOptions) ([]pkgArtifact, err
 	if from.artifact != "" {
 		want = append([]string{from.artifact}, want...)
 	}
-	// An artifact is named by its name or its path (from the source's
-	// root or its scanned folder).
-	matches := func(a pkgArtifact, w string) bool {
-		w = strings.Trim(w, "/")
-		return a.Name == w || a.Path == w || strings.HasSuffix(a.Path, "/"+w)
-	}
+	matches := artifactMatches
 	var picked []pkgArtifact
 	for _, a := range from.found {
 		sameType := func(t string) bool { return strings.TrimSuffix(t, "s") == strings.TrimSuffix(string(a.Type), "s") }
@@ -202,6 +205,13 @@ func pickArtifacts(from pkgOrigin, opt CreatePackageOptions) ([]pkgArtifact, err
 				"or in a client's folders (.claude/, .cursor/rules, .github/prompts, AGENTS.md)").With("path", from.root.String())
 	}
 	return picked, nil
+}
+
+// artifactMatches says whether w names a: by its name or its path (from
+// the source's root or its scanned folder).
+func artifactMatches(a pkgArtifact, w string) bool {
+	w = strings.Trim(w, "/")
+	return a.Name == w || a.Path == w || strings.HasSuffix(a.Path, "/"+w)
 }
 
 // joinSlash is root joined with the '/'-separated relative path p

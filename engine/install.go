@@ -74,12 +74,16 @@ type InstallData struct {
 	Deploy               *PackageDeploy     `json:"deploy"`
 }
 
-// localPkg is a package given as a .aam file or a folder.
+// localPkg is a package given as a .aam file or a folder, or built from
+// an artifact source.
 type localPkg struct {
 	spec    string
 	url     string
 	archive []byte
 	entry   *pkgcache.Entry
+	// registry is "source:<name>" for a package built from an artifact
+	// source, "" for a file or folder.
+	registry string
 }
 
 // installSpec is one parsed command-line spec.
@@ -87,6 +91,8 @@ type installSpec struct {
 	raw   string
 	spec  resolve.Spec
 	local *localPkg
+	// warnings are what parsing the spec noticed (git cache repairs).
+	warnings []string
 }
 
 // Install resolves the specs with the packages already installed, fetches
@@ -127,8 +133,10 @@ func (e *Engine) install(ctx context.Context, req Request, opt InstallOptions, o
 		rs.regs = slices.DeleteFunc(rs.regs, func(r PackageRegistry) bool { return r.Name() != opt.Registry })
 	}
 	var specs []installSpec
+	var specWarnings []string
 	for _, raw := range opt.Specs {
-		s, err := e.parseInstallSpec(ctx, raw)
+		s, err := e.parseInstallSpec(ctx, m, raw)
+		specWarnings = append(specWarnings, s.warnings...)
 		if err != nil {
 			out.Failed = append(out.Failed, failed(raw, err))
 			continue
@@ -146,9 +154,9 @@ func (e *Engine) install(ctx context.Context, req Request, opt InstallOptions, o
 	}
 	if len(opt.Specs) > 0 && len(fresh) == 0 {
 		if len(out.Failed) > 0 && len(out.AlreadyInstalled) == 0 {
-			return nil, failedError(out.Failed)
+			return specWarnings, failedError(out.Failed)
 		}
-		return nil, nil
+		return specWarnings, nil
 	}
 	resolved, ok := resolvedFromLock(m, lf)
 	if len(fresh) > 0 || !ok || opt.Force {
@@ -181,12 +189,13 @@ func (e *Engine) install(ctx context.Context, req Request, opt InstallOptions, o
 	}
 	dep, warnings, err := e.commitPackages(ctx, req, abs(m.Path), data, lockPath, lockBytes, opt.NoDeploy, ApplyOptions{Adopt: opt.Adopt, Command: "install"})
 	out.Deploy = dep
-	return warnings, err
+	return append(specWarnings, warnings...), err
 }
 
-// parseInstallSpec tells a .aam file and a package folder from a registry
-// spec; a local package is read and checked now.
-func (e *Engine) parseInstallSpec(ctx context.Context, raw string) (installSpec, error) {
+// parseInstallSpec tells a .aam file, a package folder and an artifact of
+// one of m's artifact sources from a registry spec; a local package is
+// read (or built) and checked now.
+func (e *Engine) parseInstallSpec(ctx context.Context, m *manifest.Manifest, raw string) (installSpec, error) {
 	p := e.Env.ExpandHome(raw)
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(e.Env.Cwd, p)
@@ -209,8 +218,13 @@ func (e *Engine) parseInstallSpec(ctx context.Context, raw string) (installSpec,
 		}
 		return e.localSpec(raw, p, archive)
 	case strings.HasSuffix(raw, ".aam") || strings.ContainsAny(raw, `/\`) && !strings.HasPrefix(raw, "@"):
+		if sourceSpecCandidate(raw) {
+			if s, ok, err := e.sourceInstallSpec(ctx, m, raw); ok {
+				return s, err
+			}
+		}
 		return installSpec{}, apperr.New(apperr.InvalidArgument, "%s: no such file or folder", raw).
-			WithHint("give a .aam file, a package folder with aam.yaml, or a package name").With("spec", raw)
+			WithHint("give a .aam file, a package folder with aam.yaml, a package name or <source>/<artifact>").With("spec", raw)
 	}
 	sp, err := resolve.ParseSpec(raw)
 	if err != nil {
@@ -278,7 +292,7 @@ type localFirst struct {
 // Lookup implements resolve.Source.
 func (o localFirst) Lookup(ctx context.Context, name string) ([]resolve.Package, error) {
 	if l, ok := o.local[name]; ok {
-		return []resolve.Package{{Name: name, Versions: []resolve.Version{{Version: l.entry.Meta.Version, Dependencies: l.entry.Meta.Dependencies}}}}, nil
+		return []resolve.Package{{Name: name, Registry: l.registry, Versions: []resolve.Version{{Version: l.entry.Meta.Version, Dependencies: l.entry.Meta.Dependencies}}}}, nil
 	}
 	return o.rs.Lookup(ctx, name)
 }
@@ -291,10 +305,11 @@ func (e *Engine) resolveInstall(ctx context.Context, m *manifest.Manifest, lf *l
 	prefer := map[string]string{}
 	for _, lp := range lf.Packages {
 		prefer[lp.Name] = lp.Version
-		if lp.Registry == "" {
-			// Installed from a file: the cache is its only source.
+		if lp.Registry == "" || isSourceRegistry(lp.Registry) {
+			// Installed from a file or an artifact source: the cache is its
+			// only source.
 			if ent, err := e.PackageCache().Get(ctx, &lp, e.fetcherWith(rs, &lp)); err == nil {
-				ov.local[lp.Name] = &localPkg{url: lp.URL, entry: ent}
+				ov.local[lp.Name] = &localPkg{url: lp.URL, entry: ent, registry: lp.Registry}
 			}
 		}
 	}
@@ -366,7 +381,7 @@ func (e *Engine) fetchResolved(ctx context.Context, lf *lockfile.Lockfile, rs *r
 		switch l := local[r.Name]; {
 		case l != nil:
 			ent = l.entry
-			lp = lockfile.Package{Name: r.Name, Version: r.Version, URL: l.url, Checksum: pkgcache.Checksum(l.archive), Files: ent.Files}
+			lp = lockfile.Package{Name: r.Name, Version: r.Version, Registry: l.registry, URL: l.url, Checksum: pkgcache.Checksum(l.archive), Files: ent.Files}
 		case prev != nil && prev.Version == r.Version && prev.Registry == r.Registry:
 			lp = *prev
 			if ent, err = cache.Get(ctx, &lp, e.fetcherWith(rs, &lp)); err != nil {

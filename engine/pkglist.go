@@ -104,7 +104,7 @@ func (e *Engine) Outdated(ctx context.Context, req Request) (*OutdatedData, []st
 	var warnings []string
 	for _, entry := range m.Packages {
 		lp := lf.FindPackage(entry.Name)
-		if lp == nil || lp.Registry == "" {
+		if lp == nil || lp.Registry == "" || isSourceRegistry(lp.Registry) {
 			continue
 		}
 		r, err := rs.named(ctx, lp.Registry)

@@ -106,11 +106,11 @@ func (e *Engine) fetcher(lp *lockfile.Package) pkgcache.Fetcher {
 
 func (e *Engine) fetcherWith(rs *registrySet, lp *lockfile.Package) pkgcache.Fetcher {
 	return func(ctx context.Context) ([]byte, error) {
-		if lp.Registry == "" {
+		if lp.Registry == "" || isSourceRegistry(lp.Registry) {
 			u, err := url.Parse(lp.URL)
 			if err != nil || u.Scheme != "file" {
 				return nil, apperr.New(apperr.CacheCorrupted, "package %s@%s is not cached and has no registry to fetch it from", lp.Name, lp.Version).
-					WithHint("install it again from its .aam file or folder").With("package", lp.Name)
+					WithHint("install it again from its .aam file, folder or <source>/<artifact>").With("package", lp.Name)
 			}
 			p := abs(u.Path)
 			if info, err := e.Sys.Stat(p); err == nil && info.IsDir() && e.PackFolder != nil {
@@ -119,7 +119,7 @@ func (e *Engine) fetcherWith(rs *registrySet, lp *lockfile.Package) pkgcache.Fet
 			data, err := e.Sys.ReadFile(p)
 			if err != nil {
 				return nil, apperr.Wrap(err, apperr.PackageNotFound, "cannot read %s to refill the cache for %s", u.Path, lp.Name).
-					WithHint("install it again from its .aam file or folder").With("package", lp.Name)
+					WithHint("install it again from its .aam file, folder or <source>/<artifact>").With("package", lp.Name)
 			}
 			return data, nil
 		}

@@ -19,7 +19,7 @@ var (
 	listSchema    = objectSchema([]prop{pRepo})
 	verifySchema  = objectSchema([]prop{pRepo, pPackageName, boolean("verify_all", ""), pDiff})
 	installSchema = objectSchema([]prop{pRepo,
-		{"packages", `{"type":"array","items":{"type":"string"},"description":"name[@range|@tag], .aam file or folder."}`},
+		{"packages", `{"type":"array","items":{"type":"string"},"description":"name[@range|@tag], .aam file, folder or source/artifact."}`},
 		pTarget, str("platform", "Alias of target."), boolean("force", "Reinstall."), boolean("no_deploy", ""), pYes}, "packages", "yes")
 	uninstallSchema = objectSchema([]prop{pRepo, pPackageName, pYes}, "package_name", "yes")
 	searchSchema    = objectSchema([]prop{str("query", ""), {"limit", `{"type":"integer","minimum":1,"maximum":50}`},

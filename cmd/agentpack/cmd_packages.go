@@ -9,7 +9,7 @@ import (
 
 // InstallCmd is `agentpack install`.
 type InstallCmd struct {
-	Specs    []string `arg:"" optional:"" help:"Packages: name, name@range, name@tag, a .aam file or a package folder (none: what agentpack.yaml and the lockfile name)."`
+	Specs    []string `arg:"" optional:"" help:"Packages: name, name@range, name@tag, a .aam file, a package folder or <source>/<artifact> of an artifact source (none: what agentpack.yaml and the lockfile name)."`
 	Tags     []string `help:"Tags for the installed packages' modules (default: the profile's first include tag)." sep:","`
 	Targets  []string `help:"Targets for the installed packages' modules (default: every configured target)." sep:","`
 	NoDeploy bool     `name:"no-deploy" help:"Only record the packages in agentpack.yaml and the lockfile."`

@@ -47,6 +47,9 @@ type Engine struct {
 	// LoadCache, when set, keeps compiled desired states across the
 	// engines of one process (the MCP server builds one per call).
 	LoadCache *LoadCache
+	// SourceCache, when set, keeps the compiled desired state of plan,
+	// status, diff and deploy on disk between processes (the CLI sets it).
+	SourceCache *SourceCache
 	// ApplyProgress is told how many target files a deploy or rollback
 	// has written so far, out of how many (from several goroutines).
 	ApplyProgress func(done, total int)
@@ -144,6 +147,9 @@ type State struct {
 	// pkgPaths maps each module expanded from a package to its artifact
 	// in the package cache.
 	pkgPaths map[string]string
+	// configured are the targets agentpack.yaml configures, for a state
+	// from the [SourceCache] (which has no Manifest).
+	configured []string
 }
 
 // Warn adds a warning; safe for concurrent use.
@@ -163,11 +169,16 @@ func (e *Engine) LoadManifest(ctx context.Context, req Request) (*manifest.Manif
 // Load reads the manifest, selects modules and targets, loads module files
 // and compiles the desired state. Nothing is written.
 func (e *Engine) Load(ctx context.Context, req Request) (*State, error) {
+	return e.loadThrough(ctx, req, e.cachedLoadState)
+}
+
+// loadThrough is Load with the cache the load goes through.
+func (e *Engine) loadThrough(ctx context.Context, req Request, cached func(context.Context, Request, func() (*State, error)) (*State, error)) (*State, error) {
 	recovered, err := e.recoverFirst(ctx)
 	if err != nil {
 		return nil, err
 	}
-	st, err := e.cachedLoadState(ctx, req, func() (*State, error) {
+	st, err := cached(ctx, req, func() (*State, error) {
 		m, repo, err := e.LoadManifest(ctx, req)
 		if err != nil {
 			return nil, err

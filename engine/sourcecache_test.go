@@ -50,6 +50,12 @@ type cacheWorld struct {
 func newCacheWorld(t *testing.T) *cacheWorld {
 	t.Helper()
 	w := &cacheWorld{t: t, env: testEnv(t), repo: benchRepo(t, 6, 3)}
+	// From a subfolder of the project, so finding the project root checks
+	// a path that does not exist (sub/.git).
+	w.env.Cwd = filepath.Join(w.env.Cwd, "sub")
+	if err := os.MkdirAll(w.env.Cwd, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	w.req = engine.Request{Repo: w.repo}
 	m := filepath.Join(w.repo, "agentpack.yaml")
 	data, err := os.ReadFile(m)

@@ -47,7 +47,9 @@ func TestSourceCacheSeesEverySourceEdit(t *testing.T) {
 	w := newCacheWorld(t)
 	w.deploy(w.engine(false))
 	skill := filepath.Join(w.repo, "modules", "s0001", "SKILL.md")
-	ref := func(n int) string { return filepath.Join(w.repo, "modules", "s0002", "ref", "f0"+string(rune('0'+n))+".md") }
+	ref := func(n int) string {
+		return filepath.Join(w.repo, "modules", "s0002", "ref", "f0"+string(rune('0'+n))+".md")
+	}
 	edits := []struct {
 		name string
 		edit func()

@@ -2,8 +2,10 @@ package engine_test
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -140,4 +142,72 @@ func TestLoadCacheSkipsRacyFiles(t *testing.T) {
 	if reads.Load() == 0 {
 		t.Fatal("a state loaded from files changed within the racy window was reused")
 	}
+}
+
+// countStats counts the stat calls made through it.
+type countStats struct {
+	fsys.System
+	n *atomic.Int64
+}
+
+func (c countStats) Lstat(p fsys.AbsPath) (fs.FileInfo, error) {
+	c.n.Add(1)
+	return c.System.Lstat(p)
+}
+
+func (c countStats) Stat(p fsys.AbsPath) (fs.FileInfo, error) {
+	c.n.Add(1)
+	return c.System.Stat(p)
+}
+
+// With a watcher, a hit is trusted without a stat of each path while
+// nothing was heard, and an edit is heard: the next load sees it without
+// waiting for the stat re-check.
+func TestLoadCacheWatcherInvalidates(t *testing.T) {
+	env := testEnv(t)
+	repo := benchRepo(t, 3, 3)
+	cache := engine.NewLoadCache()
+	cache.Racy, cache.Watch, cache.Recheck = 0, true, time.Hour // only the watcher can tell
+	defer cache.Close()
+	var stats, reads atomic.Int64
+	load := func() *engine.State {
+		t.Helper()
+		e := engine.New(env, targets.NewSet())
+		e.Sys = countReads{countStats{e.Sys, &stats}, &reads}
+		e.LoadCache = cache
+		st, err := e.Load(context.Background(), engine.Request{Repo: repo})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	load()
+	stats.Store(0)
+	reads.Store(0)
+	load()
+	if s, r := stats.Load(), reads.Load(); s > 1 || r != 0 {
+		t.Fatalf("a watched hit made %d stats and %d reads (want none of the repo's)", s, r)
+	}
+	skill := filepath.Join(repo, "modules", "s0001", "SKILL.md")
+	if err := os.WriteFile(skill, []byte("---\nname: s0001\ndescription: edited\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The event arrives asynchronously: poll until the load sees it.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if desc := skillData(load(), "s0001"); strings.Contains(desc, "edited") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the watcher never invalidated the cached state after an edit")
+		}
+	}
+}
+
+func skillData(st *engine.State, skill string) string {
+	for _, f := range st.Desired.Files {
+		if filepath.Base(f.Path.String()) == "SKILL.md" && filepath.Base(filepath.Dir(f.Path.String())) == skill {
+			return string(f.Data)
+		}
+	}
+	return ""
 }

@@ -141,6 +141,8 @@ func TestSourceCacheSkipsUnchangedSources(t *testing.T) {
 	w := newCacheWorld(t)
 	w.deploy(w.engine(true))
 	w.warm()
+	// git at work in the project: agentpack only asked whether .git exists.
+	mustWrite(t, filepath.Join(filepath.Dir(w.env.Cwd), ".git", "index"), "git index\n")
 	ctx := context.Background()
 	w.reads.Store(0)
 	e := w.engine(true)

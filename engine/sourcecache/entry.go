@@ -55,6 +55,7 @@ func Encode(e *Entry) ([]byte, error) {
 	for _, f := range fp {
 		w.string(string(f.Path))
 		w.bool(f.Follow)
+		w.bool(f.Listed)
 		w.bool(f.Missing)
 		w.uint(uint64(f.Mode))
 		w.int(f.Size)
@@ -93,7 +94,7 @@ func Decode(data []byte) (*Entry, error) {
 	}
 	fp := make([]fsys.FingerprintEntry, n)
 	for i := range fp {
-		fp[i] = fsys.FingerprintEntry{Path: fsys.AbsPath(r.string()), Follow: r.bool(), Missing: r.bool(), Mode: fs.FileMode(r.uint()),
+		fp[i] = fsys.FingerprintEntry{Path: fsys.AbsPath(r.string()), Follow: r.bool(), Listed: r.bool(), Missing: r.bool(), Mode: fs.FileMode(r.uint()),
 			Size: r.int(), MtimeNS: r.int(), CtimeNS: r.int(), Ino: r.uint()}
 	}
 	e.Fingerprint = fsys.NewFingerprint(fp)

@@ -22,11 +22,13 @@ type TrackingSystem struct {
 	start time.Time
 }
 
-// trackKey is one observation: a path and whether it was seen through
-// symlinks (ReadFile, Stat) or not (Lstat, ReadDir, Readlink).
+// trackKey is one observation: a path, whether it was seen through
+// symlinks (ReadFile, Stat) or not (Lstat, ReadDir, Readlink), and whether
+// it was listed (ReadDir).
 type trackKey struct {
 	path   AbsPath
 	follow bool
+	listed bool
 }
 
 // NewTrackingSystem returns a TrackingSystem over base.
@@ -35,8 +37,12 @@ func NewTrackingSystem(base System) *TrackingSystem {
 }
 
 func (t *TrackingSystem) track(path AbsPath, follow bool) {
+	t.see(trackKey{path: path, follow: follow})
+}
+
+func (t *TrackingSystem) see(k trackKey) {
 	t.mu.Lock()
-	t.seen[trackKey{path, follow}] = true
+	t.seen[k] = true
 	t.mu.Unlock()
 }
 
@@ -60,7 +66,7 @@ func (t *TrackingSystem) Stat(path AbsPath) (fs.FileInfo, error) {
 
 // ReadDir implements [System].
 func (t *TrackingSystem) ReadDir(path AbsPath) ([]fs.DirEntry, error) {
-	t.track(path, false)
+	t.see(trackKey{path: path, listed: true})
 	return t.System.ReadDir(path)
 }
 
@@ -83,7 +89,12 @@ type FingerprintEntry struct {
 	Path AbsPath
 	// Follow says the path was seen through symlinks (ReadFile, Stat)
 	// rather than not (Lstat, ReadDir, Readlink).
-	Follow  bool
+	Follow bool
+	// Listed says the path is a folder whose entries were read: its times
+	// count, as they move when an entry is added, removed or renamed. A
+	// folder only stat'ed (is there a .git here?) is recorded by type and
+	// permissions alone, so activity inside it changes nothing.
+	Listed  bool
 	Missing bool
 	Mode    fs.FileMode
 	Size    int64
@@ -106,7 +117,7 @@ func (fp *Fingerprint) Without(drop func(AbsPath) bool) *Fingerprint {
 	return &Fingerprint{entries: slices.DeleteFunc(slices.Clone(fp.entries), func(e FingerprintEntry) bool { return drop(e.Path) })}
 }
 
-func statOf(sys System, path AbsPath, follow bool) FingerprintEntry {
+func statOf(sys System, path AbsPath, follow, listed bool) FingerprintEntry {
 	var fi fs.FileInfo
 	var err error
 	if follow {
@@ -115,10 +126,13 @@ func statOf(sys System, path AbsPath, follow bool) FingerprintEntry {
 		fi, err = sys.Lstat(path)
 	}
 	if err != nil {
-		return FingerprintEntry{Path: path, Follow: follow, Missing: true}
+		return FingerprintEntry{Path: path, Follow: follow, Listed: listed, Missing: true}
+	}
+	if fi.IsDir() && !listed {
+		return FingerprintEntry{Path: path, Follow: follow, Mode: fi.Mode()}
 	}
 	ctime, ino := statExtra(fi)
-	return FingerprintEntry{Path: path, Follow: follow, Mode: fi.Mode(), Size: fi.Size(), MtimeNS: fi.ModTime().UnixNano(), CtimeNS: ctime, Ino: ino}
+	return FingerprintEntry{Path: path, Follow: follow, Listed: listed, Mode: fi.Mode(), Size: fi.Size(), MtimeNS: fi.ModTime().UnixNano(), CtimeNS: ctime, Ino: ino}
 }
 
 // coarseRacy is how long a whole-second timestamp stays untrusted: a file
@@ -143,13 +157,16 @@ func (t *TrackingSystem) Fingerprint(sys System, racy time.Duration) (fp *Finger
 		if c := strings.Compare(string(a.path), string(b.path)); c != 0 {
 			return c
 		}
-		return cmpBool(a.follow, b.follow)
+		if c := cmpBool(a.follow, b.follow); c != 0 {
+			return c
+		}
+		return cmpBool(a.listed, b.listed)
 	})
 	fp = &Fingerprint{entries: make([]FingerprintEntry, len(keys))}
 	var racyFound atomic.Bool
 	start := t.start.UnixNano()
 	parallelChunks(len(keys), func(i int) bool {
-		e := statOf(sys, keys[i].path, keys[i].follow)
+		e := statOf(sys, keys[i].path, keys[i].follow, keys[i].listed)
 		fp.entries[i] = e
 		if !e.Missing && (tooRecent(e.MtimeNS, start, racy) || tooRecent(e.CtimeNS, start, racy)) {
 			racyFound.Store(true)
@@ -189,7 +206,7 @@ func (fp *Fingerprint) Unchanged(sys System) bool {
 	var changed atomic.Bool
 	parallelChunks(len(fp.entries), func(i int) bool {
 		e := fp.entries[i]
-		if statOf(sys, e.Path, e.Follow) != e {
+		if statOf(sys, e.Path, e.Follow, e.Listed) != e {
 			changed.Store(true)
 			return false
 		}

@@ -79,7 +79,7 @@ func (w *Watcher) Cover(fp *Fingerprint) bool {
 			}
 		}
 		ok = w.add(dir.String()) && ok
-		if e.Mode.IsDir() {
+		if e.Listed {
 			ok = w.add(e.Path.String()) && ok
 		}
 		if e.Follow && !e.Missing {

@@ -31,13 +31,18 @@ type LoadCache struct {
 
 	mu      sync.Mutex
 	entries map[string]*cachedLoad
+	// answers are whole read-only answers (status) by request, kept only
+	// while watching; see memoized.
+	answers map[string]*cachedLoad
 	watcher *fsys.Watcher
 	closed  bool
 }
 
 type cachedLoad struct {
 	st *State
-	fp *fsys.Fingerprint
+	// answer is the use case's answer, for an entry of answers.
+	answer any
+	fp     *fsys.Fingerprint
 	// watched: the watcher covers every folder of fp; gen is its
 	// generation and checked the time when fp was last known current.
 	watched bool
@@ -47,7 +52,7 @@ type cachedLoad struct {
 
 // NewLoadCache returns an empty cache.
 func NewLoadCache() *LoadCache {
-	return &LoadCache{Racy: 2 * time.Second, Recheck: 5 * time.Second, entries: map[string]*cachedLoad{}}
+	return &LoadCache{Racy: 2 * time.Second, Recheck: 5 * time.Second, entries: map[string]*cachedLoad{}, answers: map[string]*cachedLoad{}}
 }
 
 // Close stops the watcher, if one started; the cache goes on with stat
@@ -62,6 +67,22 @@ func (c *LoadCache) Close() {
 	c.mu.Unlock()
 	if w != nil {
 		_ = w.Close()
+	}
+}
+
+// Distrust makes the next use of every entry check its stat data, not
+// take the watcher's word: a caller that just wrote files calls it, so
+// its next read does not race the watcher's events for those writes.
+func (c *LoadCache) Distrust() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range []map[string]*cachedLoad{c.entries, c.answers} {
+		for _, h := range m {
+			h.checked = time.Time{}
+		}
 	}
 }
 
@@ -105,8 +126,8 @@ func (c *LoadCache) current(h *cachedLoad, sys fsys.System) bool {
 // store keeps st with fp. With a watcher, the folders of fp are watched
 // first and fp is checked once more after: a change made before the
 // watches started shows in the stat data, one made after is heard.
-func (c *LoadCache) store(key string, st *State, fp *fsys.Fingerprint, sys fsys.System) {
-	h := &cachedLoad{st: st.clone(), fp: fp}
+func (c *LoadCache) store(entries map[string]*cachedLoad, key string, h *cachedLoad, sys fsys.System) {
+	fp := h.fp
 	c.mu.Lock()
 	w := c.watcherLocked()
 	c.mu.Unlock()
@@ -117,7 +138,7 @@ func (c *LoadCache) store(key string, st *State, fp *fsys.Fingerprint, sys fsys.
 		}
 	}
 	c.mu.Lock()
-	c.entries[key] = h
+	entries[key] = h
 	c.mu.Unlock()
 }
 
@@ -140,6 +161,7 @@ func (e *Engine) cachedLoadState(ctx context.Context, req Request, load func() (
 	hit := c.entries[key]
 	c.mu.Unlock()
 	if hit != nil && c.current(hit, e.Sys) {
+		noteLoad(ctx, hit)
 		return hit.st.clone(), nil
 	}
 	tracker := fsys.NewTrackingSystem(e.Sys)
@@ -151,7 +173,9 @@ func (e *Engine) cachedLoadState(ctx context.Context, req Request, load func() (
 		return st, err
 	}
 	if fp, ok := tracker.Fingerprint(sys, c.Racy); ok {
-		c.store(key, st, fp, sys)
+		h := &cachedLoad{st: st.clone(), fp: fp}
+		c.store(c.entries, key, h, sys)
+		noteLoad(ctx, h)
 	}
 	return st, nil
 }

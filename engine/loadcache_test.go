@@ -211,3 +211,80 @@ func skillData(st *engine.State, skill string) string {
 	}
 	return ""
 }
+
+// A watching cache answers status over an unchanged disk without reading
+// or stat'ing anything, and the answer follows an edited target file and
+// an edited source as soon as the watcher hears them.
+func TestLoadCacheMemoizesStatus(t *testing.T) {
+	env := testEnv(t)
+	repo := benchRepo(t, 3, 3)
+	req := engine.Request{Repo: repo}
+	if _, _, err := engine.New(env, targets.NewSet()).Deploy(context.Background(), req, true, engine.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cache := engine.NewLoadCache()
+	cache.Racy, cache.Watch, cache.Recheck = 0, true, time.Hour // only the watcher can tell
+	defer cache.Close()
+	var stats, reads atomic.Int64
+	status := func() *engine.StatusData {
+		t.Helper()
+		e := engine.New(env, targets.NewSet())
+		e.Sys = countReads{countStats{e.Sys, &stats}, &reads}
+		e.LoadCache = cache
+		_, s, err := e.Status(context.Background(), req, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	// The stat cache learns the deployed files once they are old enough
+	// (a status that saves it is not memoized: it changed what it read),
+	// so the answer is memoized within a few calls.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		stats.Store(0)
+		reads.Store(0)
+		if s := status(); len(s.Drift) != 0 {
+			t.Fatalf("drift over an unchanged disk: %+v", s.Drift)
+		}
+		if stats.Load() <= 1 && reads.Load() == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status is never memoized: %d stats and %d reads", stats.Load(), reads.Load())
+		}
+	}
+	until := func(what string, ok func(*engine.StatusData) bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !ok(status()); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("status never showed %s", what)
+			}
+		}
+	}
+	kind := func(k string) func(*engine.StatusData) bool {
+		return func(s *engine.StatusData) bool { return len(s.Drift) > 0 && s.Drift[0].Kind == k }
+	}
+	deployed := filepath.Join(env.Cwd, ".agents", "skills", "s0001", "SKILL.md")
+	if err := os.WriteFile(deployed, []byte("edited by hand\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	until("the edited target file", kind(engine.DriftModified))
+	if err := os.WriteFile(deployed, []byte(skillData(status2(t, env, req), "s0001")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	until("the target file put back", func(s *engine.StatusData) bool { return len(s.Drift) == 0 })
+	if err := os.WriteFile(filepath.Join(repo, "modules", "s0002", "SKILL.md"), []byte("---\nname: s0002\ndescription: new\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	until("the edited source", kind(engine.DriftPending))
+}
+
+// status2 is the state a fresh engine without caches loads.
+func status2(t *testing.T, env engine.Env, req engine.Request) *engine.State {
+	t.Helper()
+	st, err := engine.New(env, targets.NewSet()).Load(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}

@@ -235,6 +235,10 @@ func (s *Server) runTool(ctx context.Context, t *tool, raw []byte) (env *envelop
 	eng := s.opts.NewEngine()
 	if !t.write {
 		eng.ReadOnly() // a read tool cannot write, whatever path it takes
+	} else {
+		// What this call writes is heard by the watcher a moment later: the
+		// next call checks stat data rather than race the event.
+		defer s.cache.Distrust()
 	}
 	return t.run(ctx, &call{srv: s, args: a, req: s.request(a), eng: eng})
 }

@@ -247,3 +247,21 @@ func parallelChunks(n int, fn func(i int) bool) {
 
 // Len is the number of paths fp describes.
 func (fp *Fingerprint) Len() int { return len(fp.entries) }
+
+// With is fp and other together: the stat data of every path either
+// describes (a result computed from both reads).
+func (fp *Fingerprint) With(other *Fingerprint) *Fingerprint {
+	all := append(slices.Clone(fp.entries), other.entries...)
+	slices.SortFunc(all, func(a, b FingerprintEntry) int {
+		if c := strings.Compare(string(a.Path), string(b.Path)); c != 0 {
+			return c
+		}
+		if c := cmpBool(a.Follow, b.Follow); c != 0 {
+			return c
+		}
+		return cmpBool(a.Listed, b.Listed)
+	})
+	return &Fingerprint{entries: slices.CompactFunc(all, func(a, b FingerprintEntry) bool {
+		return a.Path == b.Path && a.Follow == b.Follow && a.Listed == b.Listed
+	})}
+}

@@ -79,7 +79,7 @@ func (w *Watcher) Cover(fp *Fingerprint) bool {
 			}
 		}
 		ok = w.add(dir.String()) && ok
-		if e.Listed {
+		if e.Listed && !e.Missing {
 			ok = w.add(e.Path.String()) && ok
 		}
 		if e.Follow && !e.Missing {

@@ -13,6 +13,7 @@ import (
 	"github.com/agentpack/agentpack/engine/lockfile"
 	"github.com/agentpack/agentpack/engine/manifest"
 	"github.com/agentpack/agentpack/engine/module"
+	"github.com/agentpack/agentpack/engine/overlay"
 	"github.com/agentpack/agentpack/engine/pkgcache"
 	"github.com/agentpack/agentpack/engine/target"
 	"github.com/agentpack/agentpack/internal/apperr"
@@ -147,6 +148,10 @@ type State struct {
 	// pkgPaths maps each module expanded from a package to its artifact
 	// in the package cache.
 	pkgPaths map[string]string
+	// overlays locates this load's overlay folders; overlayScopes are the
+	// scopes whose root folder exists (most repos have none).
+	overlays      overlay.Layout
+	overlayScopes []overlay.Scope
 	// configured are the targets agentpack.yaml configures, for a state
 	// from the [SourceCache] (which has no Manifest).
 	configured []string
@@ -208,6 +213,7 @@ func (e *Engine) loadFrom(ctx context.Context, req Request, m *manifest.Manifest
 	if err != nil {
 		return nil, err
 	}
+	e.findOverlays(st)
 	// Modules load in parallel: most are a handful of small files, so a
 	// serial walk would leave the disk idle between them.
 	st.Modules = make([]*module.LoadedModule, len(mods))
@@ -230,31 +236,49 @@ func (e *Engine) loadFrom(ctx context.Context, req Request, m *manifest.Manifest
 }
 
 func (e *Engine) loadModule(ctx context.Context, st *State, mod *module.Module) (*module.LoadedModule, error) {
-	var path string
+	path, err := e.modulePath(ctx, st, mod)
+	if err != nil {
+		return nil, err
+	}
+	within := ""
+	if mod.Source.LocalPath != nil {
+		within = st.Repo
+	}
+	files, err := module.LoadFilesIn(e.Sys, mod, path, within)
+	if err != nil {
+		return nil, err
+	}
+	files, origins, err := e.composeOverlays(st, mod, files)
+	if err != nil {
+		return nil, err
+	}
+	lm, err := module.NewLoaded(mod, path, files)
+	if err != nil {
+		return nil, err
+	}
+	lm.Origins = origins
+	return lm, nil
+}
+
+// modulePath resolves where a module's upstream files are: its local path,
+// git checkout or package artifact.
+func (e *Engine) modulePath(ctx context.Context, st *State, mod *module.Module) (string, error) {
 	switch {
 	case mod.Source.LocalPath != nil:
 		p := e.Env.ExpandHome(mod.Source.LocalPath.Path)
 		if p == "" {
-			return nil, apperr.New(apperr.ConfigInvalid, "module %q: source.local_path.path is empty", mod.ID).
+			return "", apperr.New(apperr.ConfigInvalid, "module %q: source.local_path.path is empty", mod.ID).
 				WithHint("set the path of the module's folder or file").With("line", st.Manifest.Lines[mod.ID])
 		}
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(st.Repo, filepath.FromSlash(p))
 		}
-		path = p
+		return p, nil
 	case e.ResolveSource != nil:
-		var err error
-		if path, err = e.ResolveSource(ctx, st, mod); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, apperr.New(apperr.ModuleInvalid, "module %q: source %s is not supported by this build", mod.ID, mod.Source.String()).
-			WithHint("use a local_path source")
+		return e.ResolveSource(ctx, st, mod)
 	}
-	if mod.Source.LocalPath != nil {
-		return module.LoadModuleIn(e.Sys, mod, path, st.Repo)
-	}
-	return module.LoadModule(e.Sys, mod, path)
+	return "", apperr.New(apperr.ModuleInvalid, "module %q: source %s is not supported by this build", mod.ID, mod.Source.String()).
+		WithHint("use a local_path source")
 }
 
 func (e *Engine) selectTargets(m *manifest.Manifest, target string) ([]string, error) {

@@ -28,6 +28,9 @@ type Env struct {
 	// such as 30s, per attempt) and $AGENTPACK_GIT_RETRIES (0–10) as set;
 	// they override config.toml's [git] timeout and retries.
 	GitTimeout, GitRetries string
+	// MachineID is $AGENTPACK_MACHINE_ID, else the host name: the default
+	// machine whose overlays apply (--machine overrides it).
+	MachineID string
 }
 
 // EnvFromOS reads [Env] from the process environment.
@@ -39,6 +42,9 @@ func EnvFromOS() Env {
 	cwd, _ := os.Getwd()
 	e := Env{Home: home, CodexHome: os.Getenv("CODEX_HOME"), Cwd: cwd, Fsync: os.Getenv("AGENTPACK_FSYNC") == "1",
 		GitTimeout: os.Getenv(envGitTimeout), GitRetries: os.Getenv(envGitRetries)}
+	if e.MachineID = os.Getenv("AGENTPACK_MACHINE_ID"); e.MachineID == "" {
+		e.MachineID, _ = os.Hostname()
+	}
 	e.AgentpackHome = os.Getenv("AGENTPACK_HOME")
 	if e.AgentpackHome == "" {
 		e.AgentpackHome = filepath.Join(home, ".agentpack")

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"strings"
 
 	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/internal/apperr"
@@ -13,6 +14,9 @@ type ExplainModule struct {
 	ID     string      `json:"id"`
 	Type   module.Type `json:"type"`
 	Source string      `json:"source"`
+	// Layer is the layer whose version of the file won: upstream, or the
+	// global, machine or project overlay.
+	Layer string `json:"layer"`
 }
 
 // ExplainItem is one path with the modules that produced it.
@@ -57,7 +61,7 @@ func (e *Engine) Explain(ctx context.Context, req Request, kind string) (*State,
 		for _, id := range ids {
 			em := ExplainModule{ID: id, Source: "(not in the current profile)"}
 			if m := byID[id]; m != nil {
-				em.Type, em.Source = m.Type, m.Source.String()
+				em.Type, em.Source, em.Layer = m.Type, m.Source.String(), layerOf(m, path)
 			} else {
 				for _, mm := range st.Manifest.Modules {
 					if mm.ID == id {
@@ -89,6 +93,26 @@ func (e *Engine) Explain(ctx context.Context, req Request, kind string) (*State,
 		out.Items = append(out.Items, it)
 	}
 	return st, out, nil
+}
+
+// layerOf names the layer that set the module file deployed at path: the
+// module's main file for one-file outputs, else the file whose relative
+// path ends path (a skill's files).
+func layerOf(m *module.LoadedModule, path fsys.AbsPath) string {
+	if m.Type != module.TypeSkill && m.Main != nil {
+		if l, ok := m.Origins[m.Main.Path]; ok {
+			return l
+		}
+		return "upstream"
+	}
+	p := path.ToSlash()
+	best, layer := 0, "upstream"
+	for rel, l := range m.Origins {
+		if strings.HasSuffix(p, "/"+rel) && len(rel) > best {
+			best, layer = len(rel), l
+		}
+	}
+	return layer
 }
 
 // nonNil makes a nil list JSON [] rather than null.

@@ -268,15 +268,15 @@ func failedError(fs []FailedPackage) error {
 		WithHint("see details.failed for each package").With("failed", fs)
 }
 
-// overlay is a resolve.Source that knows local packages first, then the
+// localFirst is a resolve.Source that knows local packages first, then the
 // registries.
-type overlay struct {
+type localFirst struct {
 	local map[string]*localPkg
 	rs    *registrySet
 }
 
 // Lookup implements resolve.Source.
-func (o overlay) Lookup(ctx context.Context, name string) ([]resolve.Package, error) {
+func (o localFirst) Lookup(ctx context.Context, name string) ([]resolve.Package, error) {
 	if l, ok := o.local[name]; ok {
 		return []resolve.Package{{Name: name, Versions: []resolve.Version{{Version: l.entry.Meta.Version, Dependencies: l.entry.Meta.Dependencies}}}}, nil
 	}
@@ -287,7 +287,7 @@ func (o overlay) Lookup(ctx context.Context, name string) ([]resolve.Package, er
 // spec that makes resolution fail lands in out.Failed and the others go on.
 func (e *Engine) resolveInstall(ctx context.Context, m *manifest.Manifest, lf *lockfile.Lockfile, rs *registrySet,
 	fresh []installSpec, force bool, out *InstallData) ([]resolve.Resolved, []installSpec, error) {
-	ov := overlay{local: map[string]*localPkg{}, rs: rs}
+	ov := localFirst{local: map[string]*localPkg{}, rs: rs}
 	prefer := map[string]string{}
 	for _, lp := range lf.Packages {
 		prefer[lp.Name] = lp.Version

@@ -47,12 +47,13 @@ func (e *Engine) openAll(name string) ([]registry.Registry, error) {
 	return out, nil
 }
 
-// Search scores every package of every registry against query: exact name
-// 100, name prefix 80, name contains 60, keyword 50, description 30, ties
-// by name; typ keeps packages holding that artifact type; limit is 1–50. A
-// registry that cannot be read is a warning; all of them failing is
-// E_REGISTRY_UNREACHABLE.
-func (e *Engine) Search(ctx context.Context, query, typ string, limit int, only string) (*SearchData, []string, error) {
+// Search scores every package of every registry, and every artifact of the
+// artifact sources of req's agentpack.yaml (unless only names a registry),
+// against query: exact name 100, name prefix 80, name contains 60, keyword
+// 50, description 30, ties by name; typ keeps packages holding that
+// artifact type; limit is 1–50. A registry or source that cannot be read
+// is a warning; all registries failing is E_REGISTRY_UNREACHABLE.
+func (e *Engine) Search(ctx context.Context, req Request, query, typ string, limit int, only string) (*SearchData, []string, error) {
 	if limit == 0 {
 		limit = 10
 	}
@@ -63,13 +64,21 @@ func (e *Engine) Search(ctx context.Context, query, typ string, limit int, only 
 		return nil, nil, apperr.New(apperr.InvalidArgument, "unknown artifact type %q", typ).
 			WithHint("use one of skill, agent, prompt, instruction, command, mcp")
 	}
-	regs, err := e.openAll(only)
-	if err != nil {
-		return nil, nil, err
-	}
 	var hits []registry.Scored
 	var warnings, failed []string
+	if only == "" {
+		hits, warnings = e.sourceHits(ctx, req)
+	}
+	regs, err := e.openAll(only)
+	if apperr.CodeOf(err) == apperr.RegistryNotConfigured && len(hits) > 0 {
+		regs, err = nil, nil
+	}
+	if err != nil {
+		return nil, warnings, err
+	}
+	byName := map[string]registry.Registry{}
 	for _, r := range regs {
+		byName[r.Name()] = r
 		idx, err := r.Index(ctx)
 		if err != nil {
 			failed = append(failed, r.Name())
@@ -80,11 +89,22 @@ func (e *Engine) Search(ctx context.Context, query, typ string, limit int, only 
 			hits = append(hits, registry.Scored{Hit: h, Registry: r.Name()})
 		}
 	}
-	if len(failed) == len(regs) {
+	if len(regs) > 0 && len(failed) == len(regs) {
 		return nil, warnings, apperr.New(apperr.RegistryUnreachable, "no registry could be searched: %s", strings.Join(failed, ", ")).
 			WithHint("check them with `agentpack registry list`").With("registries", failed)
 	}
-	ranked := registry.Rank(hits, query, typ)
+	ranked := registry.Rank(hits, query, "")
+	kept := ranked[:0]
+	for _, h := range ranked {
+		if len(h.ArtifactTypes) == 0 {
+			// AAM's index says `artifact_types: []`; the archive knows.
+			h.ArtifactTypes = e.archiveTypes(ctx, byName[h.Registry], h.Name, h.Version)
+		}
+		if typ == "" || registry.HasType(h.ArtifactTypes, typ) {
+			kept = append(kept, h)
+		}
+	}
+	ranked = kept
 	out := &SearchData{Results: []registry.Scored{}, Total: len(ranked), Suggestions: []string{}}
 	for i := 0; i < len(ranked) && i < limit; i++ {
 		r := ranked[i]
@@ -101,6 +121,23 @@ func (e *Engine) Search(ctx context.Context, query, typ string, limit int, only 
 		out.Suggestions = registry.Suggest(names, query)
 	}
 	return out, warnings, nil
+}
+
+// archiveTypes are the artifact types the manifest of name@version in r
+// declares (none when it cannot be read).
+func (e *Engine) archiveTypes(ctx context.Context, r registry.Registry, name, version string) []string {
+	if r == nil {
+		return []string{}
+	}
+	archive, _, err := r.Download(ctx, name, version)
+	if err != nil {
+		return []string{}
+	}
+	a, err := aampkg.Extract(archive, aampkg.DefaultLimits)
+	if err != nil {
+		return []string{}
+	}
+	return a.Manifest.ArtifactTypes()
 }
 
 func validType(t string) bool {

@@ -79,21 +79,8 @@ func (e *Engine) Rollback(ctx context.Context, opt RollbackOptions) (*RollbackDa
 		warnings = recovered
 		w := e.writer()
 		store := w.Store
-		records, ws, err := store.List()
-		if err != nil {
-			return err
-		}
-		if len(ws) > 0 {
-			// A skipped record would make --last undo the wrong snapshot and
-			// --to miss changes: refuse rather than guess.
-			return apperr.New(apperr.SnapshotCorrupted, "cannot roll back safely: %s", strings.Join(ws, "; ")).
-				WithHint("inspect or remove the damaged record under %s", filepath.Join(e.Env.StateDir(), "snapshots"))
-		}
-		var restores []snapshots.Restore
-		var to string
-		if opt.Last {
-			restores, to, err = snapshots.RestoreLast(records, targets)
-		} else {
+		to := ""
+		if !opt.Last {
 			id, err := e.resolveSnapshotID(opt.To)
 			if err != nil {
 				return err
@@ -102,16 +89,18 @@ func (e *Engine) Rollback(ctx context.Context, opt RollbackOptions) (*RollbackDa
 				return err
 			}
 			to = id
-			restores, err = snapshots.RestoreTo(records, id, targets)
 		}
+		rp, err := store.PlanRollback(to, opt.Last, targets)
 		if err != nil {
 			return err
 		}
-		restores, state, err := e.restoredRoots(store, records, restores)
+		to = rp.To
+		contents := store.Contents(rp.Records)
+		restores, state, err := e.restoredRoots(contents, rp.Records, rp.Restores)
 		if err != nil {
 			return err
 		}
-		done, err := w.Restore(restores, state, to, targets, createdSince(records, to))
+		done, err := w.Restore(restores, contents, state, to, targets, createdSince(rp.Records, to))
 		if err != nil {
 			return err
 		}
@@ -247,7 +236,7 @@ func (e *Engine) PruneSnapshots(ctx context.Context, keep int) (removed []string
 // (or the current one), plus every root whose manifest comes back (with the
 // repo and project of the deploy that wrote it), so a later deploy can
 // clean them up. restores is returned without the registry's own restore.
-func (e *Engine) restoredRoots(store *snapshots.Store, records []*snapshots.Record, restores []snapshots.Restore) ([]snapshots.Restore, []apply.StateFile, error) {
+func (e *Engine) restoredRoots(contents *snapshots.Contents, records []*snapshots.Record, restores []snapshots.Restore) ([]snapshots.Restore, []apply.StateFile, error) {
 	byID := map[string]*snapshots.Record{}
 	for _, r := range records {
 		byID[r.ID] = r
@@ -261,7 +250,8 @@ func (e *Engine) restoredRoots(store *snapshots.Store, records []*snapshots.Reco
 			if r.Path == path.String() {
 				roots = nil
 				if r.Content != nil {
-					data, err := store.ReadBlob(r.BlobID, r.Content.SHA256)
+					cur, _ := e.Sys.ReadFile(path)
+					data, err := contents.Read(r.Target, r.Path, r.BlobID, r.Content, cur)
 					if err != nil {
 						return nil, nil, err
 					}
@@ -293,20 +283,20 @@ func (e *Engine) restoredRoots(store *snapshots.Store, records []*snapshots.Reco
 // resolveSnapshotID expands "last" and unique id prefixes; anything else is
 // returned as is (Load then reports E_SNAPSHOT_NOT_FOUND).
 func (e *Engine) resolveSnapshotID(id string) (string, error) {
-	records, _, err := e.Store().List()
-	if err != nil || len(records) == 0 {
+	ids, err := e.Store().IDs()
+	if err != nil || len(ids) == 0 {
 		return id, err
 	}
 	if id == "last" || id == "latest" {
-		return records[len(records)-1].ID, nil
+		return ids[len(ids)-1], nil
 	}
 	var matches []string
-	for _, r := range records {
-		if r.ID == id {
+	for _, r := range ids {
+		if r == id {
 			return id, nil
 		}
-		if strings.HasPrefix(r.ID, id) {
-			matches = append(matches, r.ID)
+		if strings.HasPrefix(r, id) {
+			matches = append(matches, r)
 		}
 	}
 	if len(matches) > 1 {

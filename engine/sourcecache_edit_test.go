@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentpack/agentpack/engine/overlay"
 	"github.com/agentpack/agentpack/engine/sourcecache"
 	"github.com/agentpack/agentpack/internal/fsys"
 )
@@ -82,6 +83,12 @@ func TestSourceCacheSeesEverySourceEdit(t *testing.T) {
 			p := filepath.Join(w.repo, "modules", "mcp", "gh.yaml")
 			data, _ := os.ReadFile(p)
 			must(t, os.WriteFile(p, []byte(strings.Replace(string(data), "gh-mcp", "gh-mcq", 1)), 0o644))
+		}},
+		{"an overlay created for a module (a folder the load found missing)", func() {
+			mustWrite(t, filepath.Join(w.repo, "overlays", overlay.FSKey("skill:s0003"), "SKILL.md"), "---\nname: s0003\ndescription: overlaid\n---\n")
+		}},
+		{"the overlay edited", func() {
+			mustWrite(t, filepath.Join(w.repo, "overlays", overlay.FSKey("skill:s0003"), "SKILL.md"), "---\nname: s0003\ndescription: overlaid again\n---\n")
 		}},
 		{"a path the load found missing created (sub/.git: the project root moves)", func() {
 			must(t, os.Mkdir(filepath.Join(w.env.Cwd, ".git"), 0o755))

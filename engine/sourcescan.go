@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -212,16 +213,16 @@ func artifactName(typ module.Type, p string) string {
 }
 
 func sortArtifacts(as []Artifact) {
-	order := map[module.Type]int{}
-	for i, t := range ArtifactTypes {
-		order[t] = i
+	sort.SliceStable(as, func(i, j int) bool { return typeThen(as[i], as[j], as[i].Path < as[j].Path) })
+}
+
+// typeThen orders a before b by type in [ArtifactTypes] order, then by
+// less.
+func typeThen(a, b Artifact, less bool) bool {
+	if a.Type != b.Type {
+		return slices.Index(ArtifactTypes, a.Type) < slices.Index(ArtifactTypes, b.Type)
 	}
-	sort.SliceStable(as, func(i, j int) bool {
-		if as[i].Type != as[j].Type {
-			return order[as[i].Type] < order[as[j].Type]
-		}
-		return as[i].Path < as[j].Path
-	})
+	return less
 }
 
 // GitObjectHash returns the git object id (hex SHA-1) that git gives p in

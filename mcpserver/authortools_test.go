@@ -11,7 +11,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The authoring tools over MCP: validate a package folder, add a registry,
+// The authoring tools over MCP: create a package from native assets,
+// validate a package folder, add a registry,
 // publish to it, find the package with search and describe it with info,
 // each answering with the CLI's envelope.
 func TestAuthorToolsRoundTrip(t *testing.T) {
@@ -37,6 +38,23 @@ func TestAuthorToolsRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs := connect(t, te.server(t, allowWrite), "2025-11-25")
+	assets := filepath.Join(t.TempDir(), "assets")
+	if err := os.MkdirAll(filepath.Join(assets, ".claude", "commands"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(assets, ".claude", "commands", "ship.md"), []byte("---\ndescription: Ship it.\n---\nShip.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if env := callTool(t, cs, "create_package", M{"path": assets, "name": "ship-kit"}); env.OK {
+		t.Fatalf("create_package without yes succeeded: %s", env.raw)
+	}
+	if env := callTool(t, cs, "create_package", M{"path": assets, "name": "ship-kit", "artifact_types": []string{"command"}, "yes": true}); !env.OK ||
+		!strings.Contains(string(env.raw), `"artifacts_included":["ship"]`) || !strings.Contains(string(env.raw), `"command":"create-package"`) {
+		t.Fatalf("create_package: %s", env.raw)
+	}
+	if env := callTool(t, cs, "validate", M{"path": assets}); !env.OK || !strings.Contains(string(env.raw), `"valid":true`) {
+		t.Fatalf("validate the created package: %s", env.raw)
+	}
 	if env := callTool(t, cs, "validate", M{"path": kit}); !env.OK || !strings.Contains(string(env.raw), `"valid":true`) {
 		t.Fatalf("validate: %s", env.raw)
 	}

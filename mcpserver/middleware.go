@@ -129,6 +129,12 @@ func (s *Server) listResources(ctx context.Context, method string, req mcp.Reque
 	if !ok || res.NextCursor != "" {
 		return r, nil
 	}
+	// Skills come first: clients (and the conformance suite) take the
+	// first …/SKILL.md they list as a skill, and a module file's URI ends
+	// the same way without being one.
+	if s.skillsOn {
+		res.Resources = append(res.Resources, s.skillResources(ctx)...)
+	}
 	files, err := moduleFiles(ctx, s.readEngine(), s.defaultRequest())
 	if err != nil {
 		s.log.Warn("module files not listed", "error", err)
@@ -137,9 +143,6 @@ func (s *Server) listResources(ctx context.Context, method string, req mcp.Reque
 		info := f.info()
 		res.Resources = append(res.Resources, &mcp.Resource{URI: info.URI, Name: info.Name, MIMEType: info.MIMEType,
 			Description: info.Description, Size: info.Size})
-	}
-	if s.skillsOn {
-		res.Resources = append(res.Resources, s.skillResources(ctx)...)
 	}
 	return res, nil
 }

@@ -40,6 +40,16 @@ var (
 		{"name", `{"type":"string","description":"Registry name."}`},
 		{"url", `{"type":"string","description":"Folder or oci:// URL."}`},
 		{"default", `{"type":"boolean","description":"Make it the default."}`}, pYes}, "name", "url", "yes")
+	createPackageSchema = objectSchema([]prop{pRepo,
+		{"path", `{"type":"string","description":"Folder (default .)."}`},
+		{"name", `{"type":"string","description":"Package name."}`},
+		{"version", `{"type":"string","description":"Version."}`},
+		{"description", `{"type":"string","description":"Description."}`},
+		{"artifact_types", `{"type":"array","items":{"type":"string"},"description":"Types to keep."}`},
+		{"include_all", `{"type":"boolean","description":"All detected (default)."}`},
+		{"from_source", `{"type":"string","description":"source[/artifact]."}`},
+		{"artifacts", `{"type":"array","items":{"type":"string"},"description":"Names to keep."}`},
+		{"force", `{"type":"boolean","description":"Replace aam.yaml."}`}, pYes}, "yes")
 	configGetSchema = objectSchema([]prop{{"key", `{"type":"string","description":"Setting; none: all."}`}})
 	configSetSchema = objectSchema([]prop{{"key", `{"type":"string","description":"Setting."}`},
 		{"value", `{"type":"string","description":"Value."}`}, pYes}, "key", "value", "yes")
@@ -65,6 +75,8 @@ func packageTools() []*tool {
 			description: "List the configured registries and whether each answers."},
 		{name: "publish", toolset: ToolsetPackages, openWorld: true, write: true, schema: publishSchema, command: "publish", commandID: "publish", run: runPublish,
 			description: "Publish a package folder or .aam file to a registry."},
+		{name: "create_package", toolset: ToolsetPackages, openWorld: true, write: true, schema: createPackageSchema, command: "create-package", commandID: "create-package", run: runCreatePackage,
+			description: "Package the artifacts of a folder or an artifact source."},
 		{name: "registry_add", toolset: ToolsetPackages, write: true, schema: registryAddSchema, command: "registry", commandID: "registry add", run: runRegistryAdd,
 			description: "Add a registry to config.toml."},
 		{name: "config_get", toolset: ToolsetPackages, schema: configGetSchema, command: "config", commandID: "config get", run: runConfigGet,
@@ -85,7 +97,7 @@ func runConfigSet(ctx context.Context, c *call) *envelope.Envelope {
 }
 
 func runSearch(ctx context.Context, c *call) *envelope.Envelope {
-	d, w, err := c.eng.Search(ctx, c.args.Query, c.args.PackageType, c.args.Limit, "")
+	d, w, err := c.eng.Search(ctx, c.req, c.args.Query, c.args.PackageType, c.args.Limit, "")
 	return finish(envelope.New("search", "search"), d, w, err)
 }
 
@@ -111,6 +123,13 @@ func runRegistryList(ctx context.Context, c *call) *envelope.Envelope {
 func runPublish(ctx context.Context, c *call) *envelope.Envelope {
 	d, err := c.eng.Publish(ctx, orDot(c.args.Path), c.args.Registry, c.args.Tag)
 	return finish(envelope.New("publish", "publish"), d, nil, err)
+}
+
+func runCreatePackage(ctx context.Context, c *call) *envelope.Envelope {
+	d, w, err := c.eng.CreatePackage(ctx, c.req, orDot(c.args.Path), engine.CreatePackageOptions{Artifacts: c.args.Artifacts,
+		Types: c.args.ArtifactTypes, Name: c.args.Name, Version: c.args.Version, Description: c.args.Description,
+		Force: c.args.Force, FromSource: c.args.FromSource})
+	return finish(envelope.New("create-package", "create-package"), d, w, err)
 }
 
 func runRegistryAdd(ctx context.Context, c *call) *envelope.Envelope {

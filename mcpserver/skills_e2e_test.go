@@ -167,8 +167,8 @@ func TestE2ESkillsOverStdio(t *testing.T) {
 			files++
 		}
 	}
-	if files != 9 {
-		t.Errorf("read %d files, want 9", files)
+	if files != 10 {
+		t.Errorf("read %d files, want 10", files)
 	}
 	for _, uri := range []string{"skill://pdf-processing/%2e%2e/lint/SKILL.md", "skill://pdf-processing/../lint/SKILL.md"} {
 		if r := rs.call("resources/read", map[string]any{"uri": uri}); r.Error == nil || r.Error.Code != -32602 {

@@ -23,8 +23,9 @@ func gitRepo(t *testing.T) string {
 		t.Fatal(err)
 	}
 	files := map[string]string{
-		"skills/lint/SKILL.md": "---\nname: lint\ndescription: Lints code\n---\nRun the linter.\n",
-		"prompts/ask.md":       "---\ndescription: Ask well\n---\nAsk one question.\n",
+		"skills/lint/SKILL.md":       "---\nname: lint\ndescription: Lints code\n---\nRun the linter.\n",
+		"skills/lint/rules/style.md": "Keep lines short.\n",
+		"prompts/ask.md":             "---\ndescription: Ask well\n---\nAsk one question.\n",
 	}
 	wt, _ := r.Worktree()
 	for p, c := range files {

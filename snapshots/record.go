@@ -38,7 +38,38 @@ type Content struct {
 	SHA256 string `json:"sha256"`
 	Mode   uint32 `json:"mode"`
 	Size   int64  `json:"size"`
+	// Delta, when set, says the snapshot saved these bytes not whole but as
+	// a change against other bytes of the same path (records of
+	// [RecordSchemaVersion] 2; [Contents] rebuilds them).
+	Delta *DeltaRef `json:"delta,omitempty"`
 }
+
+// DeltaRef names the saved delta ([ComputeDelta]) that rebuilds a
+// [Content] from its base.
+type DeltaRef struct {
+	// Base is the SHA-256 of the bytes the delta applies to: the other side
+	// of the same change, or what the disk or another snapshot holds.
+	Base string `json:"base"`
+	// SHA256 names the delta blob in the snapshot's saved bytes.
+	SHA256 string `json:"sha256"`
+}
+
+// Plain returns a copy of c without its delta, for a new record that saves
+// the bytes itself; nil stays nil.
+func (c *Content) Plain() *Content {
+	if c == nil {
+		return nil
+	}
+	p := *c
+	p.Delta = nil
+	return &p
+}
+
+// RecordSchemaVersion is the version of the records [Store.Save] writes.
+// Version 1 (records without schema_version) saves every Before and After
+// whole; version 2 may save a target manifest's as a delta ([DeltaRef]).
+// Both are read.
+const RecordSchemaVersion = 2
 
 // StateTarget is the target name of agentpack's own state files (the roots
 // registry) in records and journals: they are written, recovered and
@@ -65,13 +96,15 @@ type FileChange struct {
 // Record is the stored history of one apply (kind deploy) or one rollback
 // (kind rollback).
 type Record struct {
-	ID        string    `json:"id"`
-	Kind      string    `json:"kind"`
-	CreatedAt time.Time `json:"created_at"`
-	Command   string    `json:"command,omitempty"`
-	Profile   string    `json:"profile,omitempty"`
-	Targets   []string  `json:"targets"`
-	Machine   string    `json:"machine,omitempty"`
+	// SchemaVersion is [RecordSchemaVersion] (0 in version 1 records).
+	SchemaVersion int       `json:"schema_version,omitempty"`
+	ID            string    `json:"id"`
+	Kind          string    `json:"kind"`
+	CreatedAt     time.Time `json:"created_at"`
+	Command       string    `json:"command,omitempty"`
+	Profile       string    `json:"profile,omitempty"`
+	Targets       []string  `json:"targets"`
+	Machine       string    `json:"machine,omitempty"`
 	// Repo and Project are the desired-state repo and the project folder a
 	// deploy ran for (empty for rollbacks).
 	Repo    string `json:"repo,omitempty"`
@@ -91,6 +124,9 @@ type Record struct {
 func (r *Record) Validate() error {
 	if err := checkID(r.ID); err != nil {
 		return err
+	}
+	if r.SchemaVersion < 0 || r.SchemaVersion > RecordSchemaVersion {
+		return fmt.Errorf("schema_version %d is not supported (this agentpack reads up to %d): it was written by a newer agentpack", r.SchemaVersion, RecordSchemaVersion)
 	}
 	if r.Kind != KindDeploy && r.Kind != KindRollback {
 		return fmt.Errorf("unknown kind %q", r.Kind)
@@ -123,6 +159,9 @@ func (f *FileChange) validate() error {
 	for _, c := range []*Content{f.Before, f.After} {
 		if c != nil && !isSHA256(c.SHA256) {
 			return fmt.Errorf("invalid sha256 %q", c.SHA256)
+		}
+		if c != nil && c.Delta != nil && (!isSHA256(c.Delta.Base) || !isSHA256(c.Delta.SHA256)) {
+			return fmt.Errorf("invalid delta of %s", c.SHA256)
 		}
 	}
 	switch f.Op {

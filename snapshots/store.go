@@ -113,6 +113,7 @@ func (s *Store) Save(r *Record) error {
 		return apperr.Wrap(err, apperr.Unexpected, "refusing to save invalid snapshot record %s", r.ID)
 	}
 	c := *r
+	c.SchemaVersion = RecordSchemaVersion
 	c.Targets = slices.Sorted(slices.Values(r.Targets))
 	if c.Targets == nil {
 		c.Targets = []string{}

@@ -49,6 +49,7 @@ func TestSaveLoadListRoundTrip(t *testing.T) {
 		t.Fatal("Save reordered the caller's Files")
 	}
 	want := sampleRecord(ids[0])
+	want.SchemaVersion = RecordSchemaVersion
 	want.Targets = []string{"claude_code", "codex"}
 	want.Files = []FileChange{want.Files[2], want.Files[1], want.Files[0]}
 	if !reflect.DeepEqual(got, want) {
@@ -59,7 +60,7 @@ func TestSaveLoadListRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(string(raw), "{\n  \"id\": ") || !strings.HasSuffix(string(raw), "}\n") {
+	if !strings.HasPrefix(string(raw), "{\n  \"schema_version\": 2,\n  \"id\": ") || !strings.HasSuffix(string(raw), "}\n") {
 		t.Fatalf("record is not indented JSON:\n%s", raw)
 	}
 	if strings.Contains(string(raw), "rolled_back_to") || !strings.Contains(string(raw), `"before": null`) {
@@ -220,5 +221,32 @@ func TestNewIDSortsAndNeverCollides(t *testing.T) {
 	}
 	if !slices.IsSorted(ids) || len(slices.Compact(slices.Clone(ids))) != len(ids) {
 		t.Fatal("ids are not strictly increasing")
+	}
+}
+
+// TestLoadReadsEveryRecordVersion: a record written before schema_version
+// existed (version 1) still loads; one from a newer agentpack is corrupted
+// to this one, never misread.
+func TestLoadReadsEveryRecordVersion(t *testing.T) {
+	s := NewStore(t.TempDir())
+	id := "20260101T000000.000000001Z"
+	if err := s.Save(sampleRecord(id)); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(s.Dir(), "snapshots", id+".json")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for version, ok := range map[string]bool{"": true, `"schema_version": 1,`: true, `"schema_version": 3,`: false} {
+		old := strings.Replace(string(raw), `"schema_version": 2,`, version, 1)
+		if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s := NewStore(s.Dir())
+		_, err := s.Load(id)
+		if (err == nil) != ok {
+			t.Errorf("Load of a record with %q: err = %v, want ok %v", version, err, ok)
+		}
 	}
 }

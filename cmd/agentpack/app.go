@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -315,8 +316,7 @@ func (a *App) run(command, commandID string, fn func() (*result, error)) error {
 		res.Warnings = warnings
 	}
 	if a.Globals.JSON {
-		env := envelope.New(command, commandID).Succeed(res.Data, res.Warnings)
-		_, _ = a.Stdout.Write(env.JSON())
+		a.writeEnvelope(envelope.New(command, commandID).Succeed(res.Data, res.Warnings))
 	} else {
 		p := a.printer()
 		switch {
@@ -367,14 +367,21 @@ func changesExitCode(flag bool, changes int) int {
 	return 0
 }
 
+// writeEnvelope encodes env straight to stdout through a buffer, never
+// holding the whole document as one more slice.
+func (a *App) writeEnvelope(env *envelope.Envelope) {
+	w := bufio.NewWriterSize(a.Stdout, 64<<10)
+	_ = env.Encode(w)
+	_ = w.Flush()
+}
+
 func (a *App) fail(command string, err error) int {
 	return a.failWith(command, command, err, nil)
 }
 
 func (a *App) failWith(command, commandID string, err error, warnings []string) int {
 	if a.Globals.JSON {
-		env := envelope.New(command, commandID).Fail(err, warnings)
-		_, _ = a.Stdout.Write(env.JSON())
+		a.writeEnvelope(envelope.New(command, commandID).Fail(err, warnings))
 		return 1
 	}
 	p := a.errPrinter()

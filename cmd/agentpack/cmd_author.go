@@ -69,19 +69,28 @@ type CreatePackageCmd struct {
 	Version     string   `name:"pkg-version" help:"Package version (default 0.1.0); --version is agentpack's own."`
 	Description string   `help:"Package description."`
 	Force       bool     `help:"Replace an existing aam.yaml."`
+	FromSource  string   `name:"from-source" placeholder:"SOURCE[/ARTIFACT]" help:"Package artifacts of a registered artifact source (all, or the one named), recording their provenance."`
 }
 
 // Run implements the command.
 func (c *CreatePackageCmd) Run(a *App) error {
 	return a.run("create-package", "create-package", func() (*result, error) {
-		d, err := a.Engine().CreatePackage(a.Ctx(), c.Dir, engine.CreatePackageOptions{Artifacts: c.Artifacts, Type: c.Type,
-			Name: c.Name, Version: c.Version, Description: c.Description, Force: c.Force})
+		d, warnings, err := a.Engine().CreatePackage(a.Ctx(), a.Request(), c.Dir, engine.CreatePackageOptions{Artifacts: c.Artifacts, Types: nonEmpty(c.Type),
+			Name: c.Name, Version: c.Version, Description: c.Description, Force: c.Force, FromSource: c.FromSource})
 		if err != nil {
-			return nil, err
+			return &result{Warnings: warnings}, err
 		}
-		return &result{Data: d, Human: func(p *Printer) {
+		return &result{Data: d, Warnings: warnings, Human: func(p *Printer) {
 			p.Printf("Created %s for %s@%s with %d artifact(s): %s\n", p.Path(d.ManifestPath), d.PackageName, d.Version,
 				len(d.ArtifactsIncluded), strings.Join(d.ArtifactsIncluded, ", "))
 		}}, nil
 	})
+}
+
+// nonEmpty is []string{s}, or nil for "".
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
 }

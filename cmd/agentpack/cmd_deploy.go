@@ -155,45 +155,18 @@ func (c *RollbackCmd) Run(a *App) error {
 			return nil, err
 		}
 		opt := engine.RollbackOptions{To: c.To, Last: c.Last, Target: a.Globals.Target}
-		// Always look first, with the same walk on a System that only
-		// records: the warning about files outside this project goes with
-		// every rollback, the file list with every prompt. Under --dry-run
-		// this invocation's engine already only records.
-		looker := a.Engine()
-		if !a.Globals.DryRun {
-			looker = a.recordingEngine()
-		}
-		preview, warnings, err := looker.Rollback(a.Ctx(), opt)
-		if err != nil {
-			return &result{Warnings: warnings}, err
-		}
-		sys := a.Engine().Sys
-		if away := outsideProject(a.Env, sys, preview.Files); len(away) > 0 {
-			here := a.Env.ProjectRoot(sys)
-			if !a.Env.InGitRepo(sys) {
-				here = "no project"
-			}
-			warnings = append(warnings, fmt.Sprintf("this rollback touches files of %s (you are in %s): snapshots are shared by every project deployed from this machine",
-				strings.Join(away, ", "), here))
-		}
-		if !a.Globals.Yes && !a.Globals.DryRun && !a.Globals.JSON && isTerminal(a.Stdin) {
-			printRollbackFiles(a.errPrinter(), preview.Files)
-			for _, w := range warnings {
-				fmt.Fprintf(a.Stderr, "%s %s\n", a.errPrinter().yellow("warning:"), w)
-			}
-			warnings = nil
-		}
-		d := preview
-		if !a.Globals.DryRun {
-			if err := a.confirm("rollback", fmt.Sprintf("Restore %d and remove %d file(s)?", preview.Restored, preview.Removed)); err != nil {
-				return &result{Warnings: warnings}, err
-			}
-			var more []string
-			d, more, err = a.Engine().Rollback(a.Ctx(), opt)
-			warnings = append(warnings, more...)
+		var d *engine.RollbackData
+		var warnings []string
+		var err error
+		if a.Globals.Yes || a.Globals.DryRun {
+			// Nothing to ask: one walk, which under --dry-run only records.
+			d, warnings, err = a.Engine().Rollback(a.Ctx(), opt)
 			if err != nil {
 				return &result{Warnings: warnings}, err
 			}
+			warnings = append(warnings, a.rollbackAway(d.Files)...)
+		} else if d, warnings, err = a.confirmRollback(opt); err != nil {
+			return &result{Warnings: warnings}, err
 		}
 		// A dry run reports the files it would restore and remove, not the
 		// state files the recording System saw.
@@ -210,6 +183,43 @@ func (c *RollbackCmd) Run(a *App) error {
 			p.Printf("Rolled back to %s: %d restored, %d removed. Recorded as snapshot %s\n", to, d.Restored, d.Removed, p.bold(d.EventSnapshotID))
 		}}, nil
 	})
+}
+
+// confirmRollback looks first, with the same walk on a System that only
+// records, shows the files (in a terminal) and asks, then rolls back.
+func (a *App) confirmRollback(opt engine.RollbackOptions) (*engine.RollbackData, []string, error) {
+	preview, warnings, err := a.recordingEngine().Rollback(a.Ctx(), opt)
+	if err != nil {
+		return nil, warnings, err
+	}
+	warnings = append(warnings, a.rollbackAway(preview.Files)...)
+	if !a.Globals.JSON && isTerminal(a.Stdin) {
+		printRollbackFiles(a.errPrinter(), preview.Files)
+		for _, w := range warnings {
+			fmt.Fprintf(a.Stderr, "%s %s\n", a.errPrinter().yellow("warning:"), w)
+		}
+		warnings = nil
+	}
+	if err := a.confirm("rollback", fmt.Sprintf("Restore %d and remove %d file(s)?", preview.Restored, preview.Removed)); err != nil {
+		return nil, warnings, err
+	}
+	d, more, err := a.Engine().Rollback(a.Ctx(), opt)
+	return d, append(warnings, more...), err
+}
+
+// rollbackAway warns when a rollback touches files of other projects.
+func (a *App) rollbackAway(files []engine.RollbackFile) []string {
+	sys := a.Engine().Sys
+	away := outsideProject(a.Env, sys, files)
+	if len(away) == 0 {
+		return nil
+	}
+	here := a.Env.ProjectRoot(sys)
+	if !a.Env.InGitRepo(sys) {
+		here = "no project"
+	}
+	return []string{fmt.Sprintf("this rollback touches files of %s (you are in %s): snapshots are shared by every project deployed from this machine",
+		strings.Join(away, ", "), here)}
 }
 
 // outsideProject returns the folders of files that are neither in the

@@ -21,6 +21,7 @@ var mutatingCommands = []string{
 	"source add", "source remove", "source update",
 	"mcp install", "mcp uninstall",
 	"install", "uninstall", "pack", "publish", "registry add", "registry remove", "registry init", "config set", "create-package",
+	"overlay edit", "overlay rebase",
 }
 
 // dryRunCommands are the mutating commands that honour --dry-run and how;
@@ -38,6 +39,7 @@ var dryRunCommands = map[string]dryRunKind{
 	"install": recordedDryRun, "uninstall": recordedDryRun, "pack": recordedDryRun,
 	"publish": recordedDryRun, "registry add": recordedDryRun, "registry remove": recordedDryRun, "registry init": recordedDryRun,
 	"config set": recordedDryRun, "create-package": recordedDryRun,
+	"overlay edit": recordedDryRun, "overlay rebase": recordedDryRun,
 }
 
 // dryRunKind is how a command honours --dry-run.

@@ -128,7 +128,7 @@ type SearchCmd struct {
 // Run implements the command.
 func (c *SearchCmd) Run(a *App) error {
 	return a.run("search", "search", func() (*result, error) {
-		d, w, err := a.Engine().Search(a.Ctx(), c.Query, c.Type, c.Limit, c.Registry)
+		d, w, err := a.Engine().Search(a.Ctx(), a.Request(), c.Query, c.Type, c.Limit, c.Registry)
 		if err != nil {
 			return &result{Warnings: w}, err
 		}

@@ -38,6 +38,7 @@ type CLI struct {
 	Status     StatusCmd        `cmd:"" help:"Show drift between desired, actual and last applied."`
 	Rollback   RollbackCmd      `cmd:"" help:"Restore the files of an earlier snapshot."`
 	Snapshots  SnapshotsCmd     `cmd:"" help:"List, show or prune snapshots."`
+	Overlay    OverlayCmd       `cmd:"" help:"Customise a module without forking it: overlays (global, machine, project)."`
 	Explain    ExplainCmd       `cmd:"" help:"Show which module and source produced each file."`
 	Doctor     DoctorCmd        `cmd:"" help:"Check that agentpack can work here; --fix repairs what it safely can."`
 	Install    InstallCmd       `cmd:"" help:"Install packages (resolving their dependencies) into agentpack.yaml and deploy them."`

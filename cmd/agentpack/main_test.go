@@ -102,7 +102,9 @@ func scriptParams(dir string) testscript.Params {
 			"readonlytree": cmdReadOnlyTree,
 			"readonlydir":  cmdReadOnlyDir,
 			"resub":        cmdResub,
-			"gitcommit":    cmdGitCommit, // gitrepo_cmds_test.go
+			"gitcommit":    cmdGitCommit,   // gitrepo_cmds_test.go
+			"aamregistry":  cmdAAMRegistry, // aamregistry_cmds_test.go
+			"aamcheck":     cmdAAMCheck,
 		},
 	}
 }

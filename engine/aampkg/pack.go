@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/fsys"
@@ -139,7 +141,7 @@ func Pack(ctx context.Context, sys fsys.System, dir fsys.AbsPath) ([]byte, *Mani
 	if len(missing) > 0 {
 		return nil, nil, invalid(missing)
 	}
-	archive, err := writeArchive(withChecksums(raw, files), files)
+	archive, err := writeArchive(withChecksums(withDescriptions(raw), files), files)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -147,6 +149,57 @@ func Pack(ctx context.Context, sys fsys.System, dir fsys.AbsPath) ([]byte, *Mani
 		return nil, nil, apperr.New(apperr.ManifestInvalid, "the archive is %d bytes; the limit is %d", len(archive), lim.MaxArchiveSize)
 	}
 	return archive, m, nil
+}
+
+// withDescriptions is raw with a description ("Skill review", as AAM
+// writes one) given to every artifact that has none, since AAM's reader
+// refuses an artifact without one; raw itself when all have one.
+func withDescriptions(raw []byte) []byte {
+	var doc yaml.Node
+	if yaml.Unmarshal(raw, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return raw
+	}
+	changed := false
+	top := doc.Content[0]
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		if top.Content[i].Value != "artifacts" || top.Content[i+1].Kind != yaml.MappingNode {
+			continue
+		}
+		kinds := top.Content[i+1]
+		for j := 0; j+1 < len(kinds.Content); j += 2 {
+			typ := KindType(kinds.Content[j].Value)
+			for _, item := range kinds.Content[j+1].Content {
+				if item.Kind != yaml.MappingNode || mapValue(item, "description") != nil {
+					continue
+				}
+				name := ""
+				if n := mapValue(item, "name"); n != nil {
+					name = n.Value
+				}
+				desc := strings.ToUpper(typ[:1]) + typ[1:] + " " + name
+				item.Content = append(item.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "description"},
+					&yaml.Node{Kind: yaml.ScalarNode, Value: desc})
+				changed = true
+			}
+		}
+	}
+	if !changed {
+		return raw
+	}
+	out, err := yaml.Marshal(&doc)
+	if err != nil {
+		return raw
+	}
+	return out
+}
+
+func mapValue(m *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
 }
 
 // withChecksums is the author's aam.yaml with file_checksums appended.

@@ -96,16 +96,23 @@ func (wr *Writer) performAll(sys fsys.System, writes []write, nManifests int, ti
 			tick()
 		}
 	})
-	for _, err := range errs {
+	emptied := newEmptiedDirs()
+	for i, err := range errs {
 		if err != nil {
 			return err
 		}
+		emptied.removed(files[i])
 	}
+	// Folders the removals emptied go once all files are done: one look
+	// at each folder, not one per file removed from it.
+	emptied.prune(sys)
 	for _, w := range manifests {
 		if err := wr.perform(sys, guard, w); err != nil {
 			return err
 		}
+		emptied.removed(w)
 	}
+	emptied.prune(sys)
 	return nil
 }
 
@@ -141,7 +148,8 @@ func (wr *Writer) cacheWritten(ws []write) {
 }
 
 // perform executes one write or removal of a transaction on sys, after
-// checking that no folder below its root is a link.
+// checking that no folder below its root is a link. The folders a removal
+// empties are left to [emptiedDirs].
 func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w write) error {
 	if w.noop {
 		return nil
@@ -157,11 +165,7 @@ func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w write) error
 	if w.data != nil {
 		return sys.WriteFile(w.path, w.data, w.mode)
 	}
-	if err := sys.Remove(w.path); err != nil {
-		return err
-	}
-	pruneEmptyDirs(sys, w.path.Dir(), w.root)
-	return nil
+	return sys.Remove(w.path)
 }
 
 // unchangedSincePlan refuses to write a key-level file that changed since

@@ -77,6 +77,7 @@ func (wr *Writer) Recover() ([]string, error) {
 		}
 	}
 	guard := plan.NewLinkGuard(wr.Sys)
+	emptied := newEmptiedDirs()
 	for _, s := range steps {
 		root, path := recorded(s.f.Root, s.f.Path)
 		if err := guard.Check(root, path); err != nil {
@@ -86,7 +87,7 @@ func (wr *Writer) Recover() ([]string, error) {
 			if err := wr.Sys.Remove(path); err != nil {
 				return nil, err
 			}
-			pruneEmptyDirs(wr.Sys, path.Dir(), root)
+			emptied.removed(write{root: root, path: path})
 			continue
 		}
 		if err := wr.Sys.WriteFile(path, s.data, fs.FileMode(s.f.Before.Mode)); err != nil {
@@ -96,6 +97,7 @@ func (wr *Writer) Recover() ([]string, error) {
 	for _, f := range j.Files {
 		wr.removeTempFiles(guard, f)
 	}
+	emptied.prune(wr.Sys)
 	removeEmptyCreatedDirs(wr.Sys, j.CreatedDirs)
 	warnings = append([]string{fmt.Sprintf("recovered from an interrupted %q (pid %d, started %s): put back %d file(s) as they were before it",
 		j.Command, j.PID, j.StartedAt.Format(time.RFC3339), len(steps))}, warnings...)
@@ -107,6 +109,8 @@ func (wr *Writer) Recover() ([]string, error) {
 // left as it is with a warning instead of stopping everything.
 func (wr *Writer) recoverySteps(store *snapshots.Store, j *snapshots.Journal) (steps []recoveryStep, kept []keptEdit, warnings []string, err error) {
 	guard := plan.NewLinkGuard(wr.Sys)
+	contents := store.Contents(nil)
+	contents.Add(j.ID, j.Files)
 	for i := len(j.Files) - 1; i >= 0; i-- {
 		f := j.Files[i]
 		root, path := recorded(f.Root, f.Path)
@@ -129,7 +133,7 @@ func (wr *Writer) recoverySteps(store *snapshots.Store, j *snapshots.Journal) (s
 		if untouched && a.Mode == fs.FileMode(f.Before.Mode).Perm() {
 			continue
 		}
-		pre, err := store.ReadBlob(j.ID, f.Before.SHA256)
+		pre, err := contents.Read(f.Target, f.Path, j.ID, f.Before, a.Data)
 		if err != nil {
 			if !wr.BestEffort {
 				return nil, nil, nil, apperr.As(err).WithHint("nothing was changed; run `agentpack doctor --fix` to put back every file whose saved bytes are intact and leave the others as they are")
@@ -151,24 +155,24 @@ func (wr *Writer) recoverySteps(store *snapshots.Store, j *snapshots.Journal) (s
 // the same journal finds its record and does not make another.
 func (wr *Writer) saveKeptEdits(store *snapshots.Store, j *snapshots.Journal, kept []keptEdit) (string, error) {
 	command := "recover " + j.ID
-	records, _, err := store.List()
+	latest, err := store.Latest()
 	if err != nil {
 		return "", err
 	}
-	if n := len(records); n > 0 && records[n-1].Command == command {
-		return records[n-1].ID, nil
+	if latest != nil && latest.Command == command {
+		return latest.ID, nil
 	}
 	now := time.Now()
 	id := store.NewID(now)
 	rec := &snapshots.Record{ID: id, Kind: snapshots.KindRollback, CreatedAt: now.UTC(), Command: command, Targets: []string{}}
-	if n := len(records); n > 0 {
-		rec.RolledBackTo = &records[n-1].ID
+	if latest != nil {
+		rec.RolledBackTo = &latest.ID
 	}
 	var blobs [][]byte
 	for _, k := range kept {
 		blobs = append(blobs, k.pre, k.cur)
 		rec.Files = append(rec.Files, snapshots.FileChange{Target: k.f.Target, Root: k.f.Root, Path: k.f.Path, Op: plan.OpUpdate, Manifest: k.f.Manifest,
-			Before: k.f.Before, After: &snapshots.Content{SHA256: checksum.SHA256Hex(k.cur), Size: int64(len(k.cur)), Mode: uint32(k.curMode)}})
+			Before: k.f.Before.Plain(), After: &snapshots.Content{SHA256: checksum.SHA256Hex(k.cur), Size: int64(len(k.cur)), Mode: uint32(k.curMode)}})
 		if k.f.Target != snapshots.StateTarget && !slices.Contains(rec.Targets, k.f.Target) {
 			rec.Targets = append(rec.Targets, k.f.Target)
 		}

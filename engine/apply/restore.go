@@ -21,12 +21,12 @@ type Restored struct {
 }
 
 // Restore writes restores as one recorded transaction, a snapshot of its
-// own: state are agentpack's state files as the rollback leaves them,
+// own: contents reads their saved bytes, state are agentpack's state files as the rollback leaves them,
 // written with the restored manifests; to is the snapshot rolled back to ("" for none), targets the
 // targets it covers (nil: those of restores) and undoneDirs the folders the
 // undone applies created, removed once empty. Every saved byte is read and
 // verified before the first write, so a damaged snapshot changes nothing.
-func (wr *Writer) Restore(restores []snapshots.Restore, state []StateFile, to string, targets []string, undoneDirs []string) (*Restored, error) {
+func (wr *Writer) Restore(restores []snapshots.Restore, contents *snapshots.Contents, state []StateFile, to string, targets []string, undoneDirs []string) (*Restored, error) {
 	store := wr.Store
 	type op struct {
 		r snapshots.Restore
@@ -55,7 +55,7 @@ func (wr *Writer) Restore(restores []snapshots.Restore, state []StateFile, to st
 			o.cur, o.has = a.Data, true
 		}
 		if r.Content != nil {
-			data, err := store.ReadBlob(r.BlobID, r.Content.SHA256)
+			data, err := contents.Read(r.Target, r.Path, r.BlobID, r.Content, o.cur)
 			if err != nil {
 				return nil, err
 			}

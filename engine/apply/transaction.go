@@ -4,6 +4,7 @@ import (
 	"os"
 
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/snapshots"
 )
@@ -16,17 +17,13 @@ import (
 // drops the journal. A failed write rolls everything back. Before bytes
 // undo the transaction; After bytes let `rollback --to` return to exactly
 // what it wrote, even after a later hand edit. A noop write is recorded,
-// not performed.
+// not performed. A target manifest's bytes are saved as deltas
+// ([savedBytes]), so a small deploy saves a small pack.
 func (wr *Writer) commit(rec *snapshots.Record, writes []write, nTail int, undoneDirs []string) error {
 	store := wr.Store
 	var blobs [][]byte
-	for _, w := range writes {
-		if w.change.Before != nil {
-			blobs = append(blobs, w.before)
-		}
-		if w.data != nil && !w.noop {
-			blobs = append(blobs, w.data)
-		}
+	for i := range writes {
+		blobs = append(blobs, savedBytes(&writes[i])...)
 	}
 	if _, err := store.SavePack(rec.ID, blobs); err != nil {
 		_ = store.DeleteBlobs(rec.ID)
@@ -54,11 +51,18 @@ func (wr *Writer) commit(rec *snapshots.Record, writes []write, nTail int, undon
 			changing++
 		}
 	}
-	if err := wr.performAll(wr.Sys, writes, nTail, wr.progress(changing)); err != nil {
+	// In durable mode the files are flushed together by one barrier, not
+	// one fsync each, and before the record says they were written: a
+	// crash never leaves a record of bytes that did not reach the disk.
+	sys, barrier := fsys.Batched(wr.Sys)
+	if err := wr.performAll(sys, writes, nTail, wr.progress(changing)); err != nil {
 		return wr.undoFailed(err)
 	}
 	// Folders the undone applies created go too, once nothing is left in them.
-	removeEmptyCreatedDirs(wr.Sys, undoneDirs)
+	removeEmptyCreatedDirs(sys, undoneDirs)
+	if err := barrier(); err != nil {
+		return wr.undoFailed(err)
+	}
 	wr.checkpoint("files written")
 	if err := store.Save(rec); err != nil {
 		return wr.undoFailed(err)
@@ -69,4 +73,36 @@ func (wr *Writer) commit(rec *snapshots.Record, writes []write, nTail int, undon
 	}
 	wr.checkpoint("journal removed")
 	return nil
+}
+
+// deltaMin is the size from which a manifest's bytes are saved as deltas.
+const deltaMin = 4 << 10
+
+// savedBytes returns the blobs w's change saves and sets its contents to
+// match. A manifest or state file that is updated saves two deltas (undo:
+// after → before, redo: before → after) instead of both texts whole when
+// they are less than half the size: a manifest lists every file of its
+// root, but a deploy changes few of its lines. The disk holds the after
+// bytes, so undo rebuilds the before bytes from it; a rollback further
+// back chains the undos of the newer snapshots. Contents read from older
+// records are copied without their deltas: these bytes are saved here.
+func savedBytes(w *write) [][]byte {
+	w.change.Before, w.change.After = w.change.Before.Plain(), w.change.After.Plain()
+	var out [][]byte
+	if w.change.Before != nil {
+		out = append(out, w.before)
+	}
+	if w.data == nil || w.noop {
+		return out
+	}
+	if !w.change.Manifest || w.change.Before == nil || len(w.before)+len(w.data) < deltaMin {
+		return append(out, w.data)
+	}
+	undo, redo := snapshots.ComputeDelta(w.data, w.before), snapshots.ComputeDelta(w.before, w.data)
+	if len(undo)+len(redo) >= (len(w.before)+len(w.data))/2 {
+		return append(out, w.data)
+	}
+	w.change.Before.Delta = &snapshots.DeltaRef{Base: w.change.After.SHA256, SHA256: checksum.SHA256Hex(undo)}
+	w.change.After.Delta = &snapshots.DeltaRef{Base: w.change.Before.SHA256, SHA256: checksum.SHA256Hex(redo)}
+	return [][]byte{undo, redo}
 }

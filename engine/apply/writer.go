@@ -7,6 +7,7 @@ package apply
 
 import (
 	"io/fs"
+	"maps"
 	"slices"
 	"sync"
 
@@ -73,21 +74,49 @@ func recorded(root, path string) (fsys.AbsPath, fsys.AbsPath) {
 	return fsys.AbsPath(root), fsys.AbsPath(path)
 }
 
-// pruneEmptyDirs removes now-empty folders from dir up to (not including)
-// root, so deleting a skill does not leave its empty folder behind.
-func pruneEmptyDirs(sys fsys.System, dir, root fsys.AbsPath) {
-	for root.Contains(dir) && dir != root {
-		if fi, err := sys.Lstat(dir); err != nil || !fi.IsDir() {
-			return // a link is not ours to remove, even when what it names is empty
-		}
-		entries, err := sys.ReadDir(dir)
-		if err != nil || len(entries) > 0 {
+// emptiedDirs gathers the folders that removals may have emptied, up to
+// (not including) their target roots, so deleting a skill does not leave
+// its empty folder behind.
+type emptiedDirs map[fsys.AbsPath]fsys.AbsPath // folder → its root
+
+func newEmptiedDirs() emptiedDirs { return emptiedDirs{} }
+
+// removed notes the folders above w's path if w removed it.
+func (e emptiedDirs) removed(w write) {
+	if w.data != nil || w.noop {
+		return
+	}
+	for d := w.path.Dir(); w.root.Contains(d) && d != w.root; d = d.Dir() {
+		if _, ok := e[d]; ok {
 			return
 		}
-		if sys.Remove(dir) != nil {
-			return
+		e[d] = w.root
+	}
+}
+
+// prune removes the noted folders that are empty, deepest first, looking
+// at each once; a folder that stays keeps its parents without a look. A
+// link is not ours to remove, even when what it names is empty.
+func (e emptiedDirs) prune(sys fsys.System) {
+	dirs := slices.Collect(maps.Keys(e))
+	slices.SortFunc(dirs, func(a, b fsys.AbsPath) int { return len(b) - len(a) })
+	kept := map[fsys.AbsPath]bool{}
+	for _, d := range dirs {
+		if kept[d] {
+			continue
 		}
-		dir = dir.Dir()
+		fi, err := sys.Lstat(d)
+		gone := err != nil
+		if !gone && fi.IsDir() {
+			entries, err := sys.ReadDir(d)
+			gone = err == nil && len(entries) == 0 && sys.Remove(d) == nil
+		}
+		if !gone {
+			for p := d.Dir(); e[p] != "" && !kept[p]; p = p.Dir() {
+				kept[p] = true
+			}
+		}
+		delete(e, d)
 	}
 }
 

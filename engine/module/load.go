@@ -39,6 +39,9 @@ type LoadedModule struct {
 	Body        []byte
 	// MCP is the parsed server definition of an mcp module.
 	MCP *MCPServer
+	// Origins names the overlay layer (global, machine, project) that set
+	// each file an overlay changed; other files are upstream's.
+	Origins map[string]string
 }
 
 // MCPServer is the definition held by an mcp module (SPEC §3).
@@ -159,10 +162,22 @@ func LoadModule(sys fsys.System, mod *Module, path string) (*LoadedModule, error
 // prompt linked to a shared file of the repo loads, while one linked out of
 // the repo does not. Links inside a module folder must stay inside it.
 func LoadModuleIn(sys fsys.System, mod *Module, path, within string) (*LoadedModule, error) {
-	files, err := loadModuleFiles(sys, mod, path, within)
+	files, err := LoadFilesIn(sys, mod, path, within)
 	if err != nil {
 		return nil, err
 	}
+	return NewLoaded(mod, path, files)
+}
+
+// LoadFilesIn reads a module's files as [LoadModuleIn] does, without
+// validating them, so overlays can change them first.
+func LoadFilesIn(sys fsys.System, mod *Module, path, within string) ([]File, error) {
+	return loadModuleFiles(sys, mod, path, within)
+}
+
+// NewLoaded validates files (sorted by Path) as the content of mod read
+// from path.
+func NewLoaded(mod *Module, path string, files []File) (*LoadedModule, error) {
 	lm := &LoadedModule{Module: mod, SourcePath: path, Files: files}
 	if err := lm.validate(); err != nil {
 		return nil, err

@@ -53,7 +53,7 @@ func Rank(hits []Scored, query, typ string) []Scored {
 		if seen[h.Name] {
 			continue
 		}
-		if typ != "" && !hasType(h.ArtifactTypes, typ) {
+		if typ != "" && !HasType(h.ArtifactTypes, typ) {
 			continue
 		}
 		if h.Score = Score(h.Hit, query); h.Score > 0 {
@@ -70,7 +70,8 @@ func Rank(hits []Scored, query, typ string) []Scored {
 	return out
 }
 
-func hasType(types []string, typ string) bool {
+// HasType reports whether types holds typ ("skill" and "skills" alike).
+func HasType(types []string, typ string) bool {
 	typ = strings.TrimSuffix(typ, "s")
 	for _, t := range types {
 		if strings.TrimSuffix(t, "s") == typ {

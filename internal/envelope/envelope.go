@@ -5,6 +5,7 @@ package envelope
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -96,25 +97,46 @@ func (e *Envelope) addWarnings(ws []string) {
 
 // JSON renders the envelope with two-space indent and a trailing newline.
 func (e *Envelope) JSON() []byte {
-	b, err := marshalJSON(e)
-	if err != nil {
-		fallback := New(e.Command, e.CommandID).Fail(apperr.Wrap(err, apperr.Unexpected, "cannot encode result"), nil)
-		b, _ = marshalJSON(fallback)
-	}
-	return b
+	var buf bytes.Buffer
+	_ = e.Encode(&buf)
+	return buf.Bytes()
 }
 
-// marshalJSON indents by two spaces and leaves &, < and > as they are
+// Encode writes the envelope to w as [Envelope.JSON] renders it, without
+// first building the whole document as a slice of its own: a command's
+// --json output goes straight to a buffered stdout. A value that cannot be
+// encoded is found before the first byte is written, and the envelope of
+// an E_UNEXPECTED error is written instead; an error of w is returned.
+func (e *Envelope) Encode(w io.Writer) error {
+	tw := &touchedWriter{w: w}
+	err := newEncoder(tw).Encode(e)
+	if err != nil && !tw.touched {
+		fallback := New(e.Command, e.CommandID).Fail(apperr.Wrap(err, apperr.Unexpected, "cannot encode result"), nil)
+		return newEncoder(w).Encode(fallback)
+	}
+	return err
+}
+
+// newEncoder indents by two spaces and leaves &, < and > as they are
 // (source specs contain '&'; \u0026 is valid but unreadable).
-func marshalJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+func newEncoder(w io.Writer) *json.Encoder {
+	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return enc
+}
+
+// touchedWriter tells whether anything was written to w: json.Encoder
+// encodes the whole value before its first write, so an error with
+// nothing written is an encoding error, not one of w.
+type touchedWriter struct {
+	w       io.Writer
+	touched bool
+}
+
+func (t *touchedWriter) Write(p []byte) (int, error) {
+	t.touched = true
+	return t.w.Write(p)
 }
 
 // pathKey matches the detail keys that name paths (path, paths, root,

@@ -1,8 +1,12 @@
 package envelope
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/agentpack/agentpack/internal/apperr"
@@ -28,5 +32,36 @@ func TestFailAddsPosixTwins(t *testing.T) {
 		if _, ok := d[k]; ok {
 			t.Fatalf("%s: not a path field, but got a twin: %v", k, d)
 		}
+	}
+}
+
+// failingWriter refuses every write, like a closed stdout.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("closed") }
+
+// TestEncodeStreamsWhatJSONRenders: Encode writes the bytes JSON returns;
+// data that cannot be encoded becomes an E_UNEXPECTED envelope, with
+// nothing of the failed one written; a writer's error is returned.
+func TestEncodeStreamsWhatJSONRenders(t *testing.T) {
+	env := New("plan", "plan").Succeed(map[string]any{"spec": "a & <b>", "n": []int{1, 2}}, []string{"w"})
+	var buf bytes.Buffer
+	if err := env.Encode(&buf); err != nil || buf.String() != string(env.JSON()) || !strings.HasSuffix(buf.String(), "}\n") {
+		t.Fatalf("Encode = %q, %v; want JSON's %q", buf.String(), err, env.JSON())
+	}
+	if !strings.Contains(buf.String(), `"spec": "a & <b>"`) {
+		t.Errorf("Encode escaped HTML characters: %s", buf.String())
+	}
+	buf.Reset()
+	bad := New("plan", "plan").Succeed(map[string]any{"ch": make(chan int)}, nil)
+	if err := bad.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var got Envelope
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil || got.OK || len(got.Errors) != 1 || got.Errors[0].Code != apperr.Unexpected {
+		t.Fatalf("an unencodable result gave %s (%v); want one E_UNEXPECTED envelope", buf.String(), err)
+	}
+	if err := env.Encode(failingWriter{}); err == nil {
+		t.Error("Encode to a failing writer reported no error")
 	}
 }

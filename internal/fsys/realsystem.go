@@ -30,6 +30,9 @@ type RealSystemOptions struct {
 // write in agentpack.
 type RealSystem struct {
 	opts RealSystemOptions
+	// dirty, in a [RealSystem.Batched] copy, collects the folders changed
+	// until its barrier flushes them.
+	dirty *dirtyDirs
 }
 
 // NewRealSystem returns a RealSystem configured by opts.
@@ -122,6 +125,9 @@ func (s *RealSystem) Rename(oldpath, newpath AbsPath) error {
 			return err
 		}
 	}
+	if s.dirty != nil {
+		s.dirty.add(oldpath.Dir())
+	}
 	return s.done(newpath, newpath.Dir())
 }
 
@@ -134,9 +140,12 @@ func (s *RealSystem) Symlink(oldname string, newname AbsPath) error {
 }
 
 // done finishes a successful mutation of path: with Fsync it makes the
-// change to dir durable, then it runs the AfterWrite hook. A missing dir is
+// change to dir durable (batched: it notes dir for the barrier), then it runs the AfterWrite hook. A missing dir is
 // fine: removing a path that never existed changed nothing there.
 func (s *RealSystem) done(path, dir AbsPath) error {
+	if s.dirty != nil {
+		s.dirty.add(dir)
+	}
 	if s.opts.Fsync {
 		if err := SyncDir(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err

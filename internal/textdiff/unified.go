@@ -15,6 +15,16 @@ const MaxBytes = 100 * 1024
 // Unified returns a unified diff of a and b with 3 lines of context, or
 // ok=false for binary input or a diff over MaxBytes.
 func Unified(fromName, toName string, a, b []byte) (diff string, ok bool) {
+	return unified(fromName, toName, a, b, MaxBytes)
+}
+
+// Patch is [Unified] without the size cap, for diffs that are stored
+// (overlay patches) rather than shown; ok=false for binary input.
+func Patch(fromName, toName string, a, b []byte) (diff string, ok bool) {
+	return unified(fromName, toName, a, b, -1)
+}
+
+func unified(fromName, toName string, a, b []byte, max int) (diff string, ok bool) {
 	if !isText(a) || !isText(b) {
 		return "", false
 	}
@@ -100,7 +110,7 @@ func Unified(fromName, toName string, a, b []byte) (diff string, ok bool) {
 		}
 		fmt.Fprintf(&out, "@@ -%s +%s @@\n%s", hunkRange(aStart, na), hunkRange(bStart, nb), body.String())
 		i = end
-		if out.Len() > MaxBytes {
+		if max >= 0 && out.Len() > max {
 			return "", false
 		}
 	}

@@ -19,7 +19,7 @@ const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/cli
 const BIN = process.env.AGENTPACK_BIN;
 const READ_TOOLS = ['config_get', 'deploy', 'diff', 'doctor', 'explain', 'info', 'list', 'plan', 'preview', 'registry_list', 'resources',
   'search', 'snapshots', 'source_candidates', 'source_diff', 'source_list', 'source_scan', 'status', 'validate', 'verify'];
-const WRITE_TOOLS = ['config_set', 'deploy_apply', 'install', 'publish', 'registry_add', 'rollback', 'source_add', 'source_remove',
+const WRITE_TOOLS = ['config_set', 'create_package', 'deploy_apply', 'install', 'publish', 'registry_add', 'rollback', 'source_add', 'source_remove',
   'source_update', 'uninstall'];
 let checks = 0;
 function check(cond, msg) {

@@ -1,0 +1,301 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/snapshots"
+	"github.com/agentpack/agentpack/targets"
+)
+
+// exactTree returns every file under dir (but .git) as path → bytes + mode.
+func exactTree(t testing.TB, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if d.IsDir() {
+			out[p] = "dir"
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		fi, _ := d.Info()
+		out[p] = fi.Mode().String() + " " + string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func sameFiles(t *testing.T, what string, got, want map[string]string) {
+	t.Helper()
+	if maps.Equal(got, want) {
+		return
+	}
+	for p := range want {
+		if got[p] != want[p] {
+			t.Errorf("%s: %s differs (len %d, want %d)", what, p, len(got[p]), len(want[p]))
+		}
+	}
+	for p := range got {
+		if _, ok := want[p]; !ok {
+			t.Errorf("%s: %s should not exist", what, p)
+		}
+	}
+}
+
+// manifestChange returns the target manifest's change in snapshot id.
+func manifestChange(t *testing.T, env engine.Env, id string) snapshots.FileChange {
+	t.Helper()
+	r, err := snapshots.NewStore(env.StateDir()).Load(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range r.Files {
+		if f.Manifest && f.Target == "codex" {
+			return f
+		}
+	}
+	t.Fatalf("snapshot %s changed no codex manifest", id)
+	return snapshots.FileChange{}
+}
+
+// packSize is the size of snapshot id's saved bytes.
+func packSize(t testing.TB, env engine.Env, id string) int64 {
+	t.Helper()
+	var n int64
+	_ = filepath.WalkDir(filepath.Join(env.StateDir(), "snapshots", id), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() != "journal.json" {
+			fi, _ := d.Info()
+			n += fi.Size()
+		}
+		return nil
+	})
+	return n
+}
+
+// TestRollbackAcrossDeltaSnapshots: deploys that change a few files of many
+// save the target manifest as deltas, and rolling back across several of
+// them (and undoing those rollbacks) puts back every byte of every file,
+// manifests included, as it was right after each snapshot.
+func TestRollbackAcrossDeltaSnapshots(t *testing.T) {
+	env := testEnv(t)
+	repo := benchRepo(t, 60, 3)
+	e := engine.New(env, targets.NewSet())
+	req := engine.Request{Repo: repo}
+	ctx := context.Background()
+	deploy := func() string {
+		t.Helper()
+		_, d, err := e.Deploy(ctx, req, true, engine.ApplyOptions{})
+		if err != nil || d.SnapshotID == "" {
+			t.Fatalf("deploy: %v (%+v)", err, d)
+		}
+		return d.SnapshotID
+	}
+	var ids []string
+	var states []map[string]string
+	step := func(edit func()) {
+		edit()
+		ids = append(ids, deploy())
+		states = append(states, exactTree(t, env.Cwd))
+	}
+	src := func(skill int, f string) string {
+		return filepath.Join(repo, "modules", fmt.Sprintf("s%04d", skill), "ref", f)
+	}
+	step(func() {})
+	step(func() { mustWrite(t, src(3, "f01.md"), "changed three\n") }) // one update
+	step(func() {                                                      // an update, a new file and a whole skill gone
+		mustWrite(t, src(7, "f02.md"), "changed seven\n")
+		mustWrite(t, src(9, "f03.md"), "new file\n")
+		yaml := mustRead(t, filepath.Join(repo, "agentpack.yaml"))
+		i := strings.Index(yaml, "  - {id: \"skill:s0011\"")
+		j := i + strings.Index(yaml[i:], "\n") + 1
+		mustWrite(t, filepath.Join(repo, "agentpack.yaml"), yaml[:i]+yaml[j:])
+	})
+	step(func() { mustWrite(t, src(3, "f01.md"), "changed three again\n") })
+
+	for _, id := range ids[1:] {
+		m := manifestChange(t, env, id)
+		if m.Before == nil || m.Before.Delta == nil || m.After.Delta == nil {
+			t.Fatalf("snapshot %s saved the manifest whole: %+v", id, m)
+		}
+		if whole := m.Before.Size + m.After.Size; packSize(t, env, id) >= whole/2 {
+			t.Errorf("snapshot %s saved %d bytes for a few files; the manifest alone is %d bytes twice", id, packSize(t, env, id), m.After.Size)
+		}
+	}
+
+	rollback := func(opt engine.RollbackOptions, want map[string]string, what string) {
+		t.Helper()
+		if _, _, err := e.Rollback(ctx, opt); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		sameFiles(t, what, exactTree(t, env.Cwd), want)
+	}
+	rollback(engine.RollbackOptions{To: ids[1]}, states[1], "rollback --to the second deploy")
+	rollback(engine.RollbackOptions{To: ids[0]}, states[0], "then --to the first")
+	rollback(engine.RollbackOptions{Last: true}, states[1], "then --last")
+	rollback(engine.RollbackOptions{To: ids[3]}, states[3], "then --to the newest deploy")
+	rollback(engine.RollbackOptions{To: ids[2]}, states[2], "then --to the third")
+	if _, st, err := e.Status(ctx, req, nil); err != nil || len(st.Drift) == 0 {
+		t.Fatalf("status after rolling back to an older source: %v, drift %d (want the files of the newer source pending)", err, len(st.Drift))
+	}
+}
+
+// TestRollbackOfVersion1Snapshot: a snapshot written before deltas (record
+// without schema_version, every Before and After saved whole) still rolls
+// back exactly.
+func TestRollbackOfVersion1Snapshot(t *testing.T) {
+	env := testEnv(t)
+	repo := benchRepo(t, 60, 3)
+	e := engine.New(env, targets.NewSet())
+	req := engine.Request{Repo: repo}
+	ctx := context.Background()
+	if _, _, err := e.Deploy(ctx, req, true, engine.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before := exactTree(t, env.Cwd)
+	mustWrite(t, filepath.Join(repo, "modules", "s0004", "ref", "f01.md"), "changed\n")
+	_, d, err := e.Deploy(ctx, req, true, engine.ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	downgradeRecord(t, env, d.SnapshotID)
+	if _, _, err := e.Rollback(ctx, engine.RollbackOptions{Last: true}); err != nil {
+		t.Fatal(err)
+	}
+	sameFiles(t, "rollback --last of a version 1 snapshot", exactTree(t, env.Cwd), before)
+}
+
+// downgradeRecord rewrites snapshot id as agentpack wrote it before
+// deltas: every content saved whole (as single blobs, which version 1
+// read as well as packs), no schema_version, no delta.
+func downgradeRecord(t *testing.T, env engine.Env, id string) {
+	t.Helper()
+	store := snapshots.NewStore(env.StateDir())
+	rec, err := store.Load(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, _ := store.IDs()
+	records := []*snapshots.Record{rec}
+	for _, other := range ids {
+		if other != id {
+			r, _ := store.Load(other)
+			records = append(records, r)
+		}
+	}
+	contents := store.Contents(records)
+	for _, f := range rec.Files {
+		disk, _ := os.ReadFile(f.Path)
+		for _, c := range []*snapshots.Content{f.Before, f.After} {
+			if c == nil {
+				continue
+			}
+			data, err := contents.Read(f.Target, f.Path, id, c, disk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := store.SaveBlob(id, data); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	path := filepath.Join(env.StateDir(), "snapshots", id+".json")
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(mustRead(t, path)), &raw); err != nil {
+		t.Fatal(err)
+	}
+	delete(raw, "schema_version")
+	for _, f := range raw["files"].([]any) {
+		for _, side := range []string{"before", "after"} {
+			if c, ok := f.(map[string]any)[side].(map[string]any); ok {
+				delete(c, "delta")
+			}
+		}
+	}
+	data, _ := json.MarshalIndent(raw, "", "  ")
+	if strings.Contains(string(data), "delta") || !slices.Contains(ids, id) {
+		t.Fatal("setup: the record still names a delta")
+	}
+	mustWrite(t, path, string(data))
+	// The pack goes: its blobs are saved whole above, and version 1 never
+	// wrote deltas.
+	for _, name := range []string{"blobs.pack", "blobs.pack.idx"} {
+		if err := os.Remove(filepath.Join(env.StateDir(), "snapshots", id, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestDurableDeployAndRollback: with AGENTPACK_FSYNC=1 (Env.Fsync) a deploy
+// writes its files through one barrier and a rollback still puts every
+// byte back.
+func TestDurableDeployAndRollback(t *testing.T) {
+	env := testEnv(t)
+	env.Fsync = true
+	repo := benchRepo(t, 20, 3)
+	e := engine.New(env, targets.NewSet())
+	ctx := context.Background()
+	before := exactTree(t, env.Cwd)
+	_, d, err := e.Deploy(ctx, engine.Request{Repo: repo}, true, engine.ApplyOptions{})
+	if err != nil || d.Summary.Create != 60 {
+		t.Fatalf("durable deploy: %v (%+v)", err, d)
+	}
+	if _, _, err := e.Rollback(ctx, engine.RollbackOptions{Last: true}); err != nil {
+		t.Fatal(err)
+	}
+	sameFiles(t, "durable rollback", exactTree(t, env.Cwd), before)
+}
+
+// TestRecoveryRebuildsADeltaManifest: an apply that dies after writing its
+// files (the manifest included, saved as deltas) is rolled back by the next
+// command to the exact bytes it found, manifest included.
+func TestRecoveryRebuildsADeltaManifest(t *testing.T) {
+	env := testEnv(t)
+	repo := benchRepo(t, 60, 3)
+	ctx := context.Background()
+	req := engine.Request{Repo: repo}
+	if _, _, err := engine.New(env, targets.NewSet()).Deploy(ctx, req, true, engine.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before := exactTree(t, env.Cwd)
+	mustWrite(t, filepath.Join(repo, "modules", "s0005", "ref", "f01.md"), "changed\n")
+	e := engine.New(env, targets.NewSet())
+	type crash struct{}
+	e.Checkpoint = func(phase string) {
+		if phase == "files written" {
+			panic(crash{})
+		}
+	}
+	func() {
+		defer func() {
+			if r := recover(); r != (crash{}) {
+				t.Fatalf("the deploy did not stop after writing its files: %v", r)
+			}
+		}()
+		_, _, _ = e.Deploy(ctx, req, true, engine.ApplyOptions{})
+	}()
+	if got := exactTree(t, env.Cwd); maps.Equal(got, before) {
+		t.Fatal("setup: the interrupted deploy wrote nothing")
+	}
+	if _, warnings, err := engine.New(env, targets.NewSet()).Snapshots(ctx); err != nil || len(warnings) == 0 {
+		t.Fatalf("the next command did not recover: %v %q", err, warnings)
+	}
+	sameFiles(t, "after recovery", exactTree(t, env.Cwd), before)
+}

@@ -1,0 +1,226 @@
+package snapshots
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"slices"
+)
+
+// deltaMagic starts every delta blob, so a delta is never mistaken for
+// whole bytes and its format can change later.
+const deltaMagic = "agentpack-delta-1\n"
+
+// Delta operations: copy a range of the base, or insert literal bytes.
+const (
+	deltaCopy   = 'c'
+	deltaInsert = 'i'
+)
+
+// errBadDelta is a delta blob that does not decode against its base.
+var errBadDelta = errors.New("malformed delta")
+
+// ComputeDelta returns a delta that [ApplyDelta] turns base into target
+// with. It works on lines: lines found exactly once in both texts anchor
+// the alignment (the paths and hashes of a target manifest), and the lines
+// between two anchors are matched by their common prefix and suffix. The
+// delta is never wrong, only sometimes larger than it could be; its size
+// grows with what changed, not with the size of the texts.
+func ComputeDelta(base, target []byte) []byte {
+	a, b := splitLines(base), splitLines(target)
+	d := deltaWriter{base: base, target: target, a: a, b: b, out: []byte(deltaMagic)}
+	ai, bi := 0, 0
+	for _, m := range uniqueMatches(base, target, a, b) {
+		d.region(ai, m[0], bi, m[1])
+		d.copyLines(m[0], m[0]+1)
+		ai, bi = m[0]+1, m[1]+1
+	}
+	d.region(ai, len(a)-1, bi, len(b)-1)
+	return d.finish()
+}
+
+// ApplyDelta rebuilds the bytes delta was computed for from base.
+func ApplyDelta(base, delta []byte) ([]byte, error) {
+	if !bytes.HasPrefix(delta, []byte(deltaMagic)) {
+		return nil, errBadDelta
+	}
+	delta = delta[len(deltaMagic):]
+	var out []byte
+	for len(delta) > 0 {
+		op := delta[0]
+		delta = delta[1:]
+		switch op {
+		case deltaCopy:
+			off, n1 := binary.Uvarint(delta)
+			if n1 <= 0 {
+				return nil, errBadDelta
+			}
+			size, n2 := binary.Uvarint(delta[n1:])
+			if n2 <= 0 || off > uint64(len(base)) || size > uint64(len(base))-off {
+				return nil, errBadDelta
+			}
+			out = append(out, base[off:off+size]...)
+			delta = delta[n1+n2:]
+		case deltaInsert:
+			size, n := binary.Uvarint(delta)
+			if n <= 0 || size > uint64(len(delta)-n) {
+				return nil, errBadDelta
+			}
+			out = append(out, delta[n:n+int(size)]...)
+			delta = delta[n+int(size):]
+		default:
+			return nil, errBadDelta
+		}
+	}
+	return out, nil
+}
+
+// line is one line of a text (with its newline) as a byte range.
+type line struct{ start, end int }
+
+// splitLines cuts text into lines ending in '\n' (the last may not), plus a
+// sentinel empty line at len(text) that keeps region bounds simple.
+func splitLines(text []byte) []line {
+	out := make([]line, 0, bytes.Count(text, []byte{'\n'})+2)
+	start := 0
+	for start < len(text) {
+		i := bytes.IndexByte(text[start:], '\n')
+		end := len(text)
+		if i >= 0 {
+			end = start + i + 1
+		}
+		out = append(out, line{start, end})
+		start = end
+	}
+	return append(out, line{len(text), len(text)})
+}
+
+// uniqueMatches pairs the lines that occur once in a and once in b, keeping
+// the longest run whose positions grow in both (so copies never cross).
+func uniqueMatches(base, target []byte, a, b []line) [][2]int {
+	type seen struct{ na, nb, ia, ib int }
+	count := make(map[string]*seen, len(a))
+	for i, l := range a[:len(a)-1] {
+		k := string(base[l.start:l.end])
+		if s := count[k]; s != nil {
+			s.na++
+		} else {
+			count[k] = &seen{na: 1, ia: i}
+		}
+	}
+	var pairs [][2]int
+	for i, l := range b[:len(b)-1] {
+		if s := count[string(target[l.start:l.end])]; s != nil {
+			s.nb++
+			s.ib = i
+		}
+	}
+	for _, s := range count {
+		if s.na == 1 && s.nb == 1 {
+			pairs = append(pairs, [2]int{s.ia, s.ib})
+		}
+	}
+	slices.SortFunc(pairs, func(x, y [2]int) int { return x[1] - y[1] })
+	return increasingRun(pairs)
+}
+
+// increasingRun returns the longest subsequence of pairs (sorted by their
+// second element) whose first elements increase too (patience sorting).
+func increasingRun(pairs [][2]int) [][2]int {
+	tails := []int{} // index into pairs of the smallest tail of each length
+	prev := make([]int, len(pairs))
+	for i, p := range pairs {
+		k, _ := slices.BinarySearchFunc(tails, p[0], func(t, v int) int { return pairs[t][0] - v })
+		if k > 0 {
+			prev[i] = tails[k-1]
+		} else {
+			prev[i] = -1
+		}
+		if k == len(tails) {
+			tails = append(tails, i)
+		} else {
+			tails[k] = i
+		}
+	}
+	out := make([][2]int, len(tails))
+	if len(tails) == 0 {
+		return out
+	}
+	for i, k := len(tails)-1, tails[len(tails)-1]; i >= 0; i, k = i-1, prev[k] {
+		out[i] = pairs[k]
+	}
+	return out
+}
+
+// deltaWriter emits the operations of a delta, merging adjacent copies.
+type deltaWriter struct {
+	base     []byte
+	target   []byte
+	a, b     []line
+	out      []byte
+	copyFrom int // pending copy [copyFrom, copyTo) of base; empty when equal
+	copyTo   int
+	insert   []byte // pending literal bytes
+}
+
+// region aligns lines a[a0:a1] with b[b0:b1]: shared leading and trailing
+// lines are copied, the rest of b is inserted.
+func (d *deltaWriter) region(a0, a1, b0, b1 int) {
+	same := func(i, j int) bool {
+		return bytes.Equal(d.base[d.a[i].start:d.a[i].end], d.targetLine(j))
+	}
+	for a0 < a1 && b0 < b1 && same(a0, b0) {
+		d.copyLines(a0, a0+1)
+		a0, b0 = a0+1, b0+1
+	}
+	tail := 0
+	for a1-tail > a0 && b1-tail > b0 && same(a1-tail-1, b1-tail-1) {
+		tail++
+	}
+	for j := b0; j < b1-tail; j++ {
+		d.insert = append(d.insert, d.targetLine(j)...)
+	}
+	if tail > 0 {
+		d.copyLines(a1-tail, a1)
+	}
+}
+
+func (d *deltaWriter) targetLine(j int) []byte { return d.target[d.b[j].start:d.b[j].end] }
+
+// copyLines queues a copy of lines a[i:j].
+func (d *deltaWriter) copyLines(i, j int) {
+	from, to := d.a[i].start, d.a[j-1].end
+	if len(d.insert) > 0 {
+		d.flush()
+	}
+	if d.copyTo == from && d.copyTo > d.copyFrom {
+		d.copyTo = to
+		return
+	}
+	d.flushCopy()
+	d.copyFrom, d.copyTo = from, to
+}
+
+func (d *deltaWriter) flushCopy() {
+	if d.copyTo > d.copyFrom {
+		d.out = append(d.out, deltaCopy)
+		d.out = binary.AppendUvarint(d.out, uint64(d.copyFrom))
+		d.out = binary.AppendUvarint(d.out, uint64(d.copyTo-d.copyFrom))
+	}
+	d.copyFrom, d.copyTo = 0, 0
+}
+
+func (d *deltaWriter) flush() {
+	d.flushCopy()
+	if len(d.insert) > 0 {
+		d.out = append(d.out, deltaInsert)
+		d.out = binary.AppendUvarint(d.out, uint64(len(d.insert)))
+		d.out = append(d.out, d.insert...)
+		d.insert = d.insert[:0]
+	}
+}
+
+func (d *deltaWriter) finish() []byte {
+	d.flush()
+	return d.out
+}

@@ -48,6 +48,9 @@ type Engine struct {
 	// LoadCache, when set, keeps compiled desired states across the
 	// engines of one process (the MCP server builds one per call).
 	LoadCache *LoadCache
+	// SourceCache, when set, keeps the compiled desired state of plan,
+	// status, diff and deploy on disk between processes (the CLI sets it).
+	SourceCache *SourceCache
 	// ApplyProgress is told how many target files a deploy or rollback
 	// has written so far, out of how many (from several goroutines).
 	ApplyProgress func(done, total int)
@@ -149,6 +152,9 @@ type State struct {
 	// scopes whose root folder exists (most repos have none).
 	overlays      overlay.Layout
 	overlayScopes []overlay.Scope
+	// configured are the targets agentpack.yaml configures, for a state
+	// from the [SourceCache] (which has no Manifest).
+	configured []string
 }
 
 // Warn adds a warning; safe for concurrent use.
@@ -168,11 +174,16 @@ func (e *Engine) LoadManifest(ctx context.Context, req Request) (*manifest.Manif
 // Load reads the manifest, selects modules and targets, loads module files
 // and compiles the desired state. Nothing is written.
 func (e *Engine) Load(ctx context.Context, req Request) (*State, error) {
+	return e.loadThrough(ctx, req, e.cachedLoadState)
+}
+
+// loadThrough is Load with the cache the load goes through.
+func (e *Engine) loadThrough(ctx context.Context, req Request, cached func(context.Context, Request, func() (*State, error)) (*State, error)) (*State, error) {
 	recovered, err := e.recoverFirst(ctx)
 	if err != nil {
 		return nil, err
 	}
-	st, err := e.cachedLoadState(ctx, req, func() (*State, error) {
+	st, err := cached(ctx, req, func() (*State, error) {
 		m, repo, err := e.LoadManifest(ctx, req)
 		if err != nil {
 			return nil, err

@@ -206,8 +206,11 @@ func (e *Engine) prefetchSync(ctx context.Context, req Request, relock, fetch bo
 // prefetchPinned prefetches the pinned commits of req's lockfile that the
 // cache does not hold yet (a deploy after a fresh clone of the repo).
 func (e *Engine) prefetchPinned(ctx context.Context, req Request) {
-	repo := e.Env.ResolveRepo(req.Repo)
-	lf, err := lockfile.LoadOn(e.Sys, abs(filepath.Join(repo, lockfile.FileName)))
+	path := abs(filepath.Join(e.Env.ResolveRepo(req.Repo), lockfile.FileName))
+	if _, err := e.Sys.Lstat(path); err != nil {
+		return // no lockfile: nothing pinned (and the source cache stays unread)
+	}
+	lf, err := lockfile.LoadOn(e.Sys, path)
 	if err != nil {
 		return
 	}

@@ -20,19 +20,126 @@ type LoadCache struct {
 	// Racy is how recently a file may have changed before a load and still
 	// be trusted by its stat data; see [fsys.TrackingSystem.Fingerprint].
 	Racy time.Duration
+	// Watch makes the cache watch the folders of every path a load read
+	// (started with the first load, stopped by Close): while the watcher
+	// hears nothing, a hit is trusted without a stat of each path.
+	Watch bool
+	// Recheck is how long a hit may be trusted on the watcher's word
+	// alone; after it the stat data is checked again, the safety net for
+	// what a watcher cannot hear (network mounts, a full event queue).
+	Recheck time.Duration
 
 	mu      sync.Mutex
 	entries map[string]*cachedLoad
+	// answers are whole read-only answers (status) by request, kept only
+	// while watching; see memoized.
+	answers map[string]*cachedLoad
+	watcher *fsys.Watcher
+	closed  bool
 }
 
 type cachedLoad struct {
 	st *State
-	fp *fsys.Fingerprint
+	// answer is the use case's answer, for an entry of answers.
+	answer any
+	fp     *fsys.Fingerprint
+	// watched: the watcher covers every folder of fp; gen is its
+	// generation and checked the time when fp was last known current.
+	watched bool
+	gen     uint64
+	checked time.Time
 }
 
 // NewLoadCache returns an empty cache.
 func NewLoadCache() *LoadCache {
-	return &LoadCache{Racy: 2 * time.Second, entries: map[string]*cachedLoad{}}
+	return &LoadCache{Racy: 2 * time.Second, Recheck: 5 * time.Second, entries: map[string]*cachedLoad{}, answers: map[string]*cachedLoad{}}
+}
+
+// Close stops the watcher, if one started; the cache goes on with stat
+// checks only.
+func (c *LoadCache) Close() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	w := c.watcher
+	c.watcher, c.closed = nil, true
+	c.mu.Unlock()
+	if w != nil {
+		_ = w.Close()
+	}
+}
+
+// Distrust makes the next use of every entry check its stat data, not
+// take the watcher's word: a caller that just wrote files calls it, so
+// its next read does not race the watcher's events for those writes.
+func (c *LoadCache) Distrust() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range []map[string]*cachedLoad{c.entries, c.answers} {
+		for _, h := range m {
+			h.checked = time.Time{}
+		}
+	}
+}
+
+// watcherLocked is the cache's watcher, started on first use; nil when
+// watching is off or cannot start. c.mu is held.
+func (c *LoadCache) watcherLocked() *fsys.Watcher {
+	if c.Watch && c.watcher == nil && !c.closed {
+		if w, err := fsys.NewWatcher(); err == nil {
+			c.watcher = w
+		} else {
+			c.Watch = false
+		}
+	}
+	return c.watcher
+}
+
+// current reports whether h still describes the disk: on the watcher's
+// word while it heard nothing since h was last checked (and that was less
+// than Recheck ago), else by a stat of every path.
+func (c *LoadCache) current(h *cachedLoad, sys fsys.System) bool {
+	c.mu.Lock()
+	w := c.watcher
+	var gen uint64
+	if w != nil {
+		gen = w.Generation()
+		if h.watched && h.gen == gen && time.Since(h.checked) < c.Recheck {
+			c.mu.Unlock()
+			return true
+		}
+	}
+	c.mu.Unlock()
+	if !h.fp.Unchanged(sys) {
+		return false
+	}
+	c.mu.Lock()
+	h.gen, h.checked = gen, time.Now()
+	c.mu.Unlock()
+	return true
+}
+
+// store keeps st with fp. With a watcher, the folders of fp are watched
+// first and fp is checked once more after: a change made before the
+// watches started shows in the stat data, one made after is heard.
+func (c *LoadCache) store(entries map[string]*cachedLoad, key string, h *cachedLoad, sys fsys.System) {
+	fp := h.fp
+	c.mu.Lock()
+	w := c.watcherLocked()
+	c.mu.Unlock()
+	if w != nil && w.Cover(fp) {
+		gen := w.Generation()
+		if fp.Unchanged(sys) {
+			h.watched, h.gen, h.checked = true, gen, time.Now()
+		}
+	}
+	c.mu.Lock()
+	entries[key] = h
+	c.mu.Unlock()
 }
 
 // cacheKey names what a load depends on besides the files it reads: the
@@ -53,7 +160,8 @@ func (e *Engine) cachedLoadState(ctx context.Context, req Request, load func() (
 	c.mu.Lock()
 	hit := c.entries[key]
 	c.mu.Unlock()
-	if hit != nil && hit.fp.Unchanged(e.Sys) {
+	if hit != nil && c.current(hit, e.Sys) {
+		noteLoad(ctx, hit)
 		return hit.st.clone(), nil
 	}
 	tracker := fsys.NewTrackingSystem(e.Sys)
@@ -65,9 +173,9 @@ func (e *Engine) cachedLoadState(ctx context.Context, req Request, load func() (
 		return st, err
 	}
 	if fp, ok := tracker.Fingerprint(sys, c.Racy); ok {
-		c.mu.Lock()
-		c.entries[key] = &cachedLoad{st: st.clone(), fp: fp}
-		c.mu.Unlock()
+		h := &cachedLoad{st: st.clone(), fp: fp}
+		c.store(c.entries, key, h, sys)
+		noteLoad(ctx, h)
 	}
 	return st, nil
 }

@@ -2,8 +2,10 @@ package engine_test
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -140,4 +142,149 @@ func TestLoadCacheSkipsRacyFiles(t *testing.T) {
 	if reads.Load() == 0 {
 		t.Fatal("a state loaded from files changed within the racy window was reused")
 	}
+}
+
+// countStats counts the stat calls made through it.
+type countStats struct {
+	fsys.System
+	n *atomic.Int64
+}
+
+func (c countStats) Lstat(p fsys.AbsPath) (fs.FileInfo, error) {
+	c.n.Add(1)
+	return c.System.Lstat(p)
+}
+
+func (c countStats) Stat(p fsys.AbsPath) (fs.FileInfo, error) {
+	c.n.Add(1)
+	return c.System.Stat(p)
+}
+
+// With a watcher, a hit is trusted without a stat of each path while
+// nothing was heard, and an edit is heard: the next load sees it without
+// waiting for the stat re-check.
+func TestLoadCacheWatcherInvalidates(t *testing.T) {
+	env := testEnv(t)
+	repo := benchRepo(t, 3, 3)
+	cache := engine.NewLoadCache()
+	cache.Racy, cache.Watch, cache.Recheck = 0, true, time.Hour // only the watcher can tell
+	defer cache.Close()
+	var stats, reads atomic.Int64
+	load := func() *engine.State {
+		t.Helper()
+		e := engine.New(env, targets.NewSet())
+		e.Sys = countReads{countStats{e.Sys, &stats}, &reads}
+		e.LoadCache = cache
+		st, err := e.Load(context.Background(), engine.Request{Repo: repo})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	load()
+	stats.Store(0)
+	reads.Store(0)
+	load()
+	if s, r := stats.Load(), reads.Load(); s > 1 || r != 0 {
+		t.Fatalf("a watched hit made %d stats and %d reads (want none of the repo's)", s, r)
+	}
+	skill := filepath.Join(repo, "modules", "s0001", "SKILL.md")
+	if err := os.WriteFile(skill, []byte("---\nname: s0001\ndescription: edited\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The event arrives asynchronously: poll until the load sees it.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if desc := skillData(load(), "s0001"); strings.Contains(desc, "edited") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the watcher never invalidated the cached state after an edit")
+		}
+	}
+}
+
+func skillData(st *engine.State, skill string) string {
+	for _, f := range st.Desired.Files {
+		if filepath.Base(f.Path.String()) == "SKILL.md" && filepath.Base(filepath.Dir(f.Path.String())) == skill {
+			return string(f.Data)
+		}
+	}
+	return ""
+}
+
+// A watching cache answers status over an unchanged disk without reading
+// or stat'ing anything, and the answer follows an edited target file and
+// an edited source as soon as the watcher hears them.
+func TestLoadCacheMemoizesStatus(t *testing.T) {
+	env := testEnv(t)
+	repo := benchRepo(t, 3, 3)
+	req := engine.Request{Repo: repo}
+	if _, _, err := engine.New(env, targets.NewSet()).Deploy(context.Background(), req, true, engine.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cache := engine.NewLoadCache()
+	cache.Racy, cache.Watch, cache.Recheck = 0, true, time.Hour // only the watcher can tell
+	defer cache.Close()
+	var stats, reads atomic.Int64
+	status := func() *engine.StatusData {
+		t.Helper()
+		e := engine.New(env, targets.NewSet())
+		e.Sys = countReads{countStats{e.Sys, &stats}, &reads}
+		e.LoadCache = cache
+		_, s, err := e.Status(context.Background(), req, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	// The stat cache learns the deployed files once they are old enough
+	// (a status that saves it is not memoized: it changed what it read),
+	// so the answer is memoized within a few calls.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		stats.Store(0)
+		reads.Store(0)
+		if s := status(); len(s.Drift) != 0 {
+			t.Fatalf("drift over an unchanged disk: %+v", s.Drift)
+		}
+		if stats.Load() <= 1 && reads.Load() == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status is never memoized: %d stats and %d reads", stats.Load(), reads.Load())
+		}
+	}
+	until := func(what string, ok func(*engine.StatusData) bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !ok(status()); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("status never showed %s", what)
+			}
+		}
+	}
+	kind := func(k string) func(*engine.StatusData) bool {
+		return func(s *engine.StatusData) bool { return len(s.Drift) > 0 && s.Drift[0].Kind == k }
+	}
+	deployed := filepath.Join(env.Cwd, ".agents", "skills", "s0001", "SKILL.md")
+	if err := os.WriteFile(deployed, []byte("edited by hand\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	until("the edited target file", kind(engine.DriftModified))
+	if err := os.WriteFile(deployed, []byte(skillData(status2(t, env, req), "s0001")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	until("the target file put back", func(s *engine.StatusData) bool { return len(s.Drift) == 0 })
+	if err := os.WriteFile(filepath.Join(repo, "modules", "s0002", "SKILL.md"), []byte("---\nname: s0002\ndescription: new\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	until("the edited source", kind(engine.DriftPending))
+}
+
+// status2 is the state a fresh engine without caches loads.
+func status2(t *testing.T, env engine.Env, req engine.Request) *engine.State {
+	t.Helper()
+	st, err := engine.New(env, targets.NewSet()).Load(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }

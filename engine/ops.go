@@ -10,8 +10,15 @@ import (
 )
 
 // Plan loads the request's desired state and compares it with the disk.
+// The state comes from the [SourceCache] when nothing it was compiled from
+// changed: such a State has no Manifest and no Modules.
 func (e *Engine) Plan(ctx context.Context, req Request) (*State, *plan.Plan, error) {
-	st, err := e.Load(ctx, req)
+	return e.planWith(ctx, req, e.loadCompiled)
+}
+
+// planWith is Plan with the state load picks.
+func (e *Engine) planWith(ctx context.Context, req Request, load func(context.Context, Request) (*State, error)) (*State, *plan.Plan, error) {
+	st, err := load(ctx, req)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -49,7 +49,7 @@ func (e *Engine) staleRoots(st *State, d *desired.State) []desired.Root {
 		}
 		// A target narrowed away with --target is left alone; a target
 		// removed from agentpack.yaml is cleaned up like a removed module.
-		_, configured := st.Manifest.Targets[r.Target]
+		configured := st.configures(r.Target)
 		narrowed := st.Req.Target != "" && st.Req.Target != "all"
 		if !slices.Contains(d.Targets, r.Target) && (configured || narrowed) {
 			continue
@@ -61,6 +61,15 @@ func (e *Engine) staleRoots(st *State, d *desired.State) []desired.Root {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Target+out[i].Path.String() < out[j].Target+out[j].Path.String() })
 	return out
+}
+
+// configures reports whether agentpack.yaml configures the target name.
+func (st *State) configures(name string) bool {
+	if st.Manifest == nil {
+		return slices.Contains(st.configured, name) // a state from the source cache
+	}
+	_, ok := st.Manifest.Targets[name]
+	return ok
 }
 
 // rootsAfter is the registry as an apply leaves it: roots holding a

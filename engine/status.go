@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -91,11 +92,14 @@ func (e *Engine) Status(ctx context.Context, req Request, only []string) (*State
 				WithHint("use any of: %s", strings.Join(DriftKinds, ", "))
 		}
 	}
-	st, p, err := e.Plan(ctx, req)
-	if err != nil {
-		return st, nil, err
-	}
-	return st, e.status(st, p, only), nil
+	key := fmt.Sprintf("status\x00%q\x00%#v", only, req)
+	return memoized(ctx, e, key, func(ctx context.Context) (*State, *StatusData, error) {
+		st, p, err := e.Plan(ctx, req)
+		if err != nil {
+			return st, nil, err
+		}
+		return st, e.status(st, p, only), nil
+	})
 }
 
 // status computes drift from an already made plan.

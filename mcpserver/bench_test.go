@@ -3,12 +3,17 @@ package mcpserver
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/targets"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -116,4 +121,51 @@ func vmRSSKiB(b *testing.B) float64 {
 	}
 	b.Skip("no VmRSS")
 	return 0
+}
+
+// BenchmarkStatusToolUnchanged10k is one status call over a deployed,
+// unchanged repo of 1,000 skills × 10 files: the server keeps the compiled
+// state and its file watcher has heard nothing, so the call re-reads no
+// source and re-stats none of them (the target files are still checked).
+func BenchmarkStatusToolUnchanged10k(b *testing.B) {
+	te := newTestEnv(b)
+	repo := filepath.Join(b.TempDir(), "repo10k")
+	var m strings.Builder
+	m.WriteString("version: 1\nprofiles: {default: {include_tags: [base]}}\ntargets: {codex: {scope: project}}\nmodules:\n")
+	for i := range 1000 {
+		dir := filepath.Join(repo, "modules", fmt.Sprintf("s%04d", i))
+		writeFile(b, filepath.Join(dir, "SKILL.md"), fmt.Sprintf("---\nname: s%04d\ndescription: skill %d\n---\nbody\n", i, i))
+		for f := 1; f < 10; f++ {
+			writeFile(b, filepath.Join(dir, "ref", fmt.Sprintf("f%02d.md", f)), strings.Repeat(fmt.Sprintf("line %d of %d\n", f, i), 40))
+		}
+		fmt.Fprintf(&m, "  - {id: \"skill:s%04d\", type: skill, tags: [base], source: {local_path: {path: modules/s%04d}}}\n", i, i)
+	}
+	writeFile(b, filepath.Join(repo, "agentpack.yaml"), m.String())
+	req := engine.Request{Repo: repo}
+	if _, _, err := engine.New(te.Env, targets.NewSet()).Deploy(context.Background(), req, true, engine.ApplyOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	time.Sleep(2100 * time.Millisecond) // the load cache trusts files older than 2s
+	cs := connect(b, te.server(b, func(o *Options) { o.Defaults = req }), "2025-11-25")
+	params := &mcp.CallToolParams{Name: "status", Arguments: M{}}
+	call := func() {
+		res, err := cs.CallTool(context.Background(), params)
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+	}
+	call() // loads and caches
+	for b.Loop() {
+		call()
+	}
+}
+
+func writeFile(b testing.TB, path, content string) {
+	b.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		b.Fatal(err)
+	}
 }

@@ -26,6 +26,7 @@ const shutdownGrace = 2 * time.Second
 // in flight finish and are answered first; then it returns nil. Nothing
 // but JSON-RPC is ever written to w.
 func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
+	defer s.Close()
 	runCtx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
@@ -118,6 +119,7 @@ func requireBearer(token string, next http.Handler) http.Handler {
 // cancelled; then it stops accepting, finishes the calls in flight and
 // returns nil.
 func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, o HTTPOptions) error {
+	defer s.Close()
 	srv := &http.Server{Handler: s.HTTPHandler(o), ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()

@@ -66,6 +66,8 @@ type Server struct {
 	inflight inflight
 	// skillsOn serves the Skills extension.
 	skillsOn bool
+	// cache is the load cache every call's engine shares.
+	cache *engine.LoadCache
 
 	// testHookCall, when set, runs at the start of every tool call.
 	testHookCall func(ctx context.Context, name string)
@@ -86,7 +88,10 @@ func New(opts Options) (*Server, error) {
 	// Every call's engine shares one cache of compiled desired states: a
 	// call on an unchanged repo re-stats what the last load read instead
 	// of reading, parsing and hashing it again.
+	// A file watcher on the folders each load read lets a call trust the
+	// cache without re-stat'ing the repo while nothing was heard.
 	build, cache := opts.NewEngine, engine.NewLoadCache()
+	cache.Watch = true
 	opts.NewEngine = func() *engine.Engine {
 		e := build()
 		e.LoadCache = cache
@@ -99,7 +104,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, log: opts.Logger, tools: map[string]*tool{}, tokens: newConfirmTokens(opts.Now),
+	s := &Server{opts: opts, log: opts.Logger, tools: map[string]*tool{}, tokens: newConfirmTokens(opts.Now), cache: cache,
 		skillsOn: sets[ToolsetSkills] && !opts.DisableSkills}
 	// Tools are fixed at startup and prompts and resources are computed
 	// per request, so nothing ever sends list_changed.
@@ -137,6 +142,10 @@ func New(opts Options) (*Server, error) {
 	s.mcp.AddReceivingMiddleware(s.middleware)
 	return s, nil
 }
+
+// Close stops the file watcher of the server's load cache (ServeStdio and
+// ServeHTTP close the server when they return).
+func (s *Server) Close() { s.cache.Close() }
 
 // MCP returns the underlying go-sdk server.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
@@ -226,6 +235,10 @@ func (s *Server) runTool(ctx context.Context, t *tool, raw []byte) (env *envelop
 	eng := s.opts.NewEngine()
 	if !t.write {
 		eng.ReadOnly() // a read tool cannot write, whatever path it takes
+	} else {
+		// What this call writes is heard by the watcher a moment later: the
+		// next call checks stat data rather than race the event.
+		defer s.cache.Distrust()
 	}
 	return t.run(ctx, &call{srv: s, args: a, req: s.request(a), eng: eng})
 }

@@ -212,6 +212,7 @@ func (a *App) Engine() *engine.Engine {
 // fresh one per tool call, so every call reads state fresh.
 func (a *App) newEngine() *engine.Engine {
 	e := engine.New(a.Env, targets.NewSet())
+	e.SourceCache = &engine.SourceCache{Build: buildID()}
 	switch {
 	case a.recordOnly:
 		a.recorder = fsys.NewDryRunSystem(e.Sys)

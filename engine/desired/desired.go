@@ -93,3 +93,13 @@ func (d *State) RootFor(target string, path fsys.AbsPath) fsys.AbsPath {
 	}
 	return best
 }
+
+// Restore rebuilds a compiled State from its parts, as a cache stored
+// them: files must be sorted by (Target, Path), as [Compile] leaves them.
+func Restore(targets []string, roots, stale []Root, files []*File) *State {
+	d := &State{Targets: targets, Roots: roots, Stale: stale, Files: files, byPath: make(map[fsys.AbsPath]*File, len(files))}
+	for _, f := range files {
+		d.byPath[f.Path] = f
+	}
+	return d
+}

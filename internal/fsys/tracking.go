@@ -2,7 +2,11 @@ package fsys
 
 import (
 	"io/fs"
+	"runtime"
+	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,11 +22,13 @@ type TrackingSystem struct {
 	start time.Time
 }
 
-// trackKey is one observation: a path and whether it was seen through
-// symlinks (ReadFile, Stat) or not (Lstat, ReadDir, Readlink).
+// trackKey is one observation: a path, whether it was seen through
+// symlinks (ReadFile, Stat) or not (Lstat, ReadDir, Readlink), and whether
+// it was listed (ReadDir).
 type trackKey struct {
 	path   AbsPath
 	follow bool
+	listed bool
 }
 
 // NewTrackingSystem returns a TrackingSystem over base.
@@ -31,8 +37,12 @@ func NewTrackingSystem(base System) *TrackingSystem {
 }
 
 func (t *TrackingSystem) track(path AbsPath, follow bool) {
+	t.see(trackKey{path: path, follow: follow})
+}
+
+func (t *TrackingSystem) see(k trackKey) {
 	t.mu.Lock()
-	t.seen[trackKey{path, follow}] = true
+	t.seen[k] = true
 	t.mu.Unlock()
 }
 
@@ -56,7 +66,7 @@ func (t *TrackingSystem) Stat(path AbsPath) (fs.FileInfo, error) {
 
 // ReadDir implements [System].
 func (t *TrackingSystem) ReadDir(path AbsPath) ([]fs.DirEntry, error) {
-	t.track(path, false)
+	t.see(trackKey{path: path, listed: true})
 	return t.System.ReadDir(path)
 }
 
@@ -66,67 +76,192 @@ func (t *TrackingSystem) Readlink(path AbsPath) (string, error) {
 	return t.System.Readlink(path)
 }
 
-// Fingerprint is the stat data of every path a [TrackingSystem] saw.
+// Fingerprint is the stat data of every path a [TrackingSystem] saw,
+// sorted by path.
 type Fingerprint struct {
-	entries map[trackKey]statID
+	entries []FingerprintEntry
 }
 
-// statID identifies a file's content as far as stat data can: a missing
-// path, or type, size, modification and change times and inode.
-type statID struct {
-	missing bool
-	mode    fs.FileMode
-	size    int64
-	mtime   int64
-	ctime   int64
-	ino     uint64
+// FingerprintEntry is what one path looked like: missing, or its type and
+// permissions, size, modification and change times and inode — as far as
+// stat data can, the identity of its content (git's index holds the same).
+type FingerprintEntry struct {
+	Path AbsPath
+	// Follow says the path was seen through symlinks (ReadFile, Stat)
+	// rather than not (Lstat, ReadDir, Readlink).
+	Follow bool
+	// Listed says the path is a folder whose entries were read: its times
+	// count, as they move when an entry is added, removed or renamed. A
+	// folder only stat'ed (is there a .git here?) is recorded by type and
+	// permissions alone, so activity inside it changes nothing.
+	Listed  bool
+	Missing bool
+	Mode    fs.FileMode
+	Size    int64
+	MtimeNS int64
+	CtimeNS int64
+	Ino     uint64
 }
 
-func statOf(sys System, k trackKey) statID {
+// NewFingerprint returns the Fingerprint of entries (as [Fingerprint.Entries]
+// gave them), for a cache that stored them.
+func NewFingerprint(entries []FingerprintEntry) *Fingerprint {
+	return &Fingerprint{entries: entries}
+}
+
+// Entries are the paths fp describes, sorted; callers must not change them.
+func (fp *Fingerprint) Entries() []FingerprintEntry { return fp.entries }
+
+// Without is fp less the entries for paths drop reports.
+func (fp *Fingerprint) Without(drop func(AbsPath) bool) *Fingerprint {
+	return &Fingerprint{entries: slices.DeleteFunc(slices.Clone(fp.entries), func(e FingerprintEntry) bool { return drop(e.Path) })}
+}
+
+func statOf(sys System, path AbsPath, follow, listed bool) FingerprintEntry {
 	var fi fs.FileInfo
 	var err error
-	if k.follow {
-		fi, err = sys.Stat(k.path)
+	if follow {
+		fi, err = sys.Stat(path)
 	} else {
-		fi, err = sys.Lstat(k.path)
+		fi, err = sys.Lstat(path)
 	}
 	if err != nil {
-		return statID{missing: true}
+		return FingerprintEntry{Path: path, Follow: follow, Listed: listed, Missing: true}
+	}
+	if fi.IsDir() && !listed {
+		return FingerprintEntry{Path: path, Follow: follow, Mode: fi.Mode()}
 	}
 	ctime, ino := statExtra(fi)
-	return statID{mode: fi.Mode(), size: fi.Size(), mtime: fi.ModTime().UnixNano(), ctime: ctime, ino: ino}
+	return FingerprintEntry{Path: path, Follow: follow, Listed: listed, Mode: fi.Mode(), Size: fi.Size(), MtimeNS: fi.ModTime().UnixNano(), CtimeNS: ctime, Ino: ino}
 }
+
+// coarseRacy is how long a whole-second timestamp stays untrusted: a file
+// system that keeps only seconds (or two, like FAT) gives an edit made in
+// the same second as the load the same modification time.
+const coarseRacy = 2 * time.Second
 
 // Fingerprint takes the stat data of every path seen so far, through sys.
 // ok is false when a path changed too recently to be trusted: a file
 // written in the same clock tick as a later edit keeps its stat data
-// (git's "racy clean" rule), so anything modified later than racy before
-// the tracking began makes the fingerprint unusable.
+// (git's "racy clean" rule), so anything modified or changed later than
+// racy before the tracking began — or [coarseRacy], for a timestamp with
+// no sub-second part — makes the fingerprint unusable.
 func (t *TrackingSystem) Fingerprint(sys System, racy time.Duration) (fp *Fingerprint, ok bool) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	fp = &Fingerprint{entries: make(map[trackKey]statID, len(t.seen))}
-	since := t.start.Add(-racy).UnixNano()
+	keys := make([]trackKey, 0, len(t.seen))
 	for k := range t.seen {
-		id := statOf(sys, k)
-		if !id.missing && (id.mtime >= since || id.ctime >= since) {
-			return nil, false
+		keys = append(keys, k)
+	}
+	t.mu.Unlock()
+	slices.SortFunc(keys, func(a, b trackKey) int {
+		if c := strings.Compare(string(a.path), string(b.path)); c != 0 {
+			return c
 		}
-		fp.entries[k] = id
+		if c := cmpBool(a.follow, b.follow); c != 0 {
+			return c
+		}
+		return cmpBool(a.listed, b.listed)
+	})
+	fp = &Fingerprint{entries: make([]FingerprintEntry, len(keys))}
+	var racyFound atomic.Bool
+	start := t.start.UnixNano()
+	parallelChunks(len(keys), func(i int) bool {
+		e := statOf(sys, keys[i].path, keys[i].follow, keys[i].listed)
+		fp.entries[i] = e
+		if !e.Missing && (tooRecent(e.MtimeNS, start, racy) || tooRecent(e.CtimeNS, start, racy)) {
+			racyFound.Store(true)
+			return false
+		}
+		return true
+	})
+	if racyFound.Load() {
+		return nil, false
 	}
 	return fp, true
 }
 
+// tooRecent reports whether the timestamp ts (nanoseconds) is within racy
+// of start, or within [coarseRacy] for a whole-second one.
+func tooRecent(ts, start int64, racy time.Duration) bool {
+	if ts%int64(time.Second) == 0 {
+		racy = max(racy, coarseRacy)
+	}
+	return ts >= start-int64(racy)
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
 // Unchanged reports whether every path fp describes still has the same
-// stat data on sys.
+// stat data on sys. The paths are stat'ed in parallel: a 10,000-file repo
+// is checked in a few milliseconds.
 func (fp *Fingerprint) Unchanged(sys System) bool {
-	for k, id := range fp.entries {
-		if statOf(sys, k) != id {
+	var changed atomic.Bool
+	parallelChunks(len(fp.entries), func(i int) bool {
+		e := fp.entries[i]
+		if statOf(sys, e.Path, e.Follow, e.Listed) != e {
+			changed.Store(true)
 			return false
 		}
+		return true
+	})
+	return !changed.Load()
+}
+
+// parallelChunks runs fn over 0..n-1 on every core in contiguous chunks
+// (cheaper than a channel send per item for stat-sized work); fn returning
+// false stops all workers early.
+func parallelChunks(n int, fn func(i int) bool) {
+	workers := min(runtime.GOMAXPROCS(0), (n+255)/256)
+	if workers <= 1 {
+		for i := range n {
+			if !fn(i) {
+				return
+			}
+		}
+		return
 	}
-	return true
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	per := (n + workers - 1) / workers
+	for w := range workers {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			for i := lo; i < hi && !stop.Load(); i++ {
+				if !fn(i) {
+					stop.Store(true)
+				}
+			}
+		}(w*per, min(n, (w+1)*per))
+	}
+	wg.Wait()
 }
 
 // Len is the number of paths fp describes.
 func (fp *Fingerprint) Len() int { return len(fp.entries) }
+
+// With is fp and other together: the stat data of every path either
+// describes (a result computed from both reads).
+func (fp *Fingerprint) With(other *Fingerprint) *Fingerprint {
+	all := append(slices.Clone(fp.entries), other.entries...)
+	slices.SortFunc(all, func(a, b FingerprintEntry) int {
+		if c := strings.Compare(string(a.Path), string(b.Path)); c != 0 {
+			return c
+		}
+		if c := cmpBool(a.Follow, b.Follow); c != 0 {
+			return c
+		}
+		return cmpBool(a.Listed, b.Listed)
+	})
+	return &Fingerprint{entries: slices.CompactFunc(all, func(a, b FingerprintEntry) bool {
+		return a.Path == b.Path && a.Follow == b.Follow && a.Listed == b.Listed
+	})}
+}

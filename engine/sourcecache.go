@@ -1,0 +1,154 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentpack/agentpack/engine/sourcecache"
+	"github.com/agentpack/agentpack/internal/fsys"
+)
+
+// SourceCache keeps, in the cache folder, the compiled desired state of
+// each request's last load with the stat data of every path that load
+// read, listed or checked (git's index rule: path, size, modification and
+// change times, inode; a path found missing is recorded as missing, a
+// listed folder by its own stat data, which moves when an entry is added,
+// removed or renamed). plan, status, diff and deploy over an unchanged
+// repo then stat those paths instead of opening, parsing and hashing its
+// files. A damaged or foreign cache file is ignored and rebuilt.
+type SourceCache struct {
+	// Build identifies the agentpack binary: a state compiled by another
+	// build (other adapters, other rules) is never reused.
+	Build string
+	// Racy is how recently a path may have changed before a load and still
+	// be trusted by its stat data (default 100ms, for the coarse clock file
+	// systems stamp with; a whole-second timestamp always gets 2s). See
+	// [fsys.TrackingSystem.Fingerprint].
+	Racy time.Duration
+}
+
+// sourceCacheKeep is how many requests' cache files are kept; the oldest
+// goes when a new one is written.
+const sourceCacheKeep = 16
+
+// loadCompiled is Load for the commands that need only the compiled state
+// (plan, status, diff, deploy): it goes through the [SourceCache].
+func (e *Engine) loadCompiled(ctx context.Context, req Request) (*State, error) {
+	return e.loadThrough(ctx, req, e.sourceCachedLoadState)
+}
+
+// sourceCachedLoadState is a load through e.SourceCache: a cached state
+// whose reads are all unchanged is decoded instead of loaded. The
+// in-process LoadCache, when set, is used instead (it keeps whole states).
+func (e *Engine) sourceCachedLoadState(ctx context.Context, req Request, load func() (*State, error)) (*State, error) {
+	c := e.SourceCache
+	if e.LoadCache != nil || c == nil {
+		return e.cachedLoadState(ctx, req, load)
+	}
+	if d, ok := e.Sys.(*fsys.DryRunSystem); ok && len(d.Ops()) > 0 {
+		// A dry run that already recorded writes (add --dry-run, then its
+		// plan) reads files that differ from the disk the cache describes.
+		return load()
+	}
+	key := fmt.Sprintf("%#v\x00%#v\x00%v\x00%s", req, e.Env, e.Adapters.Names(), c.Build)
+	path := e.sourceCachePath(key)
+	if st := e.sourceCacheHit(req, key, path); st != nil {
+		return st, nil
+	}
+	tracker := fsys.NewTrackingSystem(e.Sys)
+	sys := e.Sys
+	e.Sys = tracker
+	st, err := load()
+	e.Sys = sys
+	if err != nil {
+		return st, err
+	}
+	e.saveSourceCache(key, path, tracker, st)
+	return st, nil
+}
+
+// sourceCachePath is the cache file of key: one file per request, so
+// plans of two profiles or projects do not evict each other.
+func (e *Engine) sourceCachePath(key string) fsys.AbsPath {
+	sum := sha256.Sum256([]byte(key))
+	return abs(filepath.Join(e.Env.CacheDir(), "load", hex.EncodeToString(sum[:12])+".bin"))
+}
+
+// sourceCacheHit is the cached state of key when its file decodes and
+// nothing it was compiled from changed, else nil.
+func (e *Engine) sourceCacheHit(req Request, key string, path fsys.AbsPath) *State {
+	data, err := e.Sys.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	ent, err := sourcecache.Decode(data)
+	if err != nil || ent.Key != key || !ent.Fingerprint.Unchanged(e.Sys) {
+		return nil
+	}
+	st := &State{Req: req, Repo: ent.Repo, Project: ent.Project, Profile: ent.Profile, Targets: ent.Targets,
+		Desired: ent.Desired, Warnings: ent.Warnings, configured: ent.Configured}
+	// The roots registry is agentpack's own state, rewritten by deploys: it
+	// is read fresh rather than invalidating the cache.
+	st.Desired.Stale = e.staleRoots(st, st.Desired)
+	return st
+}
+
+// saveSourceCache writes st's cache file when every path the load saw is
+// old enough to trust and the System can write the cache folder; a dry run
+// records nothing. Failures only cost speed.
+func (e *Engine) saveSourceCache(key string, path fsys.AbsPath, tracker *fsys.TrackingSystem, st *State) {
+	racy := e.SourceCache.Racy
+	if racy == 0 {
+		racy = 100 * time.Millisecond
+	}
+	if e.dryRun() || st.Manifest == nil {
+		return
+	}
+	fp, ok := tracker.Fingerprint(e.Sys, racy)
+	if !ok {
+		return
+	}
+	roots := e.rootsPath()
+	fp = fp.Without(func(p fsys.AbsPath) bool { return p == roots })
+	data, err := sourcecache.Encode(&sourcecache.Entry{Key: key, Fingerprint: fp, Repo: st.Repo, Project: st.Project,
+		Profile: st.Profile, Targets: st.Targets, Configured: st.Manifest.TargetNames(), Warnings: st.Warnings, Desired: st.Desired})
+	if err != nil {
+		return
+	}
+	dir := path.Dir()
+	if e.Sys.MkdirAll(dir, 0o700) != nil || !fsys.CanWrite(e.Sys, dir) {
+		return
+	}
+	if e.Sys.WriteFile(path, data, 0o600) == nil {
+		e.pruneSourceCache(dir, path)
+	}
+}
+
+// pruneSourceCache removes the oldest cache files past sourceCacheKeep.
+func (e *Engine) pruneSourceCache(dir, keep fsys.AbsPath) {
+	ents, err := e.Sys.ReadDir(dir)
+	if err != nil || len(ents) <= sourceCacheKeep {
+		return
+	}
+	type aged struct {
+		path fsys.AbsPath
+		mod  time.Time
+	}
+	var files []aged
+	for _, ent := range ents {
+		p := dir.JoinName(ent.Name())
+		if fi, err := e.Sys.Lstat(p); err == nil && p != keep && strings.HasSuffix(ent.Name(), ".bin") {
+			files = append(files, aged{p, fi.ModTime()})
+		}
+	}
+	slices.SortFunc(files, func(a, b aged) int { return a.mod.Compare(b.mod) })
+	for _, f := range files[:max(0, len(files)-(sourceCacheKeep-1))] {
+		_ = e.Sys.Remove(f.path)
+	}
+}

@@ -1,0 +1,131 @@
+package sourcecache
+
+import (
+	"encoding/binary"
+	"errors"
+)
+
+// errDamaged is every decoding failure: the caller only needs to know the
+// file cannot be used.
+var errDamaged = errors.New("sourcecache: damaged cache file")
+
+// writer appends the cache's primitives: unsigned and signed varints, and
+// byte strings and lists prefixed by their length plus one, 0 being nil
+// (a nil list renders as JSON null, an empty one as []: both round-trip).
+type writer struct{ b []byte }
+
+func (w *writer) uint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
+func (w *writer) int(v int64)   { w.b = binary.AppendVarint(w.b, v) }
+func (w *writer) bytes(p []byte) {
+	w.len(len(p), p == nil)
+	w.b = append(w.b, p...)
+}
+func (w *writer) len(n int, isNil bool) {
+	if isNil {
+		w.uint(0)
+	} else {
+		w.uint(uint64(n) + 1)
+	}
+}
+func (w *writer) string(s string) {
+	w.len(len(s), false)
+	w.b = append(w.b, s...)
+}
+func (w *writer) bool(v bool) {
+	if v {
+		w.b = append(w.b, 1)
+	} else {
+		w.b = append(w.b, 0)
+	}
+}
+func (w *writer) strings(ss []string) {
+	w.len(len(ss), ss == nil)
+	for _, s := range ss {
+		w.string(s)
+	}
+}
+
+// reader takes a cache file apart; the first problem sticks in err and
+// every later read returns zero values, so callers check err once.
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) fail() { r.err, r.b = errDamaged, nil }
+
+func (r *reader) uint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) int() int64 {
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+// len reads a length written by writer.len, checking that at least min
+// bytes per item remain, so a damaged length cannot make the decoder
+// allocate gigabytes.
+func (r *reader) len(min int) (n int, isNil bool) {
+	v := r.uint()
+	if v == 0 {
+		return 0, true
+	}
+	if v-1 > uint64(len(r.b)/max(min, 1)) {
+		r.fail()
+		return 0, true
+	}
+	return int(v - 1), false
+}
+
+// bytes returns a slice of the file's buffer, not a copy: the decoded
+// state keeps the buffer alive instead of copying every file's bytes.
+func (r *reader) bytes() []byte {
+	n, isNil := r.len(1)
+	if isNil {
+		return nil
+	}
+	p := r.b[:n:n]
+	r.b = r.b[n:]
+	return p
+}
+
+func (r *reader) string() string {
+	n, _ := r.len(1)
+	s := string(r.b[:n])
+	r.b = r.b[n:]
+	return s
+}
+
+func (r *reader) bool() bool {
+	if len(r.b) == 0 || r.b[0] > 1 {
+		r.fail()
+		return false
+	}
+	v := r.b[0] == 1
+	r.b = r.b[1:]
+	return v
+}
+
+func (r *reader) strings() []string {
+	n, isNil := r.len(1)
+	if isNil {
+		return nil
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = r.string()
+	}
+	return out
+}

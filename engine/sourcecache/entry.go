@@ -1,0 +1,210 @@
+// Package sourcecache is the on-disk form of a compiled desired state and
+// the stat data of every source path its load read: one compact binary
+// file that a later command decodes instead of reading, parsing and
+// hashing an unchanged repo again. It only encodes and decodes; the engine
+// decides when an entry may be used.
+package sourcecache
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"hash/crc32"
+	"io/fs"
+
+	"github.com/agentpack/agentpack/engine/desired"
+	"github.com/agentpack/agentpack/engine/target"
+	"github.com/agentpack/agentpack/internal/cfgedit"
+	"github.com/agentpack/agentpack/internal/fsys"
+)
+
+// magic starts every cache file; the byte after it is the format version.
+// A file with another magic or version is ignored and rebuilt.
+const (
+	magic   = "agentpack source cache\n"
+	version = 1
+)
+
+// Entry is one cached load: what it was loaded for (Key), what it read
+// (Fingerprint) and what it compiled.
+type Entry struct {
+	// Key names the request, environment and build the load was for.
+	Key         string
+	Fingerprint *fsys.Fingerprint
+	Repo        string
+	Project     fsys.AbsPath
+	Profile     string
+	Targets     []string
+	// Configured are the target names agentpack.yaml configures.
+	Configured []string
+	Warnings   []string
+	Desired    *desired.State
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Encode is e's cache file: magic, version, the entry, and a CRC-32C of
+// all that, so a torn or damaged file is told from a good one.
+func Encode(e *Entry) ([]byte, error) {
+	w := &writer{b: make([]byte, 0, 1<<16)}
+	w.b = append(w.b, magic...)
+	w.b = append(w.b, version)
+	w.string(e.Key)
+	fp := e.Fingerprint.Entries()
+	w.uint(uint64(len(fp)))
+	for _, f := range fp {
+		w.string(string(f.Path))
+		w.bool(f.Follow)
+		w.bool(f.Listed)
+		w.bool(f.Missing)
+		w.uint(uint64(f.Mode))
+		w.int(f.Size)
+		w.int(f.MtimeNS)
+		w.int(f.CtimeNS)
+		w.uint(f.Ino)
+	}
+	w.string(e.Repo)
+	w.string(string(e.Project))
+	w.string(e.Profile)
+	w.strings(e.Targets)
+	w.strings(e.Configured)
+	w.strings(e.Warnings)
+	if err := encodeDesired(w, e.Desired); err != nil {
+		return nil, err
+	}
+	return binary.BigEndian.AppendUint32(w.b, crc32.Checksum(w.b, castagnoli)), nil
+}
+
+// Decode takes a cache file apart; anything but a complete file of this
+// version is an error (the caller rebuilds). The entry's file bytes share
+// data's memory.
+func Decode(data []byte) (*Entry, error) {
+	if len(data) < len(magic)+1+4 || string(data[:len(magic)]) != magic || data[len(magic)] != version {
+		return nil, errDamaged
+	}
+	body, sum := data[:len(data)-4], data[len(data)-4:]
+	if crc32.Checksum(body, castagnoli) != binary.BigEndian.Uint32(sum) {
+		return nil, errDamaged
+	}
+	r := &reader{b: body[len(magic)+1:]}
+	e := &Entry{Key: r.string()}
+	n := r.uint()
+	if n > uint64(len(r.b)) {
+		return nil, errDamaged
+	}
+	fp := make([]fsys.FingerprintEntry, n)
+	for i := range fp {
+		fp[i] = fsys.FingerprintEntry{Path: fsys.AbsPath(r.string()), Follow: r.bool(), Listed: r.bool(), Missing: r.bool(), Mode: fs.FileMode(r.uint()),
+			Size: r.int(), MtimeNS: r.int(), CtimeNS: r.int(), Ino: r.uint()}
+	}
+	e.Fingerprint = fsys.NewFingerprint(fp)
+	e.Repo, e.Project, e.Profile = r.string(), fsys.AbsPath(r.string()), r.string()
+	e.Targets, e.Configured, e.Warnings = r.strings(), r.strings(), r.strings()
+	e.Desired = decodeDesired(r)
+	if r.err != nil || len(r.b) != 0 {
+		return nil, errDamaged
+	}
+	return e, nil
+}
+
+func encodeRoots(w *writer, roots []desired.Root) {
+	w.len(len(roots), roots == nil)
+	for _, r := range roots {
+		w.string(r.Target)
+		w.string(string(r.Path))
+		w.bool(r.ScanExtras)
+	}
+}
+
+func decodeRoots(r *reader) []desired.Root {
+	n, isNil := r.len(3)
+	if isNil {
+		return nil
+	}
+	out := make([]desired.Root, n)
+	for i := range out {
+		out[i] = desired.Root{Target: r.string(), Path: fsys.AbsPath(r.string()), ScanExtras: r.bool()}
+	}
+	return out
+}
+
+func encodeDesired(w *writer, d *desired.State) error {
+	w.strings(d.Targets)
+	encodeRoots(w, d.Roots)
+	encodeRoots(w, d.Stale)
+	w.uint(uint64(len(d.Files)))
+	for _, f := range d.Files {
+		w.string(f.Target)
+		w.string(string(f.Root))
+		w.string(f.SHA256)
+		w.string(string(f.Path))
+		w.bytes(f.Data)
+		w.uint(uint64(f.Mode))
+		w.strings(f.ModuleIDs)
+		w.bool(f.Marked)
+		w.bool(f.Keyed != nil)
+		if f.Keyed != nil {
+			if err := encodeKeyed(w, f.Keyed); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func decodeDesired(r *reader) *desired.State {
+	targets, roots, stale := r.strings(), decodeRoots(r), decodeRoots(r)
+	n := r.uint()
+	if n > uint64(len(r.b)) {
+		r.fail()
+		return nil
+	}
+	files := make([]*desired.File, n)
+	for i := range files {
+		f := &desired.File{Target: r.string(), Root: fsys.AbsPath(r.string()), SHA256: r.string()}
+		f.Path, f.Data, f.Mode, f.ModuleIDs, f.Marked = fsys.AbsPath(r.string()), r.bytes(), fs.FileMode(r.uint()), r.strings(), r.bool()
+		if r.bool() {
+			f.Keyed = decodeKeyed(r)
+		}
+		files[i] = f
+	}
+	return desired.Restore(targets, roots, stale, files)
+}
+
+// encodeKeyed stores each entry's value as JSON: the config editors turn
+// every value into JSON's plain types before writing it anyway.
+func encodeKeyed(w *writer, k *target.KeyedFile) error {
+	w.string(string(k.Format))
+	w.strings(k.Container)
+	w.len(len(k.Entries), k.Entries == nil)
+	for _, e := range k.Entries {
+		v, err := json.Marshal(e.Value)
+		if err != nil {
+			return err
+		}
+		w.string(e.Name)
+		w.bytes(v)
+		w.strings(e.ModuleIDs)
+	}
+	return nil
+}
+
+func decodeKeyed(r *reader) *target.KeyedFile {
+	k := &target.KeyedFile{Format: cfgedit.Format(r.string()), Container: r.strings()}
+	n, isNil := r.len(3)
+	if isNil {
+		return k
+	}
+	k.Entries = make([]target.KeyedEntry, n)
+	for i := range k.Entries {
+		k.Entries[i].Name = r.string()
+		raw := r.bytes()
+		k.Entries[i].ModuleIDs = r.strings()
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.UseNumber()
+		if r.err == nil && d.Decode(&k.Entries[i].Value) != nil {
+			r.fail()
+		}
+	}
+	return k
+}

@@ -1,0 +1,201 @@
+package engine_test
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentpack/agentpack/engine/overlay"
+	"github.com/agentpack/agentpack/engine/sourcecache"
+	"github.com/agentpack/agentpack/internal/fsys"
+)
+
+// sameSize rewrites path with its last character but the newline changed,
+// keeping its size.
+func sameSize(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := len(data) - 2
+	data[i] ^= 1
+	return data
+}
+
+// putBack sets path's modification time back to fi's.
+func putBack(t *testing.T, path string, fi fs.FileInfo) {
+	t.Helper()
+	if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Every way a source can change that a stat-keyed cache could miss: after
+// each, plan and status with the source cache read the sources again and
+// equal a run without it.
+func TestSourceCacheSeesEverySourceEdit(t *testing.T) {
+	w := newCacheWorld(t)
+	w.deploy(w.engine(false))
+	skill := filepath.Join(w.repo, "modules", "s0001", "SKILL.md")
+	ref := func(n int) string {
+		return filepath.Join(w.repo, "modules", "s0002", "ref", "f0"+string(rune('0'+n))+".md")
+	}
+	edits := []struct {
+		name string
+		edit func()
+	}{
+		{"same size, modification time put back (only the change time moves)", func() {
+			fi, _ := os.Stat(skill)
+			must(t, os.WriteFile(skill, sameSize(t, skill), 0o644))
+			putBack(t, skill, fi)
+		}},
+		{"chmod to the same mode (change time only)", func() { must(t, os.Chmod(skill, 0o644)) }},
+		{"mode change", func() { must(t, os.Chmod(ref(1), 0o755)) }},
+		{"inode swap: a same-size file renamed over it, modification time put back", func() {
+			fi, _ := os.Stat(skill)
+			tmp := skill + ".tmp"
+			must(t, os.WriteFile(tmp, sameSize(t, skill), 0o644))
+			putBack(t, tmp, fi)
+			must(t, os.Rename(tmp, skill))
+		}},
+		{"file renamed", func() { must(t, os.Rename(ref(1), strings.Replace(ref(1), "f01", "g01", 1))) }},
+		{"new file in a folder", func() { mustWrite(t, filepath.Join(filepath.Dir(ref(1)), "new.md"), "new\n") }},
+		{"file deleted", func() { must(t, os.Remove(ref(2))) }},
+		{"agentpack.yaml edited, same size and modification time", func() {
+			m := filepath.Join(w.repo, "agentpack.yaml")
+			fi, _ := os.Stat(m)
+			data, _ := os.ReadFile(m)
+			must(t, os.WriteFile(m, []byte(strings.Replace(string(data), `"skill:s0005"`, `"skill:s0009"`, 1)), 0o644))
+			putBack(t, m, fi)
+		}},
+		{"MCP server edited", func() {
+			p := filepath.Join(w.repo, "modules", "mcp", "gh.yaml")
+			data, _ := os.ReadFile(p)
+			must(t, os.WriteFile(p, []byte(strings.Replace(string(data), "gh-mcp", "gh-mcq", 1)), 0o644))
+		}},
+		{"an overlay created for a module (a folder the load found missing)", func() {
+			mustWrite(t, filepath.Join(w.repo, "overlays", overlay.FSKey("skill:s0003"), "SKILL.md"), "---\nname: s0003\ndescription: overlaid\n---\n")
+		}},
+		{"the overlay edited", func() {
+			mustWrite(t, filepath.Join(w.repo, "overlays", overlay.FSKey("skill:s0003"), "SKILL.md"), "---\nname: s0003\ndescription: overlaid again\n---\n")
+		}},
+		{"a path the load found missing created (sub/.git: the project root moves)", func() {
+			must(t, os.Mkdir(filepath.Join(w.env.Cwd, ".git"), 0o755))
+		}},
+	}
+	for _, ed := range edits {
+		w.warm()
+		ed.edit()
+		w.same(ed.name)
+	}
+}
+
+// coarseSystem shows stat data as a file system that keeps whole seconds
+// and no change time or inode does (FAT, some network mounts).
+type coarseSystem struct{ fsys.System }
+
+type coarseInfo struct{ fs.FileInfo }
+
+func (c coarseInfo) ModTime() time.Time { return c.FileInfo.ModTime().Truncate(time.Second) }
+func (c coarseInfo) Sys() any           { return nil }
+
+func (c coarseSystem) Lstat(p fsys.AbsPath) (fs.FileInfo, error) {
+	fi, err := c.System.Lstat(p)
+	if err != nil {
+		return nil, err
+	}
+	return coarseInfo{fi}, nil
+}
+
+func (c coarseSystem) Stat(p fsys.AbsPath) (fs.FileInfo, error) {
+	fi, err := c.System.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	return coarseInfo{fi}, nil
+}
+
+// Racy clean: on a file system with whole-second timestamps, a file
+// edited in the same second as the load that cached it keeps its stat
+// data; the cache must not have trusted it.
+func TestSourceCacheRacyCleanSameSecond(t *testing.T) {
+	w := newCacheWorld(t)
+	skill := filepath.Join(w.repo, "modules", "s0001", "SKILL.md")
+	second := time.Now().Truncate(time.Second)
+	must(t, os.Chtimes(skill, second, second))
+	coarse := w.engine(true)
+	coarse.Sys = coarseSystem{coarse.Sys}
+	cp, _ := w.outputs(coarse) // may cache: it must not trust SKILL.md
+	must(t, os.WriteFile(skill, sameSize(t, skill), 0o644))
+	must(t, os.Chtimes(skill, second, second)) // same second: the same stat data
+	coarse = w.engine(true)
+	coarse.Sys = coarseSystem{coarse.Sys}
+	cp2, cs2 := w.outputs(coarse)
+	up, us := w.outputs(w.engine(false))
+	if cp2 == cp || cp2 != up || cs2 != us {
+		t.Fatalf("an edit in the same second as the cached load was missed:\nbefore %s\nafter  %s\nwant   %s", cp, cp2, up)
+	}
+}
+
+// A damaged, truncated or other-version cache file is ignored and
+// rebuilt, never an error.
+func TestSourceCacheRebuildsDamagedFile(t *testing.T) {
+	w := newCacheWorld(t)
+	w.warm()
+	files, _ := filepath.Glob(filepath.Join(w.env.CacheDir(), "load", "*.bin"))
+	if len(files) != 1 {
+		t.Fatalf("cache files: %v", files)
+	}
+	good, _ := os.ReadFile(files[0])
+	damage := map[string][]byte{
+		"empty":         {},
+		"truncated":     good[:len(good)/2],
+		"a flipped bit": append(append([]byte{}, good[:100]...), append([]byte{good[100] ^ 4}, good[101:]...)...),
+		"other version": append(append([]byte{}, good[:23]...), append([]byte{99}, good[24:]...)...),
+		"garbage":       []byte(strings.Repeat("agentpack", 100)),
+	}
+	up, us := w.outputs(w.engine(false))
+	for name, data := range damage {
+		must(t, os.WriteFile(files[0], data, 0o600))
+		time.Sleep(150 * time.Millisecond)
+		cp, cs := w.outputs(w.engine(true))
+		if cp != up || cs != us {
+			t.Errorf("%s: plan or status differ from a run without the cache", name)
+		}
+		data, _ := os.ReadFile(files[0])
+		if _, err := sourcecache.Decode(data); err != nil {
+			t.Errorf("%s: the cache file was not rebuilt: %v", name, err)
+		}
+	}
+}
+
+// A dry run records no cache write, and a System that cannot write the
+// cache folder still plans; neither leaves a cache file.
+func TestSourceCacheWritesOnlyWhereItCan(t *testing.T) {
+	w := newCacheWorld(t)
+	time.Sleep(150 * time.Millisecond)
+	dry := w.engine(true)
+	rec := fsys.NewDryRunSystem(dry.Sys)
+	dry.Sys = rec
+	w.outputs(dry)
+	if ops := rec.Ops(); len(ops) != 0 {
+		t.Fatalf("a dry-run plan recorded %v", ops)
+	}
+	ro := w.engine(true)
+	ro.Sys = fsys.NewReadOnlySystem(ro.Sys) // not even the cache folder
+	w.outputs(ro)
+	if files, _ := filepath.Glob(filepath.Join(w.env.CacheDir(), "load", "*")); len(files) != 0 {
+		t.Fatalf("cache files written: %v", files)
+	}
+}

@@ -1,0 +1,173 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/internal/fsys"
+	"github.com/agentpack/agentpack/targets"
+)
+
+// sourceReads counts the files read and folders listed below one folder.
+type sourceReads struct {
+	fsys.System
+	below fsys.AbsPath
+	n     *atomic.Int64
+}
+
+func (c sourceReads) ReadFile(p fsys.AbsPath) ([]byte, error) {
+	if c.below.Contains(p) {
+		c.n.Add(1)
+	}
+	return c.System.ReadFile(p)
+}
+
+func (c sourceReads) ReadDir(p fsys.AbsPath) ([]fs.DirEntry, error) {
+	if c.below.Contains(p) {
+		c.n.Add(1)
+	}
+	return c.System.ReadDir(p)
+}
+
+// cacheWorld is a repo of skills and an MCP server for two targets, with
+// engines that count what they read of it.
+type cacheWorld struct {
+	t     *testing.T
+	env   engine.Env
+	repo  string
+	req   engine.Request
+	reads atomic.Int64
+}
+
+func newCacheWorld(t *testing.T) *cacheWorld {
+	t.Helper()
+	w := &cacheWorld{t: t, env: testEnv(t), repo: benchRepo(t, 6, 3)}
+	// From a subfolder of the project, so finding the project root checks
+	// a path that does not exist (sub/.git).
+	w.env.Cwd = filepath.Join(w.env.Cwd, "sub")
+	if err := os.MkdirAll(w.env.Cwd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.req = engine.Request{Repo: w.repo}
+	m := filepath.Join(w.repo, "agentpack.yaml")
+	data, err := os.ReadFile(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(data), "targets: {codex: {scope: project}}", "targets: {codex: {scope: project}, claude_code: {scope: user}}", 1) +
+		"  - {id: \"mcp:gh\", type: mcp, tags: [base], source: {local_path: {path: modules/mcp/gh.yaml}}}\n"
+	mustWrite(t, m, text)
+	mustWrite(t, filepath.Join(w.repo, "modules", "mcp", "gh.yaml"), ghServer)
+	return w
+}
+
+// engine is an engine over the real disk, counting source reads, with the
+// source cache when cached.
+func (w *cacheWorld) engine(cached bool) *engine.Engine {
+	e := engine.New(w.env, targets.NewSet())
+	e.Sys = sourceReads{e.Sys, fsys.AbsPath(w.repo), &w.reads}
+	if cached {
+		e.SourceCache = &engine.SourceCache{Build: "test"}
+	}
+	return e
+}
+
+// outputs are the plan and status JSON of e.
+func (w *cacheWorld) outputs(e *engine.Engine) (planJSON, statusJSON string) {
+	w.t.Helper()
+	_, p, err := e.Plan(context.Background(), w.req)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	_, s, err := e.Status(context.Background(), w.req, nil)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	pj, _ := json.Marshal(p)
+	sj, _ := json.Marshal(s)
+	return string(pj), string(sj)
+}
+
+// warm fills the cache and checks the next plan reads no source file.
+func (w *cacheWorld) warm() {
+	w.t.Helper()
+	time.Sleep(150 * time.Millisecond) // past the racy window of the last edit
+	w.outputs(w.engine(true))
+	w.reads.Store(0)
+	w.outputs(w.engine(true))
+	if n := w.reads.Load(); n != 0 {
+		w.t.Fatalf("plan and status over an unchanged repo read or listed %d source paths", n)
+	}
+}
+
+// same checks that cached and uncached plan and status agree, and that the
+// cached run had to read sources again.
+func (w *cacheWorld) same(what string) {
+	w.t.Helper()
+	w.reads.Store(0)
+	cp, cs := w.outputs(w.engine(true))
+	if w.reads.Load() == 0 {
+		w.t.Errorf("%s: the cached state was reused", what)
+	}
+	up, us := w.outputs(w.engine(false))
+	if cp != up {
+		w.t.Errorf("%s: plan with the cache\n%s\nwithout\n%s", what, cp, up)
+	}
+	if cs != us {
+		w.t.Errorf("%s: status with the cache\n%s\nwithout\n%s", what, cs, us)
+	}
+}
+
+func (w *cacheWorld) deploy(e *engine.Engine) *engine.DeployData {
+	w.t.Helper()
+	_, d, err := e.Deploy(context.Background(), w.req, true, engine.ApplyOptions{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return d
+}
+
+// status, plan, diff and a no-op deploy over an unchanged repo neither
+// read nor list a source file: the compiled state comes from the cache.
+func TestSourceCacheSkipsUnchangedSources(t *testing.T) {
+	w := newCacheWorld(t)
+	w.deploy(w.engine(true))
+	w.warm()
+	// git at work in the project: agentpack only asked whether .git exists.
+	mustWrite(t, filepath.Join(filepath.Dir(w.env.Cwd), ".git", "index"), "git index\n")
+	ctx := context.Background()
+	w.reads.Store(0)
+	e := w.engine(true)
+	if _, _, err := e.Diff(ctx, w.req); err != nil {
+		t.Fatal(err)
+	}
+	if d := w.deploy(e); d.Applied {
+		t.Fatalf("a deploy of an unchanged repo applied %+v", d.Summary)
+	}
+	ro := w.engine(true)
+	ro.ReadOnly()
+	if _, _, err := ro.Status(ctx, w.req, nil); err != nil {
+		t.Fatal(err)
+	}
+	dry := w.engine(true)
+	dry.Sys = fsys.NewDryRunSystem(dry.Sys)
+	if _, _, err := dry.Plan(ctx, w.req); err != nil {
+		t.Fatal(err)
+	}
+	if n := w.reads.Load(); n != 0 {
+		t.Fatalf("diff, deploy, read-only status and dry-run plan read or listed %d source paths", n)
+	}
+	cp, cs := w.outputs(w.engine(true))
+	up, us := w.outputs(w.engine(false))
+	if cp != up || cs != us {
+		t.Fatalf("the cached state plans differently:\n%s\n%s\nwithout the cache:\n%s\n%s", cp, cs, up, us)
+	}
+}

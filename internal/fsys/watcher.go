@@ -1,0 +1,110 @@
+package fsys
+
+import (
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// maxWatches bounds the folders one [Watcher] watches (inotify's per-user
+// limit is often 8,192); past it, callers fall back to stat checks.
+const maxWatches = 8000
+
+// Watcher tells a cache whether anything may have changed in the folders
+// holding the paths of its fingerprints, without a stat of each path: it
+// watches those folders on the real disk (fsnotify) and counts what it
+// hears. Any event or watcher error moves [Watcher.Generation]; a cache
+// whose entry was taken at the current generation needs no re-check.
+// Watches are not recursive and only see changes made through this
+// machine's kernel, so callers keep the stat check as the safety net.
+type Watcher struct {
+	fw      *fsnotify.Watcher
+	gen     atomic.Uint64
+	mu      sync.Mutex
+	watched map[string]bool
+	done    chan struct{}
+}
+
+// NewWatcher starts a Watcher; Close stops it.
+func NewWatcher() (*Watcher, error) {
+	fw, err := fsnotify.NewBufferedWatcher(1024)
+	if err != nil {
+		return nil, err
+	}
+	w := &Watcher{fw: fw, watched: map[string]bool{}, done: make(chan struct{})}
+	go w.listen()
+	return w, nil
+}
+
+func (w *Watcher) listen() {
+	defer close(w.done)
+	for {
+		select {
+		case _, ok := <-w.fw.Events:
+			w.gen.Add(1)
+			if !ok {
+				return
+			}
+		case _, ok := <-w.fw.Errors:
+			w.gen.Add(1) // an overflow lost events: everything may have changed
+			if !ok {
+				return
+			}
+		}
+	}
+}
+
+// Generation counts the events heard so far.
+func (w *Watcher) Generation() uint64 { return w.gen.Load() }
+
+// Cover watches every folder that can show a change of a path fp
+// describes: the folder holding it (or, for a missing path, its nearest
+// existing ancestor), a listed folder itself, and a path that is a symlink
+// (which watches its target). It reports false when one of them could not
+// be watched; the caller must then re-check fp by its stat data.
+func (w *Watcher) Cover(fp *Fingerprint) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ok := true
+	for _, e := range fp.entries {
+		dir := e.Path.Dir()
+		if e.Missing {
+			for dir != dir.Dir() {
+				if _, err := os.Lstat(dir.String()); err == nil {
+					break
+				}
+				dir = dir.Dir()
+			}
+		}
+		ok = w.add(dir.String()) && ok
+		if e.Listed && !e.Missing {
+			ok = w.add(e.Path.String()) && ok
+		}
+		if e.Follow && !e.Missing {
+			if fi, err := os.Lstat(e.Path.String()); err != nil || fi.Mode()&os.ModeSymlink != 0 {
+				ok = w.add(e.Path.String()) && ok
+			}
+		}
+	}
+	return ok
+}
+
+func (w *Watcher) add(path string) bool {
+	if w.watched[path] {
+		return true
+	}
+	if len(w.watched) >= maxWatches || w.fw.Add(path) != nil {
+		return false
+	}
+	w.watched[path] = true
+	return true
+}
+
+// Close stops watching.
+func (w *Watcher) Close() error {
+	err := w.fw.Close()
+	<-w.done
+	return err
+}

@@ -26,7 +26,15 @@ func (e *Engine) MachineID(req Request) string {
 // of its git origin URL, or of its folder when it has no origin.
 func (e *Engine) ProjectID() string {
 	root := e.projectRoot()
-	return overlay.ProjectID(e.originURL(root), root)
+	if origin := e.originURL(root); origin != "" {
+		return overlay.ProjectID(origin, root)
+	}
+	// The original hashes the canonical path, so a project reached through
+	// a symlinked folder keeps its id.
+	if real, err := fsys.EvalSymlinks(e.Sys, root); err == nil {
+		root = real
+	}
+	return overlay.ProjectID("", root)
 }
 
 // originURL reads remote "origin"'s url from the project's .git/config

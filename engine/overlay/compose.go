@@ -135,8 +135,12 @@ func readKind(sys fsys.System, moduleID string, l Layer) (*kindFiles, error) {
 // since its baseline: its edits may now hide upstream fixes.
 func driftWarnings(sys fsys.System, moduleID string, l Layer, touched []string, upstream map[string]string) ([]string, error) {
 	b, ok, err := ReadBaseline(sys, l.Dir)
-	if err != nil || !ok {
-		return nil, err
+	if err != nil {
+		// A damaged baseline only matters to rebase; the overlay still applies.
+		return []string{fmt.Sprintf("overlay (%s) module %s: %v", l.Scope, moduleID, err)}, nil
+	}
+	if !ok {
+		return nil, nil
 	}
 	base := map[string]string{}
 	for _, e := range b.FileManifest {

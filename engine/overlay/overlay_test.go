@@ -113,3 +113,76 @@ func TestPatchErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestComposeWithDamagedBaselineWarns(t *testing.T) {
+	sys, repo, l := memOverlay(t, map[string]string{"SKILL.md": "ours\n", ".agentpack/baseline.json": "{not json"})
+	c, err := Compose(sys, repo, "skill:x", []module.File{{Path: "SKILL.md", Data: []byte("up\n")}}, []Layer{l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "baseline.json cannot be read") || string(c.Files[0].Data) != "ours\n" {
+		t.Errorf("warnings %q, files %+v", c.Warnings, c.Files)
+	}
+	if _, err := Open(sys, repo, "skill:x", l); apperr.CodeOf(err) != apperr.OverlayBaselineUnsupported {
+		t.Errorf("rebase of a damaged baseline: %v, want E_OVERLAY_BASELINE_UNSUPPORTED", err)
+	}
+}
+
+// rebaseOnce runs a rebase of the dir overlay l from base to upstream.
+func rebaseOnce(t *testing.T, sys fsys.System, repo fsys.AbsPath, l Layer, base, upstream map[string]string) (*Report, error) {
+	t.Helper()
+	toFiles := func(m map[string]string) []module.File {
+		var fs []module.File
+		for p, d := range m {
+			fs = append(fs, module.File{Path: p, Data: []byte(d)})
+		}
+		return fs
+	}
+	entries, hash := TreeHash(toFiles(base))
+	b, _, err := ReadBaseline(sys, l.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b == nil {
+		b = &Baseline{Version: 2, UpstreamSHA256: hash, FileManifest: entries}
+	}
+	nEntries, nHash := TreeHash(toFiles(upstream))
+	in := RebaseInput{Repo: repo, ModuleID: "skill:x", Layer: l, Baseline: b, Upstream: toFiles(upstream),
+		NewBaseline: &Baseline{Version: 2, UpstreamSHA256: nHash, FileManifest: nEntries},
+		Base: func(rel string) ([]byte, bool, error) { d, ok := base[rel]; return []byte(d), ok, nil }}
+	return Rebase(sys, in, RebaseOptions{})
+}
+
+// TestRebaseResolvedInPlace follows the original J4: the user resolves a
+// conflict by editing the overlay file itself; the next rebase keeps it.
+func TestRebaseResolvedInPlace(t *testing.T) {
+	base := map[string]string{"SKILL.md": "a\nBASE\nc\n"}
+	up := map[string]string{"SKILL.md": "a\nTHEIRS\nc\n"}
+	sys, repo, l := memOverlay(t, map[string]string{"SKILL.md": "a\nOURS\nc\n"})
+	if _, err := rebaseOnce(t, sys, repo, l, base, up); apperr.CodeOf(err) != apperr.OverlayRebaseConflict {
+		t.Fatalf("first rebase: %v, want a conflict", err)
+	}
+	if d, _ := sys.ReadFile(l.Dir.JoinName("SKILL.md")); string(d) != "a\nOURS\nc\n" {
+		t.Fatalf("the conflict changed the overlay: %q", d)
+	}
+	if _, err := rebaseOnce(t, sys, repo, l, base, up); apperr.CodeOf(err) != apperr.OverlayRebaseConflict {
+		t.Fatalf("an unresolved conflict must stay one: %v", err)
+	}
+	if err := sys.WriteFile(l.Dir.JoinName("SKILL.md"), []byte("a\nRESOLVED\nc\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := rebaseOnce(t, sys, repo, l, base, up)
+	if err != nil || rep.Summary.ResolvedFiles != 1 {
+		t.Fatalf("rebase after resolving: %v %+v", err, rep)
+	}
+	if d, _ := sys.ReadFile(l.Dir.JoinName("SKILL.md")); string(d) != "a\nRESOLVED\nc\n" {
+		t.Errorf("the resolution was not kept: %q", d)
+	}
+	if _, err := sys.Lstat(l.Dir.JoinName(MetaDir).JoinName("conflicts")); err == nil {
+		t.Error("conflicts/ is left after a completed rebase")
+	}
+	b, _, _ := ReadBaseline(sys, l.Dir)
+	if _, h := TreeHash([]module.File{{Path: "SKILL.md", Data: []byte(up["SKILL.md"])}}); b.UpstreamSHA256 != h {
+		t.Error("the baseline did not move to the new upstream")
+	}
+}

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,4 +89,64 @@ func TestSkillFromAnOverlay(t *testing.T) {
 			t.Errorf("skills/list shows the upstream frontmatter %v", s.Frontmatter)
 		}
 	}
+}
+
+// TestE2EOverlaidGitSkillOverStdio drives the built binary: a global
+// overlay on a skill from a git source replaces its SKILL.md and adds a
+// file; skills/get lists both with the digests of the overlaid bytes, and
+// resources/read returns exactly what the CLI's deploy wrote.
+func TestE2EOverlaidGitSkillOverStdio(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := agentpackBinary(t)
+	te := newTestEnv(t)
+	skillsRepo(t, te)
+	dir := overlay.Layout{Repo: fsys.AbsPath(te.Repo)}.ScopeDir(overlay.Global, "skill:lint").String()
+	skill := "---\nname: lint\ndescription: Lints code, our way\n---\nRun the linter twice.\n"
+	writeOverlay(t, dir, "SKILL.md", skill)
+	writeOverlay(t, dir, "rules/ours.md", "Our rule.\n")
+	if out, err := te.command(bin, "deploy", "--apply", "--yes", "--json", "--repo", te.Repo).CombinedOutput(); err != nil {
+		t.Fatalf("cli deploy: %v\n%s", err, out)
+	}
+	rs := startRaw(t, te, bin)
+	get := rs.call("skills/get", map[string]any{"uri": "skill://lint/SKILL.md"})
+	if get.Error != nil {
+		t.Fatalf("skills/get: %+v", get.Error)
+	}
+	entry := get.Result["skill"].(map[string]any)
+	if fm := entry["frontmatter"].(map[string]any); fm["description"] != "Lints code, our way" {
+		t.Errorf("frontmatter %v, want the overlay's", fm)
+	}
+	seen := map[string]bool{}
+	for _, r := range entry["resources"].([]any) {
+		res := r.(map[string]any)
+		uri := res["uri"].(string)
+		seen[uri] = true
+		read := rs.call("resources/read", map[string]any{"uri": uri})
+		if read.Error != nil {
+			t.Fatalf("read %s: %+v", uri, read.Error)
+		}
+		data := []byte(read.Result["contents"].([]any)[0].(map[string]any)["text"].(string))
+		disk, err := os.ReadFile(filepath.Join(te.Home, ".claude", "skills", "lint", filepath.FromSlash(strings.TrimPrefix(uri, "skill://lint/"))))
+		if err != nil || string(data) != string(disk) || sha(data) != res["digest"] {
+			t.Errorf("%s: served %q (%s), deployed %q (%v), listed digest %v", uri, data, sha(data), disk, err, res["digest"])
+		}
+	}
+	for _, uri := range []string{"skill://lint/SKILL.md", "skill://lint/rules/ours.md", "skill://lint/rules/style.md"} {
+		if !seen[uri] {
+			t.Errorf("skills/get does not list %s: %v", uri, entry["resources"])
+		}
+	}
+	if c, _ := readRaw(rs, "skill://lint/SKILL.md"); c != skill {
+		t.Errorf("skill://lint/SKILL.md = %q, want the overlay's", c)
+	}
+}
+
+func readRaw(rs *rawSession, uri string) (string, error) {
+	read := rs.call("resources/read", map[string]any{"uri": uri})
+	if read.Error != nil {
+		return "", fmt.Errorf("%s", read.Error.Message)
+	}
+	return read.Result["contents"].([]any)[0].(map[string]any)["text"].(string), nil
 }

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"strings"
 
+	"github.com/agentpack/agentpack/internal/textdiff"
 	"github.com/sergi/go-diff/diffmatchpatch"
 )
 
@@ -118,20 +119,7 @@ func matches(base, other []string) []int {
 }
 
 // lines splits text into lines that keep their "\n".
-func lines(text []byte) []string {
-	var out []string
-	s := string(text)
-	for s != "" {
-		i := strings.IndexByte(s, '\n')
-		if i < 0 {
-			out = append(out, s)
-			break
-		}
-		out = append(out, s[:i+1])
-		s = s[i+1:]
-	}
-	return out
-}
+func lines(text []byte) []string { return textdiff.SplitLines(string(text)) }
 
 func equal(a, b []string) bool {
 	if len(a) != len(b) {

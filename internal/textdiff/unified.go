@@ -38,7 +38,7 @@ func unified(fromName, toName string, a, b []byte, max int) (diff string, ok boo
 	}
 	var all []line
 	for _, d := range diffs {
-		for _, l := range splitKeep(d.Text) {
+		for _, l := range SplitLines(d.Text) {
 			all = append(all, line{d.Type, l})
 		}
 	}
@@ -127,7 +127,9 @@ func hunkRange(start, n int) string {
 	return fmt.Sprintf("%d,%d", start, n)
 }
 
-func splitKeep(s string) []string {
+// SplitLines splits s into lines that keep their "\n" (the last may lack
+// one), so joining them gives s back.
+func SplitLines(s string) []string {
 	var out []string
 	for s != "" {
 		i := strings.IndexByte(s, '\n')

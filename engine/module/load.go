@@ -23,6 +23,10 @@ type File struct {
 	Path string
 	Data []byte
 	Mode fs.FileMode
+	// Src is the file Data was read from, byte for byte, or "" when the
+	// bytes were made or changed (an overlay patch): a cache may keep the
+	// path and its hash instead of the bytes.
+	Src fsys.AbsPath
 }
 
 // LoadedModule is a module with its source files read and validated.
@@ -146,7 +150,7 @@ func readJobFile(sys fsys.System, mod *Module, j readJob) (File, error) {
 	if err != nil {
 		return File{}, moduleErr(mod, j.abs.String(), "cannot read %s: %s", j.abs, ioCause(err))
 	}
-	return File{Path: j.rel, Data: data, Mode: fi.Mode().Perm()}, nil
+	return File{Path: j.rel, Data: data, Mode: fi.Mode().Perm(), Src: j.abs}, nil
 }
 
 // LoadModule reads and validates a module from its resolved source path

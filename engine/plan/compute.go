@@ -98,6 +98,9 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 		after := f.SHA256
 		c := Change{Target: f.Target, Path: f.Path, PathPosix: f.Path.ToSlash(), AfterSHA256: &after,
 			ModuleIDs: f.ModuleIDs, Root: f.Root, After: f.Data, Mode: f.Mode}
+		if f.Data == nil && f.Src != "" {
+			c.Load = func() ([]byte, error) { return f.Bytes(sys) }
+		}
 		if f.Keyed != nil {
 			// A key-level file (keyed.go): the change edits only its
 			// entries, and status compares the digest of the owned

@@ -22,7 +22,7 @@ import (
 // A file with another magic or version is ignored and rebuilt.
 const (
 	magic   = "agentpack source cache\n"
-	version = 1
+	version = 2
 )
 
 // Entry is one cached load: what it was loaded for (Key), what it read
@@ -138,7 +138,13 @@ func encodeDesired(w *writer, d *desired.State) error {
 		w.string(string(f.Root))
 		w.string(f.SHA256)
 		w.string(string(f.Path))
-		w.bytes(f.Data)
+		// A verbatim copy of a source file keeps only that file's path
+		// (the fingerprint covers it, and the hash above checks it when
+		// the bytes are read); made bytes are kept whole.
+		w.string(string(f.Src))
+		if f.Src == "" {
+			w.bytes(f.Data)
+		}
 		w.uint(uint64(f.Mode))
 		w.strings(f.ModuleIDs)
 		w.bool(f.Marked)
@@ -162,7 +168,11 @@ func decodeDesired(r *reader) *desired.State {
 	files := make([]*desired.File, n)
 	for i := range files {
 		f := &desired.File{Target: r.string(), Root: fsys.AbsPath(r.string()), SHA256: r.string()}
-		f.Path, f.Data, f.Mode, f.ModuleIDs, f.Marked = fsys.AbsPath(r.string()), r.bytes(), fs.FileMode(r.uint()), r.strings(), r.bool()
+		f.Path, f.Src = fsys.AbsPath(r.string()), fsys.AbsPath(r.string())
+		if f.Src == "" {
+			f.Data = r.bytes()
+		}
+		f.Mode, f.ModuleIDs, f.Marked = fs.FileMode(r.uint()), r.strings(), r.bool()
 		if r.bool() {
 			f.Keyed = decodeKeyed(r)
 		}

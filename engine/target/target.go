@@ -99,6 +99,11 @@ type DesiredFile struct {
 	// ([OwnedSHA256]) and the text around them is the user's, which the
 	// adapter keeps.
 	Marked bool
+	// Src, when set, is a source file whose bytes Data is, byte for byte
+	// (a module file copied verbatim): a cache keeps the path and the
+	// hash instead of the bytes, and reads them again only to write or
+	// diff the file.
+	Src fsys.AbsPath
 }
 
 // Set is the adapters an engine knows, by name. It is a value handed to

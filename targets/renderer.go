@@ -114,7 +114,7 @@ func (r *renderer) add(p fsys.AbsPath, data []byte, mode fs.FileMode, ids ...str
 // file the bytes came from.
 func (r *renderer) copyFile(p fsys.AbsPath, f *module.File, ids ...string) {
 	r.add(p, f.Data, f.Mode, ids...)
-	r.files[len(r.files)-1].Src = f.Src
+	r.files[len(r.files)-1].Src, r.files[len(r.files)-1].SrcSHA256 = f.Src, f.SHA256
 }
 
 // copyModule writes every file of lm under dir, byte for byte with its mode.

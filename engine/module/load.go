@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine/gitsource"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/frontmatter"
 	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/internal/workers"
@@ -27,6 +28,9 @@ type File struct {
 	// bytes were made or changed (an overlay patch): a cache may keep the
 	// path and its hash instead of the bytes.
 	Src fsys.AbsPath
+	// SHA256 is the hex sha256 of Data, computed while reading (in the
+	// load's parallel workers); "" when Src is "".
+	SHA256 string
 }
 
 // LoadedModule is a module with its source files read and validated.
@@ -150,7 +154,7 @@ func readJobFile(sys fsys.System, mod *Module, j readJob) (File, error) {
 	if err != nil {
 		return File{}, moduleErr(mod, j.abs.String(), "cannot read %s: %s", j.abs, ioCause(err))
 	}
-	return File{Path: j.rel, Data: data, Mode: fi.Mode().Perm(), Src: j.abs}, nil
+	return File{Path: j.rel, Data: data, Mode: fi.Mode().Perm(), Src: j.abs, SHA256: checksum.SHA256Hex(data)}, nil
 }
 
 // LoadModule reads and validates a module from its resolved source path

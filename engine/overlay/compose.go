@@ -67,7 +67,7 @@ func Compose(sys fsys.System, repo fsys.AbsPath, moduleID string, upstream []mod
 				if err != nil {
 					return nil, err
 				}
-				cur.Data, cur.Src = data, ""
+				cur.Data, cur.Src, cur.SHA256 = data, "", ""
 				byPath[rel] = cur
 				out.Origins[rel] = l.Scope
 				touched = append(touched, rel)

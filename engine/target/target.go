@@ -104,6 +104,9 @@ type DesiredFile struct {
 	// hash instead of the bytes, and reads them again only to write or
 	// diff the file.
 	Src fsys.AbsPath
+	// SrcSHA256 is the hex sha256 of Src's bytes when the loader hashed
+	// them as it read, so they are not hashed twice.
+	SrcSHA256 string
 }
 
 // Set is the adapters an engine knows, by name. It is a value handed to

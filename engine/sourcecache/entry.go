@@ -7,10 +7,12 @@ package sourcecache
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"hash/crc32"
 	"io/fs"
+	"slices"
 
 	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/engine/target"
@@ -69,7 +71,7 @@ func Encode(e *Entry) ([]byte, error) {
 	w.strings(e.Targets)
 	w.strings(e.Configured)
 	w.strings(e.Warnings)
-	if err := encodeDesired(w, e.Desired); err != nil {
+	if err := encodeDesired(w, e.Desired, fp); err != nil {
 		return nil, err
 	}
 	return binary.BigEndian.AppendUint32(w.b, crc32.Checksum(w.b, castagnoli)), nil
@@ -100,7 +102,7 @@ func Decode(data []byte) (*Entry, error) {
 	e.Fingerprint = fsys.NewFingerprint(fp)
 	e.Repo, e.Project, e.Profile = r.string(), fsys.AbsPath(r.string()), r.string()
 	e.Targets, e.Configured, e.Warnings = r.strings(), r.strings(), r.strings()
-	e.Desired = decodeDesired(r)
+	e.Desired = decodeDesired(r, fp)
 	if r.err != nil || len(r.b) != 0 {
 		return nil, errDamaged
 	}
@@ -128,25 +130,33 @@ func decodeRoots(r *reader) []desired.Root {
 	return out
 }
 
-func encodeDesired(w *writer, d *desired.State) error {
+// encodeDesired writes d's files; a file's target, root and module ids
+// are symbols (written once, then by number), and its source file, when
+// it is a verbatim copy, is the number of that path's fingerprint entry:
+// the fingerprint covers it, and the file's hash checks it when the bytes
+// are read. Made bytes (and a source the fingerprint misses) are kept whole.
+func encodeDesired(w *writer, d *desired.State, fp []fsys.FingerprintEntry) error {
 	w.strings(d.Targets)
 	encodeRoots(w, d.Roots)
 	encodeRoots(w, d.Stale)
 	w.uint(uint64(len(d.Files)))
 	for _, f := range d.Files {
-		w.string(f.Target)
-		w.string(string(f.Root))
+		w.sym(f.Target)
+		w.sym(string(f.Root))
 		w.string(f.SHA256)
 		w.string(string(f.Path))
-		// A verbatim copy of a source file keeps only that file's path
-		// (the fingerprint covers it, and the hash above checks it when
-		// the bytes are read); made bytes are kept whole.
-		w.string(string(f.Src))
-		if f.Src == "" {
+		src, found := slices.BinarySearchFunc(fp, f.Src, func(e fsys.FingerprintEntry, p fsys.AbsPath) int { return cmp.Compare(e.Path, p) })
+		if f.Src == "" || !found || f.Keyed != nil {
+			w.uint(0)
 			w.bytes(f.Data)
+		} else {
+			w.uint(uint64(src) + 1)
 		}
 		w.uint(uint64(f.Mode))
-		w.strings(f.ModuleIDs)
+		w.len(len(f.ModuleIDs), f.ModuleIDs == nil)
+		for _, id := range f.ModuleIDs {
+			w.sym(id)
+		}
 		w.bool(f.Marked)
 		w.bool(f.Keyed != nil)
 		if f.Keyed != nil {
@@ -158,27 +168,40 @@ func encodeDesired(w *writer, d *desired.State) error {
 	return nil
 }
 
-func decodeDesired(r *reader) *desired.State {
+func decodeDesired(r *reader, fp []fsys.FingerprintEntry) *desired.State {
 	targets, roots, stale := r.strings(), decodeRoots(r), decodeRoots(r)
 	n := r.uint()
 	if n > uint64(len(r.b)) {
 		r.fail()
 		return nil
 	}
-	files := make([]*desired.File, n)
+	files := make([]desired.File, n)
+	ptrs := make([]*desired.File, n)
 	for i := range files {
-		f := &desired.File{Target: r.string(), Root: fsys.AbsPath(r.string()), SHA256: r.string()}
-		f.Path, f.Src = fsys.AbsPath(r.string()), fsys.AbsPath(r.string())
-		if f.Src == "" {
+		f := &files[i]
+		f.Target, f.Root, f.SHA256, f.Path = r.sym(), fsys.AbsPath(r.sym()), r.string(), fsys.AbsPath(r.string())
+		switch src := r.uint(); {
+		case src == 0:
 			f.Data = r.bytes()
+		case src <= uint64(len(fp)):
+			f.Src = fp[src-1].Path
+		default:
+			r.fail()
 		}
-		f.Mode, f.ModuleIDs, f.Marked = fs.FileMode(r.uint()), r.strings(), r.bool()
+		f.Mode = fs.FileMode(r.uint())
+		if k, isNil := r.len(1); !isNil {
+			f.ModuleIDs = make([]string, k)
+			for j := range f.ModuleIDs {
+				f.ModuleIDs[j] = r.sym()
+			}
+		}
+		f.Marked = r.bool()
 		if r.bool() {
 			f.Keyed = decodeKeyed(r)
 		}
-		files[i] = f
+		ptrs[i] = f
 	}
-	return desired.Restore(targets, roots, stale, files)
+	return desired.Restore(targets, roots, stale, ptrs)
 }
 
 // encodeKeyed stores each entry's value as JSON: the config editors turn

@@ -12,6 +12,18 @@ import (
 	"github.com/agentpack/agentpack/targets"
 )
 
+// cacheBench is a repo of files/10 skills × 10 files and engines over it
+// with the source cache on.
+func cacheBench(b *testing.B, files int) (engine.Env, engine.Request, func() *engine.Engine) {
+	env := testEnv(b)
+	req := engine.Request{Repo: benchRepo(b, files/10, 10)}
+	return env, req, func() *engine.Engine {
+		e := engine.New(env, targets.NewSet())
+		e.SourceCache = &engine.SourceCache{Build: "bench"}
+		return e
+	}
+}
+
 // BenchmarkWarmCache runs status, plan and a no-op deploy --apply over a
 // deployed, unchanged repo of 1,000 and 10,000 files with the source cache
 // warm: each loads the compiled state from one file after a stat of every
@@ -20,14 +32,7 @@ import (
 func BenchmarkWarmCache(b *testing.B) {
 	b.ReportAllocs()
 	for _, files := range []int{1000, 10000} {
-		env := testEnv(b)
-		repo := benchRepo(b, files/10, 10)
-		req := engine.Request{Repo: repo}
-		newEngine := func() *engine.Engine {
-			e := engine.New(env, targets.NewSet())
-			e.SourceCache = &engine.SourceCache{Build: "bench"}
-			return e
-		}
+		_, req, newEngine := cacheBench(b, files)
 		ctx := context.Background()
 		if _, _, err := newEngine().Deploy(ctx, req, true, engine.ApplyOptions{}); err != nil {
 			b.Fatal(err)
@@ -69,14 +74,7 @@ func BenchmarkWarmCache(b *testing.B) {
 // each file's bytes are read, once, when its diff is made.
 func BenchmarkSourceCacheBytes(b *testing.B) {
 	for _, files := range []int{1000, 10000} {
-		env := testEnv(b)
-		repo := benchRepo(b, files/10, 10)
-		req := engine.Request{Repo: repo}
-		newEngine := func() *engine.Engine {
-			e := engine.New(env, targets.NewSet())
-			e.SourceCache = &engine.SourceCache{Build: "bench"}
-			return e
-		}
+		env, req, newEngine := cacheBench(b, files)
 		ctx := context.Background()
 		load := filepath.Join(env.CacheDir(), "load")
 		time.Sleep(150 * time.Millisecond) // past the racy window of benchRepo's writes

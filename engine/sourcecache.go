@@ -63,9 +63,9 @@ func (e *Engine) sourceCachedLoadState(ctx context.Context, req Request, load fu
 	}
 	tracker := fsys.NewTrackingSystem(e.Sys)
 	sys := e.Sys
-	e.Sys = tracker
+	e.Sys, e.hashesOnly = tracker, true
 	st, err := load()
-	e.Sys = sys
+	e.Sys, e.hashesOnly = sys, false
 	if err != nil {
 		return st, err
 	}

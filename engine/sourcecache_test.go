@@ -219,4 +219,14 @@ func TestSourceCacheKeepsHashesNotBytes(t *testing.T) {
 	if len(p.Changes) != 0 {
 		t.Fatalf("after a deploy from the cache, a cache-less plan still changes %d files: %+v", len(p.Changes), p.Changes[0])
 	}
+
+	// A load with nothing cached lets go of copied bytes once hashed; its
+	// deploy reads them again and writes the same bytes.
+	cold := newCacheWorld(t)
+	if dd := cold.deploy(cold.engine(true)); !dd.Applied {
+		t.Fatal("a cold deploy applied nothing")
+	}
+	if _, p, err := cold.engine(false).Plan(ctx, cold.req); err != nil || len(p.Changes) != 0 {
+		t.Fatalf("after a cold deploy through the cache, a cache-less plan: %v, %+v", err, p)
+	}
 }

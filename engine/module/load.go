@@ -133,6 +133,18 @@ func absModulePath(path string) (fsys.AbsPath, error) {
 	return fsys.NewAbsPath(path)
 }
 
+// DropHashedBytes lets go of the bytes of every file but the main one that
+// was hashed as it was read from a source file: its Src and SHA256 say
+// where the bytes are and what they must hash to, for a caller that needs
+// only hashes until it writes (the main file's bytes stay, parsed).
+func (lm *LoadedModule) DropHashedBytes() {
+	for i := range lm.Files {
+		if f := &lm.Files[i]; f != lm.Main && f.Src != "" && f.SHA256 != "" {
+			f.Data = nil
+		}
+	}
+}
+
 // readJobFile reads the file j names through sys. A file only a folder
 // listing named costs an Lstat for its mode, and one ReadFile: two path
 // lookups, which matters at 10,000 files, and no third.

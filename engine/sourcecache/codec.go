@@ -9,6 +9,10 @@ import (
 // file cannot be used.
 var errDamaged = errors.New("sourcecache: damaged cache file")
 
+// errNoBytes refuses to encode a file that has neither bytes nor a source
+// the entry's fingerprint covers: it could not be read back.
+var errNoBytes = errors.New("sourcecache: a file has neither bytes nor a fingerprinted source")
+
 // writer appends the cache's primitives: unsigned and signed varints, and
 // byte strings and lists prefixed by their length plus one, 0 being nil
 // (a nil list renders as JSON null, an empty one as []: both round-trip).

@@ -147,6 +147,9 @@ func encodeDesired(w *writer, d *desired.State, fp []fsys.FingerprintEntry) erro
 		w.string(string(f.Path))
 		src, found := slices.BinarySearchFunc(fp, f.Src, func(e fsys.FingerprintEntry, p fsys.AbsPath) int { return cmp.Compare(e.Path, p) })
 		if f.Src == "" || !found || f.Keyed != nil {
+			if f.Src != "" && f.Data == nil {
+				return errNoBytes // a copy of a source the fingerprint misses
+			}
 			w.uint(0)
 			w.bytes(f.Data)
 		} else {

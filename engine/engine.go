@@ -69,6 +69,10 @@ type Engine struct {
 	// otherwise stop: it sets a damaged journal aside and skips paths whose
 	// saved bytes are damaged, with warnings.
 	recoverBestEffort bool
+	// hashesOnly is set while the [SourceCache] loads a state for plan,
+	// status, diff or deploy: a module file copied verbatim keeps its hash
+	// and source path, not its bytes, once its module is loaded.
+	hashesOnly bool
 
 	// Checkpoint, when set, is called at each phase boundary of a
 	// transaction ("pack saved", "journal written", "files written", "record
@@ -257,6 +261,9 @@ func (e *Engine) loadModule(ctx context.Context, st *State, mod *module.Module) 
 		return nil, err
 	}
 	lm.Origins = origins
+	if e.hashesOnly {
+		lm.DropHashedBytes()
+	}
 	return lm, nil
 }
 

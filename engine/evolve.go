@@ -164,7 +164,11 @@ func (e *Engine) findProposals(st *State, p *plan.Plan, req EvolveProposeRequest
 			s.skip(c, evolveMissing, id, c.ModuleIDs)
 		case c.UpdateKind == plan.UpdateDrifted || c.UpdateKind == plan.UpdateAdopt:
 			if f := st.Desired.File(c.Path); f != nil {
-				s.drifted(c, f.Data, f.ModuleIDs)
+				// A source changed under the command reads as no drift
+				// to propose; the next run sees it.
+				if rendered, err := f.Bytes(e.Sys); err == nil {
+					s.drifted(c, rendered, f.ModuleIDs)
+				}
 			}
 		}
 	}

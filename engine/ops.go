@@ -88,7 +88,12 @@ func diffData(st *State, p *plan.Plan) *DiffData {
 			d.Changes[i].Unified = u.String()
 			continue
 		}
-		u, ok := textdiff.Unified(from, to, c.Before, c.After)
+		after, err := c.AfterBytes()
+		if err != nil {
+			st.Warn("diff of %s omitted: %s", c.Path, err)
+			continue
+		}
+		u, ok := textdiff.Unified(from, to, c.Before, after)
 		if !ok {
 			st.Warn("diff of %s omitted (binary or over 100 KiB)", c.Path)
 			continue

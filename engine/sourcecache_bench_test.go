@@ -3,6 +3,8 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -10,21 +12,27 @@ import (
 	"github.com/agentpack/agentpack/targets"
 )
 
+// cacheBench is a repo of files/10 skills × 10 files and engines over it
+// with the source cache on.
+func cacheBench(b *testing.B, files int) (engine.Env, engine.Request, func() *engine.Engine) {
+	env := testEnv(b)
+	req := engine.Request{Repo: benchRepo(b, files/10, 10)}
+	return env, req, func() *engine.Engine {
+		e := engine.New(env, targets.NewSet())
+		e.SourceCache = &engine.SourceCache{Build: "bench"}
+		return e
+	}
+}
+
 // BenchmarkWarmCache runs status, plan and a no-op deploy --apply over a
 // deployed, unchanged repo of 1,000 and 10,000 files with the source cache
 // warm: each loads the compiled state from one file after a stat of every
 // path it came from. Compare with BenchmarkStatus10k (no cache) and
 // BenchmarkReadHash10k (the floor).
 func BenchmarkWarmCache(b *testing.B) {
+	b.ReportAllocs()
 	for _, files := range []int{1000, 10000} {
-		env := testEnv(b)
-		repo := benchRepo(b, files/10, 10)
-		req := engine.Request{Repo: repo}
-		newEngine := func() *engine.Engine {
-			e := engine.New(env, targets.NewSet())
-			e.SourceCache = &engine.SourceCache{Build: "bench"}
-			return e
-		}
+		_, req, newEngine := cacheBench(b, files)
 		ctx := context.Background()
 		if _, _, err := newEngine().Deploy(ctx, req, true, engine.ApplyOptions{}); err != nil {
 			b.Fatal(err)
@@ -50,6 +58,51 @@ func BenchmarkWarmCache(b *testing.B) {
 		b.Run(fmt.Sprintf("deploy-noop/%d", files), func(b *testing.B) {
 			for b.Loop() {
 				if _, d, err := newEngine().Deploy(ctx, req, true, engine.ApplyOptions{}); err != nil || d.Applied {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSourceCacheBytes measures, with allocations (-benchmem), what
+// the source cache costs and saves over 1,000 and 10,000 files that are
+// not deployed yet (every file a create): "cold" plans with the cache
+// emptied first (read, parse, hash, compile and write the cache file);
+// "plan" plans from the warm cache, which keeps hashes, not bytes, so no
+// source file is read; "diff" shows every create from the warm cache, so
+// each file's bytes are read, once, when its diff is made.
+func BenchmarkSourceCacheBytes(b *testing.B) {
+	for _, files := range []int{1000, 10000} {
+		env, req, newEngine := cacheBench(b, files)
+		ctx := context.Background()
+		load := filepath.Join(env.CacheDir(), "load")
+		time.Sleep(150 * time.Millisecond) // past the racy window of benchRepo's writes
+		b.Run(fmt.Sprintf("cold/%d", files), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				if err := os.RemoveAll(load); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				if _, p, err := newEngine().Plan(ctx, req); err != nil || p.Summary.Create != files {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("plan/%d", files), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, p, err := newEngine().Plan(ctx, req); err != nil || p.Summary.Create != files {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("diff/%d", files), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, d, err := newEngine().Diff(ctx, req); err != nil || d.Changes[0].Unified == "" {
 					b.Fatal(err)
 				}
 			}

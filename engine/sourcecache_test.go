@@ -171,3 +171,62 @@ func TestSourceCacheSkipsUnchangedSources(t *testing.T) {
 		t.Fatalf("the cached state plans differently:\n%s\n%s\nwithout the cache:\n%s\n%s", cp, cs, up, us)
 	}
 }
+
+// The cache keeps a copied source file's path and hash, not its bytes: a
+// diff and a deploy from a warm cache read the bytes of the files they
+// write, and what lands on disk is byte for byte what a cache-less run
+// compiles.
+func TestSourceCacheKeepsHashesNotBytes(t *testing.T) {
+	w := newCacheWorld(t)
+	w.warm()
+	src, err := os.ReadFile(filepath.Join(w.repo, "modules", "s0001", "ref", "f01.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(w.env.CacheDir(), "load", "*.bin"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no cache file: %v", err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(data), string(src)) {
+			t.Fatalf("%s holds the bytes of a copied source file", f)
+		}
+	}
+	ctx := context.Background()
+	w.reads.Store(0)
+	_, d, err := w.engine(true).Diff(ctx, w.req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shown bool
+	for _, c := range d.Changes {
+		shown = shown || strings.Contains(c.Unified, "+"+strings.SplitN(string(src), "\n", 2)[0])
+	}
+	if !shown || w.reads.Load() == 0 {
+		t.Fatalf("the diff from a warm cache does not show the source's bytes (%d source reads)", w.reads.Load())
+	}
+	if dd := w.deploy(w.engine(true)); !dd.Applied {
+		t.Fatal("the deploy from a warm cache applied nothing")
+	}
+	_, p, err := w.engine(false).Plan(ctx, w.req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Changes) != 0 {
+		t.Fatalf("after a deploy from the cache, a cache-less plan still changes %d files: %+v", len(p.Changes), p.Changes[0])
+	}
+
+	// A load with nothing cached lets go of copied bytes once hashed; its
+	// deploy reads them again and writes the same bytes.
+	cold := newCacheWorld(t)
+	if dd := cold.deploy(cold.engine(true)); !dd.Applied {
+		t.Fatal("a cold deploy applied nothing")
+	}
+	if _, p, err := cold.engine(false).Plan(ctx, cold.req); err != nil || len(p.Changes) != 0 {
+		t.Fatalf("after a cold deploy through the cache, a cache-less plan: %v, %+v", err, p)
+	}
+}

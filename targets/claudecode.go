@@ -53,7 +53,7 @@ func (ClaudeCode) render(rc *target.RenderContext, modules []*module.LoadedModul
 			}
 		case module.TypeCommand:
 			for _, dir := range r.all("commands") {
-				r.add(under(dir, mainFile(lm)), lm.Main.Data, lm.Main.Mode, lm.ID)
+				r.copyFile(under(dir, mainFile(lm)), lm.Main, lm.ID)
 			}
 		case module.TypeAgent:
 			for _, dir := range r.all("agents") {

@@ -54,7 +54,7 @@ func (Codex) render(rc *target.RenderContext, modules []*module.LoadedModule, wa
 			}
 		case module.TypePrompt:
 			if dir, ok := r.path("prompts", true); ok {
-				r.add(under(dir, mainFile(lm)), lm.Main.Data, lm.Main.Mode, lm.ID)
+				r.copyFile(under(dir, mainFile(lm)), lm.Main, lm.ID)
 			}
 		case module.TypeAgent:
 			if dir, ok := r.path("agents", false); ok {

@@ -62,7 +62,7 @@ func (Cursor) render(rc *target.RenderContext, modules []*module.LoadedModule, w
 			}
 		case module.TypeCommand:
 			if dir, ok := r.path("commands", false); ok {
-				r.add(under(dir, mainFile(lm)), lm.Main.Data, lm.Main.Mode, lm.ID)
+				r.copyFile(under(dir, mainFile(lm)), lm.Main, lm.ID)
 			}
 		case module.TypeAgent:
 			if dir, ok := r.path("agents", false); ok {

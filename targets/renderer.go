@@ -110,10 +110,17 @@ func (r *renderer) add(p fsys.AbsPath, data []byte, mode fs.FileMode, ids ...str
 	r.files = append(r.files, target.DesiredFile{Path: p, Data: data, Mode: mode, ModuleIDs: ids})
 }
 
+// copyFile records f at p, byte for byte with its mode, naming the source
+// file the bytes came from.
+func (r *renderer) copyFile(p fsys.AbsPath, f *module.File, ids ...string) {
+	r.add(p, f.Data, f.Mode, ids...)
+	r.files[len(r.files)-1].Src, r.files[len(r.files)-1].SrcSHA256 = f.Src, f.SHA256
+}
+
 // copyModule writes every file of lm under dir, byte for byte with its mode.
 func (r *renderer) copyModule(dir fsys.AbsPath, lm *module.LoadedModule) {
-	for _, f := range lm.Files {
-		r.add(under(dir, f.Path), f.Data, f.Mode, lm.ID)
+	for i := range lm.Files {
+		r.copyFile(under(dir, lm.Files[i].Path), &lm.Files[i], lm.ID)
 	}
 }
 

@@ -63,7 +63,7 @@ func (VSCode) render(rc *target.RenderContext, modules []*module.LoadedModule, w
 			}
 		case module.TypePrompt:
 			if dir, ok := r.path("prompts", false); ok {
-				r.add(under(dir, promptFileName(mainFile(lm))), lm.Main.Data, lm.Main.Mode, lm.ID)
+				r.copyFile(under(dir, promptFileName(mainFile(lm))), lm.Main, lm.ID)
 			}
 		case module.TypeAgent:
 			if dir, ok := r.path("agents", false); ok {

@@ -14,6 +14,7 @@ import (
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/fsys"
+	"github.com/agentpack/agentpack/internal/workers"
 	"github.com/agentpack/agentpack/snapshots"
 )
 
@@ -39,7 +40,11 @@ type write struct {
 // target files, then the manifests recording them (the last nManifests).
 func (wr *Writer) transactionWrites(d Deployment, id string, now time.Time) (writes []write, nManifests int, err error) {
 	writes = make([]write, 0, len(d.Plan.Changes))
-	for _, c := range d.Plan.Changes {
+	after, err := afterBytes(d.Plan.Changes)
+	if err != nil {
+		return nil, 0, err
+	}
+	for i, c := range d.Plan.Changes {
 		w := write{change: snapshots.FileChange{Target: c.Target, Root: c.Root.String(), Path: c.Path.String(), Op: c.Op},
 			root: c.Root, path: c.Path, shared: len(c.Entries) > 0}
 		if c.BeforeSHA256 != nil {
@@ -47,8 +52,8 @@ func (wr *Writer) transactionWrites(d Deployment, id string, now time.Time) (wri
 			w.change.Before = &snapshots.Content{SHA256: *c.BeforeSHA256, Size: int64(len(c.Before)), Mode: uint32(wr.modeOf(c.Path))}
 		}
 		if c.Op != plan.OpDelete {
-			w.data, w.mode = c.After, c.Mode
-			w.change.After = &snapshots.Content{SHA256: *c.AfterSHA256, Size: int64(len(c.After)), Mode: uint32(c.Mode.Perm())}
+			w.data, w.mode = after[i], c.Mode
+			w.change.After = &snapshots.Content{SHA256: *c.AfterSHA256, Size: int64(len(after[i])), Mode: uint32(c.Mode.Perm())}
 		}
 		writes = append(writes, w)
 	}
@@ -62,6 +67,24 @@ func (wr *Writer) transactionWrites(d Deployment, id string, now time.Time) (wri
 		manifests = append(manifests, wr.stateWrites(d.State)...)
 	}
 	return append(writes, manifests...), len(manifests), nil
+}
+
+// afterBytes returns the desired bytes of each change, reading in parallel
+// those the desired state kept only the hash of.
+func afterBytes(changes []plan.Change) ([][]byte, error) {
+	out := make([][]byte, len(changes))
+	errs := make([]error, len(changes))
+	workers.Parallel(len(changes), func(i int) {
+		if changes[i].Op != plan.OpDelete {
+			out[i], errs[i] = changes[i].AfterBytes()
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // stateWrites returns the writes of state files whose bytes change.

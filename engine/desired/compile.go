@@ -106,6 +106,10 @@ func Compile(in Input) (*State, error) {
 				sums[i] = target.EntriesSHA256(k.Hashes())
 				return
 			}
+			if f := &out.Files[i]; f.Src != "" && f.SrcSHA256 != "" {
+				sums[i] = f.SrcSHA256 // hashed while the module was read
+				return
+			}
 			sums[i] = checksum.SHA256Hex(out.Files[i].Data)
 		})
 		for i, f := range out.Files {

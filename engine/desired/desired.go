@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine/target"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/fsys"
 )
 
@@ -39,6 +40,26 @@ type State struct {
 	// Files sorted by (Target, Path).
 	Files  []*File
 	byPath map[fsys.AbsPath]*File
+}
+
+// Bytes returns f's bytes: Data, or, for a file restored from a cache
+// without them, its source file's bytes read through sys, checked against
+// f's hash (a source that changed since it was compiled is an error, never
+// other bytes written).
+func (f *File) Bytes(sys fsys.System) ([]byte, error) {
+	if f.Data != nil || f.Src == "" || f.Keyed != nil {
+		return f.Data, nil
+	}
+	data, err := sys.ReadFile(f.Src)
+	if err != nil {
+		return nil, err
+	}
+	if checksum.SHA256Hex(data) != f.SHA256 {
+		return nil, apperr.New(apperr.IOFailed, "%s changed while agentpack was using it", f.Src).
+			WithHint("run the command again once the module's files stop changing").
+			With("path", f.Src.String()).With("path_posix", f.Src.ToSlash())
+	}
+	return data, nil
 }
 
 // File returns the desired file at path, or nil.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine/gitsource"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/frontmatter"
 	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/internal/workers"
@@ -23,6 +24,13 @@ type File struct {
 	Path string
 	Data []byte
 	Mode fs.FileMode
+	// Src is the file Data was read from, byte for byte, or "" when the
+	// bytes were made or changed (an overlay patch): a cache may keep the
+	// path and its hash instead of the bytes.
+	Src fsys.AbsPath
+	// SHA256 is the hex sha256 of Data, computed while reading (in the
+	// load's parallel workers); "" when Src is "".
+	SHA256 string
 }
 
 // LoadedModule is a module with its source files read and validated.
@@ -125,6 +133,18 @@ func absModulePath(path string) (fsys.AbsPath, error) {
 	return fsys.NewAbsPath(path)
 }
 
+// DropHashedBytes lets go of the bytes of every file but the main one that
+// was hashed as it was read from a source file: its Src and SHA256 say
+// where the bytes are and what they must hash to, for a caller that needs
+// only hashes until it writes (the main file's bytes stay, parsed).
+func (lm *LoadedModule) DropHashedBytes() {
+	for i := range lm.Files {
+		if f := &lm.Files[i]; f != lm.Main && f.Src != "" && f.SHA256 != "" {
+			f.Data = nil
+		}
+	}
+}
+
 // readJobFile reads the file j names through sys. A file only a folder
 // listing named costs an Lstat for its mode, and one ReadFile: two path
 // lookups, which matters at 10,000 files, and no third.
@@ -146,7 +166,7 @@ func readJobFile(sys fsys.System, mod *Module, j readJob) (File, error) {
 	if err != nil {
 		return File{}, moduleErr(mod, j.abs.String(), "cannot read %s: %s", j.abs, ioCause(err))
 	}
-	return File{Path: j.rel, Data: data, Mode: fi.Mode().Perm()}, nil
+	return File{Path: j.rel, Data: data, Mode: fi.Mode().Perm(), Src: j.abs, SHA256: checksum.SHA256Hex(data)}, nil
 }
 
 // LoadModule reads and validates a module from its resolved source path

@@ -29,10 +29,7 @@ type Composed struct {
 // Compose applies the layers (lowest first) to a module's upstream files.
 // Folders that do not exist are skipped.
 func Compose(sys fsys.System, repo fsys.AbsPath, moduleID string, upstream []module.File, layers []Layer) (*Composed, error) {
-	byPath := make(map[string]module.File, len(upstream))
-	for _, f := range upstream {
-		byPath[f.Path] = f
-	}
+	var byPath map[string]module.File // built once an overlay folder exists
 	out := &Composed{Origins: map[string]Scope{}}
 	var upstreamHashes map[string]string
 	for _, l := range layers {
@@ -42,6 +39,12 @@ func Compose(sys fsys.System, repo fsys.AbsPath, moduleID string, upstream []mod
 		}
 		if !ok {
 			continue
+		}
+		if byPath == nil {
+			byPath = make(map[string]module.File, len(upstream))
+			for _, f := range upstream {
+				byPath[f.Path] = f
+			}
 		}
 		k, err := readKind(sys, moduleID, l)
 		if err != nil {
@@ -67,7 +70,7 @@ func Compose(sys fsys.System, repo fsys.AbsPath, moduleID string, upstream []mod
 				if err != nil {
 					return nil, err
 				}
-				cur.Data = data
+				cur.Data, cur.Src, cur.SHA256 = data, "", ""
 				byPath[rel] = cur
 				out.Origins[rel] = l.Scope
 				touched = append(touched, rel)
@@ -85,6 +88,12 @@ func Compose(sys fsys.System, repo fsys.AbsPath, moduleID string, upstream []mod
 			return nil, err
 		}
 		out.Warnings = append(out.Warnings, w...)
+	}
+	if byPath == nil {
+		// No overlay folder: the upstream files as they are, without a
+		// copy (most modules of most repos).
+		out.Files = upstream
+		return out, nil
 	}
 	for _, f := range byPath {
 		out.Files = append(out.Files, f)

@@ -44,7 +44,7 @@ func listFiles(sys fsys.System, dir fsys.AbsPath) ([]module.File, error) {
 				if err != nil {
 					return err
 				}
-				out = append(out, module.File{Path: r, Data: data, Mode: fi.Mode().Perm()})
+				out = append(out, module.File{Path: r, Data: data, Mode: fi.Mode().Perm(), Src: child})
 			}
 		}
 		return nil

@@ -90,6 +90,15 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 		f := d.Files[i]
 		actuals[i], errs[i] = ReadActual(sys, guard, cache, f.Root, f.Path, f.SHA256)
 	})
+	// Room for every change at once: growing a slice of 10,000 changes by
+	// doubling would copy it over and over.
+	n := 0
+	for i, a := range actuals {
+		if !a.Exists || a.SHA256 != d.Files[i].SHA256 || d.Files[i].Keyed != nil {
+			n++
+		}
+	}
+	p.Changes = slices.Grow(p.Changes, n)
 	for i, f := range d.Files {
 		a := actuals[i]
 		if errs[i] != nil {
@@ -98,6 +107,9 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 		after := f.SHA256
 		c := Change{Target: f.Target, Path: f.Path, PathPosix: f.Path.ToSlash(), AfterSHA256: &after,
 			ModuleIDs: f.ModuleIDs, Root: f.Root, After: f.Data, Mode: f.Mode}
+		if f.Data == nil && f.Src != "" {
+			c.Load = func() ([]byte, error) { return f.Bytes(sys) }
+		}
 		if f.Keyed != nil {
 			// A key-level file (keyed.go): the change edits only its
 			// entries, and status compares the digest of the owned

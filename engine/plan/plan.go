@@ -52,9 +52,22 @@ type Change struct {
 	Root fsys.AbsPath `json:"-"`
 	// Before is the current bytes (nil when the file does not exist).
 	Before []byte `json:"-"`
-	// After is the desired bytes for create/update.
+	// After is the desired bytes for create/update; nil with Load set when
+	// they are read only if needed (see [Change.AfterBytes]).
 	After []byte      `json:"-"`
 	Mode  fs.FileMode `json:"-"`
+	// Load, when set, reads After's bytes for a file whose desired state
+	// keeps only its hash.
+	Load func() ([]byte, error) `json:"-"`
+}
+
+// AfterBytes returns the desired bytes of a create or update: After, or
+// what Load reads.
+func (c *Change) AfterBytes() ([]byte, error) {
+	if c.After != nil || c.Load == nil {
+		return c.After, nil
+	}
+	return c.Load()
 }
 
 // Summary counts changes by op.

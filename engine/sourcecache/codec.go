@@ -9,10 +9,32 @@ import (
 // file cannot be used.
 var errDamaged = errors.New("sourcecache: damaged cache file")
 
+// errNoBytes refuses to encode a file that has neither bytes nor a source
+// the entry's fingerprint covers: it could not be read back.
+var errNoBytes = errors.New("sourcecache: a file has neither bytes nor a fingerprinted source")
+
 // writer appends the cache's primitives: unsigned and signed varints, and
 // byte strings and lists prefixed by their length plus one, 0 being nil
 // (a nil list renders as JSON null, an empty one as []: both round-trip).
-type writer struct{ b []byte }
+type writer struct {
+	b    []byte
+	syms map[string]uint64
+}
+
+// sym writes s as a symbol: a repeated string is written once, then by
+// its number (a file's target, root and module ids repeat across files).
+func (w *writer) sym(s string) {
+	if i, ok := w.syms[s]; ok {
+		w.uint(i + 1)
+		return
+	}
+	if w.syms == nil {
+		w.syms = map[string]uint64{}
+	}
+	w.syms[s] = uint64(len(w.syms))
+	w.uint(0)
+	w.string(s)
+}
 
 func (w *writer) uint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
 func (w *writer) int(v int64)   { w.b = binary.AppendVarint(w.b, v) }
@@ -48,8 +70,25 @@ func (w *writer) strings(ss []string) {
 // reader takes a cache file apart; the first problem sticks in err and
 // every later read returns zero values, so callers check err once.
 type reader struct {
-	b   []byte
-	err error
+	b    []byte
+	err  error
+	syms []string
+}
+
+// sym reads a symbol written by writer.sym; a repeated one shares the
+// first one's string.
+func (r *reader) sym() string {
+	i := r.uint()
+	if i == 0 {
+		s := r.string()
+		r.syms = append(r.syms, s)
+		return s
+	}
+	if i > uint64(len(r.syms)) {
+		r.fail()
+		return ""
+	}
+	return r.syms[i-1]
 }
 
 func (r *reader) fail() { r.err, r.b = errDamaged, nil }

@@ -7,10 +7,12 @@ package sourcecache
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"hash/crc32"
 	"io/fs"
+	"slices"
 
 	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/engine/target"
@@ -22,7 +24,7 @@ import (
 // A file with another magic or version is ignored and rebuilt.
 const (
 	magic   = "agentpack source cache\n"
-	version = 1
+	version = 2
 )
 
 // Entry is one cached load: what it was loaded for (Key), what it read
@@ -46,7 +48,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // Encode is e's cache file: magic, version, the entry, and a CRC-32C of
 // all that, so a torn or damaged file is told from a good one.
 func Encode(e *Entry) ([]byte, error) {
-	w := &writer{b: make([]byte, 0, 1<<16)}
+	w := &writer{b: make([]byte, 0, sizeHint(e))}
 	w.b = append(w.b, magic...)
 	w.b = append(w.b, version)
 	w.string(e.Key)
@@ -69,10 +71,28 @@ func Encode(e *Entry) ([]byte, error) {
 	w.strings(e.Targets)
 	w.strings(e.Configured)
 	w.strings(e.Warnings)
-	if err := encodeDesired(w, e.Desired); err != nil {
+	if err := encodeDesired(w, e.Desired, fp); err != nil {
 		return nil, err
 	}
 	return binary.BigEndian.AppendUint32(w.b, crc32.Checksum(w.b, castagnoli)), nil
+}
+
+// sizeHint is about how many bytes e encodes to, so the buffer is made
+// once instead of grown (and copied) a dozen times at 10,000 files.
+func sizeHint(e *Entry) int {
+	n := 1 << 12
+	for _, f := range e.Fingerprint.Entries() {
+		n += len(f.Path) + 40
+	}
+	if e.Desired != nil {
+		for _, f := range e.Desired.Files {
+			n += len(f.Path) + len(f.SHA256) + 16
+			if f.Src == "" {
+				n += len(f.Data)
+			}
+		}
+	}
+	return n
 }
 
 // Decode takes a cache file apart; anything but a complete file of this
@@ -100,7 +120,7 @@ func Decode(data []byte) (*Entry, error) {
 	e.Fingerprint = fsys.NewFingerprint(fp)
 	e.Repo, e.Project, e.Profile = r.string(), fsys.AbsPath(r.string()), r.string()
 	e.Targets, e.Configured, e.Warnings = r.strings(), r.strings(), r.strings()
-	e.Desired = decodeDesired(r)
+	e.Desired = decodeDesired(r, fp)
 	if r.err != nil || len(r.b) != 0 {
 		return nil, errDamaged
 	}
@@ -128,19 +148,36 @@ func decodeRoots(r *reader) []desired.Root {
 	return out
 }
 
-func encodeDesired(w *writer, d *desired.State) error {
+// encodeDesired writes d's files; a file's target, root and module ids
+// are symbols (written once, then by number), and its source file, when
+// it is a verbatim copy, is the number of that path's fingerprint entry:
+// the fingerprint covers it, and the file's hash checks it when the bytes
+// are read. Made bytes (and a source the fingerprint misses) are kept whole.
+func encodeDesired(w *writer, d *desired.State, fp []fsys.FingerprintEntry) error {
 	w.strings(d.Targets)
 	encodeRoots(w, d.Roots)
 	encodeRoots(w, d.Stale)
 	w.uint(uint64(len(d.Files)))
 	for _, f := range d.Files {
-		w.string(f.Target)
-		w.string(string(f.Root))
+		w.sym(f.Target)
+		w.sym(string(f.Root))
 		w.string(f.SHA256)
 		w.string(string(f.Path))
-		w.bytes(f.Data)
+		src, found := slices.BinarySearchFunc(fp, f.Src, func(e fsys.FingerprintEntry, p fsys.AbsPath) int { return cmp.Compare(e.Path, p) })
+		if f.Src == "" || !found || f.Keyed != nil {
+			if f.Src != "" && f.Data == nil {
+				return errNoBytes // a copy of a source the fingerprint misses
+			}
+			w.uint(0)
+			w.bytes(f.Data)
+		} else {
+			w.uint(uint64(src) + 1)
+		}
 		w.uint(uint64(f.Mode))
-		w.strings(f.ModuleIDs)
+		w.len(len(f.ModuleIDs), f.ModuleIDs == nil)
+		for _, id := range f.ModuleIDs {
+			w.sym(id)
+		}
 		w.bool(f.Marked)
 		w.bool(f.Keyed != nil)
 		if f.Keyed != nil {
@@ -152,23 +189,40 @@ func encodeDesired(w *writer, d *desired.State) error {
 	return nil
 }
 
-func decodeDesired(r *reader) *desired.State {
+func decodeDesired(r *reader, fp []fsys.FingerprintEntry) *desired.State {
 	targets, roots, stale := r.strings(), decodeRoots(r), decodeRoots(r)
 	n := r.uint()
 	if n > uint64(len(r.b)) {
 		r.fail()
 		return nil
 	}
-	files := make([]*desired.File, n)
+	files := make([]desired.File, n)
+	ptrs := make([]*desired.File, n)
 	for i := range files {
-		f := &desired.File{Target: r.string(), Root: fsys.AbsPath(r.string()), SHA256: r.string()}
-		f.Path, f.Data, f.Mode, f.ModuleIDs, f.Marked = fsys.AbsPath(r.string()), r.bytes(), fs.FileMode(r.uint()), r.strings(), r.bool()
+		f := &files[i]
+		f.Target, f.Root, f.SHA256, f.Path = r.sym(), fsys.AbsPath(r.sym()), r.string(), fsys.AbsPath(r.string())
+		switch src := r.uint(); {
+		case src == 0:
+			f.Data = r.bytes()
+		case src <= uint64(len(fp)):
+			f.Src = fp[src-1].Path
+		default:
+			r.fail()
+		}
+		f.Mode = fs.FileMode(r.uint())
+		if k, isNil := r.len(1); !isNil {
+			f.ModuleIDs = make([]string, k)
+			for j := range f.ModuleIDs {
+				f.ModuleIDs[j] = r.sym()
+			}
+		}
+		f.Marked = r.bool()
 		if r.bool() {
 			f.Keyed = decodeKeyed(r)
 		}
-		files[i] = f
+		ptrs[i] = f
 	}
-	return desired.Restore(targets, roots, stale, files)
+	return desired.Restore(targets, roots, stale, ptrs)
 }
 
 // encodeKeyed stores each entry's value as JSON: the config editors turn

@@ -99,6 +99,14 @@ type DesiredFile struct {
 	// ([OwnedSHA256]) and the text around them is the user's, which the
 	// adapter keeps.
 	Marked bool
+	// Src, when set, is a source file whose bytes Data is, byte for byte
+	// (a module file copied verbatim): a cache keeps the path and the
+	// hash instead of the bytes, and reads them again only to write or
+	// diff the file.
+	Src fsys.AbsPath
+	// SrcSHA256 is the hex sha256 of Src's bytes when the loader hashed
+	// them as it read, so they are not hashed twice.
+	SrcSHA256 string
 }
 
 // Set is the adapters an engine knows, by name. It is a value handed to

@@ -1,0 +1,65 @@
+package sourcecache
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/agentpack/agentpack/engine/desired"
+	"github.com/agentpack/agentpack/engine/target"
+	"github.com/agentpack/agentpack/internal/fsys"
+)
+
+// An entry round-trips: a copied file comes back as its source path with
+// no bytes, made bytes and a source the fingerprint does not cover come
+// back whole, and repeated targets, roots and module ids are shared.
+func TestEntryRoundTrip(t *testing.T) {
+	fp := fsys.NewFingerprint([]fsys.FingerprintEntry{
+		{Path: "/repo/agentpack.yaml", Size: 10, Mode: 0o644},
+		{Path: "/repo/modules/s/SKILL.md", Size: 5, Mode: 0o644, Ino: 7},
+	})
+	root := fsys.AbsPath("/proj/.codex/skills")
+	files := []*desired.File{
+		{Target: "codex", Root: root, SHA256: "aa", DesiredFile: target.DesiredFile{Path: root + "/s/SKILL.md", Data: []byte("skill"), Mode: 0o644,
+			ModuleIDs: []string{"skill:s"}, Src: "/repo/modules/s/SKILL.md"}},
+		{Target: "codex", Root: root, SHA256: "bb", DesiredFile: target.DesiredFile{Path: root + "/s/made.md", Data: []byte("made"), Mode: 0o755,
+			ModuleIDs: []string{"skill:s", "skill:t"}, Marked: true}},
+		{Target: "codex", Root: root, SHA256: "cc", DesiredFile: target.DesiredFile{Path: root + "/s/loose.md", Data: []byte{}, Mode: 0o644,
+			Src: "/elsewhere/loose.md"}},
+	}
+	in := &Entry{Key: "k", Fingerprint: fp, Repo: "/repo", Targets: []string{"codex"},
+		Desired: desired.Restore([]string{"codex"}, []desired.Root{{Target: "codex", Path: root}}, nil, files)}
+	data, err := Encode(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.Desired.Files
+	if len(got) != 3 {
+		t.Fatalf("decoded %d files", len(got))
+	}
+	if got[0].Data != nil || got[0].Src != "/repo/modules/s/SKILL.md" || got[0].SHA256 != "aa" {
+		t.Errorf("copied file decoded as %+v", got[0])
+	}
+	if string(got[1].Data) != "made" || got[1].Src != "" || !got[1].Marked || got[1].Mode != 0o755 || !reflect.DeepEqual(got[1].ModuleIDs, []string{"skill:s", "skill:t"}) {
+		t.Errorf("made file decoded as %+v", got[1])
+	}
+	if got[2].Data == nil || got[2].Src != "" {
+		t.Errorf("a source outside the fingerprint must keep its bytes: %+v", got[2])
+	}
+	if got[1].Root != root || got[0].Target != "codex" || got[1].ModuleIDs[0] != "skill:s" {
+		t.Errorf("symbols decoded wrong: %+v", got[1])
+	}
+	for i := range data {
+		damaged := append([]byte(nil), data...)
+		damaged[i] ^= 0x40
+		if _, err := Decode(damaged); err == nil {
+			t.Fatalf("a file with byte %d flipped decoded", i)
+		}
+	}
+	if _, err := Decode(data[:len(data)-1]); err == nil {
+		t.Fatal("a truncated file decoded")
+	}
+}

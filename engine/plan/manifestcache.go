@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"bytes"
 	"io/fs"
 	"sync"
 
@@ -17,45 +18,113 @@ import (
 // lives in agentpack's own state folder, never in a project.
 const manifestCacheFile = "manifests.bin"
 
-const (
-	manifestCacheMagic   = "agentpack manifest cache\n"
-	manifestCacheVersion = 1
-)
+const manifestCacheMagic = "agentpack manifest cache\n"
 
-// manifestCache is the part of a [StatCache] that holds manifests.
-type manifestCache struct {
-	path fsys.AbsPath
+// statBlobs is a part of a [StatCache] kept in a file of its own: bytes
+// derived from a file or folder (a manifest's decoded form, a folder's
+// listing), each with the stat data of what it was derived from. A blob is
+// only used while that stat data is unchanged, and only recorded when it
+// is not racy.
+type statBlobs struct {
+	path  fsys.AbsPath
+	magic string
 
 	once    sync.Once
 	mu      sync.Mutex
-	entries map[string]manifestCached // by manifest path
+	entries map[string]statBlob // by path
 	dirty   bool
 }
 
-type manifestCached struct {
+type statBlob struct {
 	stat statEntry // SHA256 unused
-	data []byte    // encodeManifest
+	data []byte
 }
 
-func (mc *manifestCache) load(sys fsys.System) {
-	mc.entries = map[string]manifestCached{}
-	data, err := sys.ReadFile(mc.path)
-	if err != nil {
+const statBlobsVersion = 1
+
+func (b *statBlobs) load(sys fsys.System) {
+	b.once.Do(func() {
+		b.entries = map[string]statBlob{}
+		data, err := sys.ReadFile(b.path)
+		if err != nil {
+			return
+		}
+		r, err := bincodec.Open(data, b.magic, statBlobsVersion)
+		if err != nil {
+			return
+		}
+		n, _ := r.Len(6)
+		out := make(map[string]statBlob, n)
+		for range n {
+			path := r.String()
+			out[path] = statBlob{stat: statEntry{Size: r.Int(), MtimeNS: r.Int(), CtimeNS: r.Int(), Ino: r.Uint()}, data: r.Bytes()}
+		}
+		if r.Err == nil && len(r.B) == 0 {
+			b.entries = out
+		}
+	})
+}
+
+// get returns the blob of path when fi, path's stat data now, is the
+// stat data it was recorded with.
+func (b *statBlobs) get(sys fsys.System, path fsys.AbsPath, fi fs.FileInfo) ([]byte, bool) {
+	b.load(sys)
+	b.mu.Lock()
+	e, ok := b.entries[path.String()]
+	b.mu.Unlock()
+	if !ok || e.stat != entryFor(fi, "") || e.stat.Ino == 0 {
+		return nil, false
+	}
+	return e.data, true
+}
+
+// put records data for path, whose stat data before it was read was fi,
+// unless that is racy; nil data or fi forgets path.
+func (b *statBlobs) put(sys fsys.System, path fsys.AbsPath, fi fs.FileInfo, data []byte) {
+	b.load(sys)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, had := b.entries[path.String()]; data == nil || fi == nil {
+		if had {
+			delete(b.entries, path.String())
+			b.dirty = true
+		}
 		return
 	}
-	r, err := bincodec.Open(data, manifestCacheMagic, manifestCacheVersion)
-	if err != nil {
+	e := entryFor(fi, "")
+	if racy(e, fi) || e.Ino == 0 {
 		return
 	}
-	n, _ := r.Len(6)
-	out := make(map[string]manifestCached, n)
-	for range n {
-		path := r.String()
-		e := manifestCached{stat: statEntry{Size: r.Int(), MtimeNS: r.Int(), CtimeNS: r.Int(), Ino: r.Uint()}, data: r.Bytes()}
-		out[path] = e
+	if old, ok := b.entries[path.String()]; ok && old.stat == e && bytes.Equal(old.data, data) {
+		return
 	}
-	if r.Err == nil && len(r.B) == 0 {
-		mc.entries = out
+	b.entries[path.String()] = statBlob{stat: e, data: data}
+	b.dirty = true
+}
+
+// save writes the blobs when one was recorded or forgotten.
+func (b *statBlobs) save(sys fsys.System) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.dirty {
+		return
+	}
+	size := 64
+	for _, e := range b.entries {
+		size += len(e.data) + 64
+	}
+	w := bincodec.NewWriter(b.magic, statBlobsVersion, size)
+	w.Len(len(b.entries), false)
+	for path, e := range b.entries {
+		w.String(path)
+		w.Int(e.stat.Size)
+		w.Int(e.stat.MtimeNS)
+		w.Int(e.stat.CtimeNS)
+		w.Uint(e.stat.Ino)
+		w.Bytes(e.data)
+	}
+	if sys.MkdirAll(b.path.Dir(), 0o700) == nil && sys.WriteFile(b.path, w.Finish(), 0o600) == nil {
+		b.dirty = false
 	}
 }
 
@@ -71,16 +140,11 @@ func (c *StatCache) manifest(path fsys.AbsPath) (m *TargetManifest, fi fs.FileIn
 	if err != nil {
 		return nil, nil
 	}
-	mc := &c.manifests
-	mc.once.Do(func() { mc.load(c.sys) })
-	mc.mu.Lock()
-	e, ok := mc.entries[path.String()]
-	mc.mu.Unlock()
-	if !ok || e.stat != entryFor(fi, "") || e.stat.Ino == 0 {
+	data, ok := c.manifests.get(c.sys, path, fi)
+	if !ok {
 		return nil, fi
 	}
-	m, err = decodeManifest(e.data)
-	if err != nil {
+	if m, err = decodeManifest(data); err != nil {
 		return nil, fi
 	}
 	return m, fi
@@ -92,49 +156,11 @@ func (c *StatCache) recordManifest(path fsys.AbsPath, fi fs.FileInfo, m *TargetM
 	if c == nil {
 		return
 	}
-	mc := &c.manifests
-	mc.once.Do(func() { mc.load(c.sys) })
-	mc.mu.Lock()
-	defer mc.mu.Unlock()
-	if _, had := mc.entries[path.String()]; m == nil || fi == nil {
-		if had {
-			delete(mc.entries, path.String())
-			mc.dirty = true
-		}
-		return
+	var data []byte
+	if m != nil {
+		data = encodeManifest(m)
 	}
-	e := entryFor(fi, "")
-	if racy(e, fi) || e.Ino == 0 {
-		return
-	}
-	mc.entries[path.String()] = manifestCached{stat: e, data: encodeManifest(m)}
-	mc.dirty = true
-}
-
-// save writes the manifest cache when a manifest was recorded or forgotten.
-func (mc *manifestCache) save(sys fsys.System) {
-	mc.mu.Lock()
-	defer mc.mu.Unlock()
-	if !mc.dirty {
-		return
-	}
-	size := 64
-	for _, e := range mc.entries {
-		size += len(e.data) + 64
-	}
-	w := bincodec.NewWriter(manifestCacheMagic, manifestCacheVersion, size)
-	w.Len(len(mc.entries), false)
-	for path, e := range mc.entries {
-		w.String(path)
-		w.Int(e.stat.Size)
-		w.Int(e.stat.MtimeNS)
-		w.Int(e.stat.CtimeNS)
-		w.Uint(e.stat.Ino)
-		w.Bytes(e.data)
-	}
-	if sys.MkdirAll(mc.path.Dir(), 0o700) == nil && sys.WriteFile(mc.path, w.Finish(), 0o600) == nil {
-		mc.dirty = false
-	}
+	c.manifests.put(c.sys, path, fi, data)
 }
 
 // encodeManifest renders every field of m, nil lists told from empty

@@ -36,7 +36,8 @@ type StatCache struct {
 	inDelta map[string]bool      // the paths the delta file loaded holds
 	changed map[string]bool      // the paths recorded or forgotten since
 
-	manifests manifestCache
+	manifests statBlobs // manifestcache.go
+	dirs      statBlobs // dircache.go
 }
 
 type statEntry struct {
@@ -60,7 +61,8 @@ func StatCachePath(stateDir fsys.AbsPath) fsys.AbsPath { return stateDir.JoinNam
 // damaged one is empty. [StatCache.Save] writes it back with sys.
 func LoadStatCache(sys fsys.System, stateDir fsys.AbsPath) *StatCache {
 	c := &StatCache{sys: sys, dir: StatCachePath(stateDir), entries: map[string]statEntry{}, inDelta: map[string]bool{}, changed: map[string]bool{}}
-	c.manifests.path = c.dir.JoinName(manifestCacheFile)
+	c.manifests = statBlobs{path: c.dir.JoinName(manifestCacheFile), magic: manifestCacheMagic}
+	c.dirs = statBlobs{path: c.dir.JoinName(dirCacheFile), magic: dirCacheMagic}
 	data, err := sys.ReadFile(c.dir.JoinName(statBaseFile))
 	if err != nil {
 		return c
@@ -158,6 +160,7 @@ func (c *StatCache) Save() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.manifests.save(c.sys)
+	c.dirs.save(c.sys)
 	if len(c.changed) == 0 {
 		return
 	}

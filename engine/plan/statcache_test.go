@@ -276,3 +276,57 @@ func TestManifestCacheKeepsGitCheck(t *testing.T) {
 		t.Fatalf("warnings %q", warns)
 	}
 }
+
+// TestReadDirCachedSeesChanges: a folder listed from the cache still shows
+// every file added, removed or replaced by a folder since.
+func TestReadDirCachedSeesChanges(t *testing.T) {
+	sys, state, files := statFixture(t, 3)
+	dir := files[0].Dir()
+	names := func() []string {
+		c := LoadStatCache(sys, state)
+		es, err := ReadDirCached(sys, c, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Save()
+		var out []string
+		for _, e := range es {
+			kind := "f"
+			if e.Dir {
+				kind = "d"
+			}
+			out = append(out, kind+e.Name)
+		}
+		return out
+	}
+	want := []string{"f" + files[0].Base()}
+	for i := 0; i < 2; i++ {
+		if got := names(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("listing %d: %q, want %q", i, got, want)
+		}
+	}
+	fi, _ := sys.Stat(dir)
+	if _, ok := LoadStatCache(sys, state).dirs.get(sys, dir, fi); !ok {
+		t.Fatal("the listing was not cached")
+	}
+	for _, step := range []struct {
+		do   func()
+		want []string
+	}{
+		{func() { os.WriteFile(filepath.Join(dir.String(), "extra"), nil, 0o644) }, []string{"fextra", "f" + files[0].Base()}},
+		{func() { os.Remove(files[0].String()) }, []string{"fextra"}},
+		{func() {
+			os.Remove(filepath.Join(dir.String(), "extra"))
+			os.Mkdir(filepath.Join(dir.String(), "extra"), 0o755)
+		}, []string{"dextra"}},
+	} {
+		step.do()
+		if got := names(); !reflect.DeepEqual(got, step.want) {
+			t.Fatalf("got %q, want %q", got, step.want)
+		}
+		time.Sleep(racyWindow + 50*time.Millisecond)
+		if got := names(); !reflect.DeepEqual(got, step.want) {
+			t.Fatalf("cached: got %q, want %q", got, step.want)
+		}
+	}
+}

@@ -2,7 +2,9 @@ package plan
 
 import (
 	"bytes"
+	"encoding/hex"
 	"io/fs"
+	"slices"
 	"sync"
 
 	"github.com/agentpack/agentpack/internal/bincodec"
@@ -164,9 +166,12 @@ func (c *StatCache) recordManifest(path fsys.AbsPath, fi fs.FileInfo, m *TargetM
 }
 
 // encodeManifest renders every field of m, nil lists told from empty
-// ones, so a decoded manifest equals what encoding/json decoded.
+// ones, so a decoded manifest equals what encoding/json decoded. It is
+// compact: a path shares its prefix with the one before, a sha256 in
+// lowercase hex is 32 bytes, and module ids equal to the file before's
+// are one byte.
 func encodeManifest(m *TargetManifest) []byte {
-	w := &bincodec.Writer{B: make([]byte, 0, 256+len(m.ManagedFiles)*128)}
+	w := &bincodec.Writer{B: make([]byte, 0, 256+len(m.ManagedFiles)*64)}
 	w.Int(int64(m.SchemaVersion))
 	w.String(m.GeneratedAt)
 	w.String(m.Tool)
@@ -174,20 +179,28 @@ func encodeManifest(m *TargetManifest) []byte {
 	w.String(m.Profile)
 	w.String(m.Repo)
 	w.Len(len(m.ManagedFiles), m.ManagedFiles == nil)
+	var prev ManagedFile
 	for _, f := range m.ManagedFiles {
-		w.String(f.Path)
-		w.String(f.SHA256)
-		w.String(f.OwnedSHA256)
-		w.Strings(f.ModuleIDs)
+		shared := commonPrefix(prev.Path, f.Path)
+		w.Uint(uint64(shared))
+		w.String(f.Path[shared:])
+		writeHash(w, f.SHA256)
+		writeHash(w, f.OwnedSHA256)
+		same := slices.Equal(f.ModuleIDs, prev.ModuleIDs) && (f.ModuleIDs == nil) == (prev.ModuleIDs == nil)
+		w.Bool(same)
+		if !same {
+			w.Strings(f.ModuleIDs)
+		}
 		w.String(f.Format)
 		w.Strings(f.Container)
 		w.Len(len(f.Entries), f.Entries == nil)
 		for _, e := range f.Entries {
 			w.String(e.Name)
-			w.String(e.SHA256)
+			writeHash(w, e.SHA256)
 			w.Strings(e.ModuleIDs)
 		}
 		w.Bool(f.Created)
+		prev = f
 	}
 	return w.B
 }
@@ -198,19 +211,51 @@ func decodeManifest(data []byte) (*TargetManifest, error) {
 	if n, isNil := r.Len(8); !isNil {
 		m.ManagedFiles = make([]ManagedFile, n)
 	}
+	var prev ManagedFile
 	for i := range m.ManagedFiles {
-		f := ManagedFile{Path: r.String(), SHA256: r.String(), OwnedSHA256: r.String(), ModuleIDs: r.Strings(), Format: r.String(), Container: r.Strings()}
+		shared := r.Uint()
+		if shared > uint64(len(prev.Path)) {
+			return nil, bincodec.ErrDamaged
+		}
+		f := ManagedFile{Path: prev.Path[:shared] + r.String(), SHA256: readHash(r), OwnedSHA256: readHash(r)}
+		if r.Bool() {
+			f.ModuleIDs = slices.Clone(prev.ModuleIDs) // not shared: as decoded from JSON
+		} else {
+			f.ModuleIDs = r.Strings()
+		}
+		f.Format, f.Container = r.String(), r.Strings()
 		if n, isNil := r.Len(4); !isNil {
 			f.Entries = make([]ManagedEntry, n)
 		}
 		for j := range f.Entries {
-			f.Entries[j] = ManagedEntry{Name: r.String(), SHA256: r.String(), ModuleIDs: r.Strings()}
+			f.Entries[j] = ManagedEntry{Name: r.String(), SHA256: readHash(r), ModuleIDs: r.Strings()}
 		}
 		f.Created = r.Bool()
 		m.ManagedFiles[i] = f
+		prev = f
 	}
 	if r.Err != nil || len(r.B) != 0 {
 		return nil, bincodec.ErrDamaged
 	}
 	return m, nil
+}
+
+// writeHash writes a lowercase hex sha256 as its 32 bytes, anything else
+// (a hand-edited manifest's) as it is.
+func writeHash(w *bincodec.Writer, h string) {
+	var raw [32]byte
+	if n, err := hex.Decode(raw[:], []byte(h)); err == nil && n == 32 && hex.EncodeToString(raw[:]) == h {
+		w.Bool(true)
+		w.B = append(w.B, raw[:]...)
+		return
+	}
+	w.Bool(false)
+	w.String(h)
+}
+
+func readHash(r *bincodec.Reader) string {
+	if r.Bool() {
+		return hex.EncodeToString(r.Raw(32))
+	}
+	return r.String()
 }

@@ -188,7 +188,9 @@ const manifestJSON = `{
   "repo": "/repo",
   "managed_files": [
     {"path": "a/SKILL.md", "sha256": "aa", "module_ids": ["skill:a"]},
-    {"path": "b/SKILL.md", "sha256": "bb", "owned_sha256": "cc", "module_ids": []},
+    {"path": "a/ref/x.md", "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", "module_ids": ["skill:a"]},
+    {"path": "b/SKILL.md", "sha256": "bb", "owned_sha256": "9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08", "module_ids": []},
+    {"path": "b/c.md", "sha256": "bb", "module_ids": []},
     {"path": "config.toml", "sha256": "dd", "format": "toml", "container": ["mcp_servers"],
      "entries": [{"name": "x", "sha256": "ee", "module_ids": ["mcp:x"]}, {"name": "y", "sha256": "ff"}], "created": true},
     {"path": "../escape", "sha256": "00"},
@@ -214,7 +216,7 @@ func TestManifestCacheMatchesParsing(t *testing.T) {
 		return m, warns
 	}
 	want, wantWarns := read(nil)
-	if len(want.ManagedFiles) != 3 || len(wantWarns) != 2 {
+	if len(want.ManagedFiles) != 5 || len(wantWarns) != 2 {
 		t.Fatalf("fixture: %d entries, warnings %q", len(want.ManagedFiles), wantWarns)
 	}
 	c := LoadStatCache(sys, state)

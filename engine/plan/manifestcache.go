@@ -42,7 +42,7 @@ type statBlob struct {
 	data []byte
 }
 
-const statBlobsVersion = 1
+const statBlobsVersion = 2 // 2: compact manifest entries
 
 func (b *statBlobs) load(sys fsys.System) {
 	b.once.Do(func() {

@@ -32,6 +32,7 @@ func ReadActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path 
 	fi, err := guard.Lstat(root, path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			cache.Forget(path) // keeps the cache to the files that exist
 			return Actual{}, nil
 		}
 		return Actual{}, err

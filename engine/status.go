@@ -174,7 +174,7 @@ func (e *Engine) status(st *State, p *plan.Plan, only []string) *StatusData {
 				managed[f.In(r.Path)] = true
 			}
 		}
-		for _, path := range e.walkFiles(r.Path) {
+		for _, path := range e.walkFiles(p.StatCache, r.Path) {
 			if managed[path] || st.Desired.File(path) != nil || plan.IsTargetManifestName(path.Base()) {
 				continue
 			}
@@ -192,6 +192,7 @@ func (e *Engine) status(st *State, p *plan.Plan, only []string) *StatusData {
 			break
 		}
 	}
+	p.StatCache.Save() // the folders the extras walk listed
 	out.finish(st, only)
 	return out
 }
@@ -262,36 +263,36 @@ func (out *StatusData) next(action, command string) {
 // walkFiles lists regular files under dir (recursively); a missing dir is
 // empty. Subfolders of dir are walked in parallel: a skills root holds one
 // folder per skill.
-func (e *Engine) walkFiles(dir fsys.AbsPath) []fsys.AbsPath {
+func (e *Engine) walkFiles(cache *plan.StatCache, dir fsys.AbsPath) []fsys.AbsPath {
 	var walk func(d fsys.AbsPath) []fsys.AbsPath
 	walk = func(d fsys.AbsPath) []fsys.AbsPath {
 		var out []fsys.AbsPath
-		entries, err := e.Sys.ReadDir(d)
+		entries, err := plan.ReadDirCached(e.Sys, cache, d)
 		if err != nil {
 			return nil
 		}
 		for _, ent := range entries {
-			p := d.JoinName(ent.Name())
+			p := d.JoinName(ent.Name)
 			switch {
-			case ent.IsDir():
+			case ent.Dir:
 				out = append(out, walk(p)...)
-			case ent.Type().IsRegular():
+			case ent.Regular:
 				out = append(out, p)
 			}
 		}
 		return out
 	}
-	entries, err := e.Sys.ReadDir(dir)
+	entries, err := plan.ReadDirCached(e.Sys, cache, dir)
 	if err != nil {
 		return nil
 	}
 	parts := make([][]fsys.AbsPath, len(entries))
 	workers.Parallel(len(entries), func(i int) {
-		p := dir.JoinName(entries[i].Name())
+		p := dir.JoinName(entries[i].Name)
 		switch {
-		case entries[i].IsDir():
+		case entries[i].Dir:
 			parts[i] = walk(p)
-		case entries[i].Type().IsRegular():
+		case entries[i].Regular:
 			parts[i] = []fsys.AbsPath{p}
 		}
 	})

@@ -62,7 +62,7 @@ func (wr *Writer) Apply(d Deployment) (string, bool, error) {
 	if err := wr.commit(rec, writes, manifests, nil); err != nil {
 		return "", false, err
 	}
-	wr.cacheWritten(writes)
+	wr.cacheWritten(d.Plan.StatCache, writes)
 	return id, true, nil
 }
 
@@ -136,18 +136,21 @@ func (wr *Writer) DryRun(d Deployment) ([]fsys.Op, error) {
 }
 
 // cacheWritten records the stat identity of files just written, so the next
-// status need not re-hash them.
-func (wr *Writer) cacheWritten(ws []write) {
-	cache := plan.LoadStatCache(wr.Sys, fsys.AbsPath(wr.Store.Dir()))
-	for _, w := range ws {
+// status need not re-hash them; cache is the one the plan used, if any.
+func (wr *Writer) cacheWritten(cache *plan.StatCache, ws []write) {
+	if cache == nil {
+		cache = plan.LoadStatCache(wr.Sys, fsys.AbsPath(wr.Store.Dir()))
+	}
+	workers.Parallel(len(ws), func(i int) {
+		w := ws[i]
 		if w.data == nil {
 			cache.Forget(w.path)
-			continue
+			return
 		}
 		if fi, err := wr.Sys.Lstat(w.path); err == nil {
 			cache.Record(w.path, fi, w.change.After.SHA256)
 		}
-	}
+	})
 	cache.Save()
 }
 

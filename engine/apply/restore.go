@@ -9,6 +9,7 @@ import (
 	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/fsys"
+	"github.com/agentpack/agentpack/internal/workers"
 	"github.com/agentpack/agentpack/snapshots"
 )
 
@@ -35,6 +36,7 @@ func (wr *Writer) Restore(restores []snapshots.Restore, contents *snapshots.Cont
 		data       []byte
 		cur        []byte
 		has        bool
+		mode       fs.FileMode // of cur
 		// noop: the path already holds the wanted bytes. It is still recorded
 		// (Before == After), so this rollback record is authoritative for
 		// every path it covers when a later `rollback --to` reads it.
@@ -42,17 +44,24 @@ func (wr *Writer) Restore(restores []snapshots.Restore, contents *snapshots.Cont
 	}
 	var ops []op
 	guard := plan.NewLinkGuard(wr.Sys)
-	for _, r := range restores {
+	// What each path holds now, read in parallel; a link at the path or
+	// above it (below its root) is refused, not replaced: a link stays a
+	// link, and nothing is read through it.
+	actuals := make([]plan.Actual, len(restores))
+	errs := make([]error, len(restores))
+	workers.Parallel(len(restores), func(i int) {
+		root, path := recorded(restores[i].Root, restores[i].Path)
+		actuals[i], errs[i] = plan.ReadActual(wr.Sys, guard, nil, root, path, "")
+	})
+	for i, r := range restores {
 		o := op{r: r}
 		o.root, o.path = recorded(r.Root, r.Path)
-		// A link at the path or above it (below its root) is refused, not
-		// replaced: a link stays a link, and nothing is read through it.
-		a, err := plan.ReadActual(wr.Sys, guard, nil, o.root, o.path, "")
+		a, err := actuals[i], errs[i]
 		if err != nil {
 			return nil, err
 		}
 		if a.Exists {
-			o.cur, o.has = a.Data, true
+			o.cur, o.has, o.mode = a.Data, true, a.Mode
 		}
 		if r.Content != nil {
 			data, err := contents.Read(r.Target, r.Path, r.BlobID, r.Content, o.cur)
@@ -60,7 +69,7 @@ func (wr *Writer) Restore(restores []snapshots.Restore, contents *snapshots.Cont
 				return nil, err
 			}
 			o.data = data
-			o.noop = o.has && bytes.Equal(o.cur, data) && wr.modeOf(o.path) == fs.FileMode(r.Content.Mode).Perm()
+			o.noop = o.has && bytes.Equal(o.cur, data) && o.mode == fs.FileMode(r.Content.Mode).Perm()
 		} else if !o.has {
 			continue
 		}
@@ -74,7 +83,7 @@ func (wr *Writer) Restore(restores []snapshots.Restore, contents *snapshots.Cont
 		}
 		content := &snapshots.Content{SHA256: checksum.SHA256Hex(f.Data), Size: int64(len(f.Data)), Mode: 0o600}
 		ops = append(ops, op{r: snapshots.Restore{Target: snapshots.StateTarget, Root: f.Path.Dir().String(), Path: f.Path.String(), Manifest: true, Content: content},
-			root: f.Path.Dir(), path: f.Path, data: f.Data, cur: cur, has: has})
+			root: f.Path.Dir(), path: f.Path, data: f.Data, cur: cur, has: has, mode: wr.modeOf(f.Path)})
 	}
 	now := time.Now()
 	id := store.NewID(now)
@@ -91,7 +100,7 @@ func (wr *Writer) Restore(restores []snapshots.Restore, contents *snapshots.Cont
 			root: o.root, path: o.path, data: o.data, noop: o.noop}
 		if o.has {
 			w.before = o.cur
-			w.change.Before = &snapshots.Content{SHA256: checksum.SHA256Hex(o.cur), Size: int64(len(o.cur)), Mode: uint32(wr.modeOf(o.path))}
+			w.change.Before = &snapshots.Content{SHA256: checksum.SHA256Hex(o.cur), Size: int64(len(o.cur)), Mode: uint32(o.mode)}
 		}
 		switch {
 		case o.r.Content == nil:

@@ -29,12 +29,10 @@ type Actual struct {
 // when the stat cache vouches that the file still has hash want, it skips
 // reading it. A missing file is no error. cache may be nil.
 func ReadActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path fsys.AbsPath, want string) (Actual, error) {
-	if err := guard.Check(root, path); err != nil {
-		return Actual{}, err
-	}
-	fi, err := sys.Lstat(path)
+	fi, err := guard.Lstat(root, path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			cache.Forget(path) // keeps the cache to the files that exist
 			return Actual{}, nil
 		}
 		return Actual{}, err
@@ -60,13 +58,13 @@ func ReadActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path 
 // is the folder whose git index marks manifests that came with a clone;
 // warn receives warnings. cache may be nil.
 func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.System, cache *StatCache, warn func(string)) (*Plan, error) {
-	p := &Plan{Profile: profile, Targets: append([]string{}, d.Targets...), Changes: []Change{}, Manifests: map[desired.Root]*TargetManifest{}, Actual: map[fsys.AbsPath]string{}}
+	p := &Plan{Profile: profile, Targets: append([]string{}, d.Targets...), Changes: []Change{}, Manifests: map[desired.Root]*TargetManifest{}, Actual: map[fsys.AbsPath]string{}, StatCache: cache}
 	managed := map[fsys.AbsPath]ManagedFile{} // last applied
 	p.Managed = managed
 	managedTarget := map[fsys.AbsPath]desired.Root{}
 	tracked := NewGitTracked(sys, project)
 	for _, r := range append(append([]desired.Root{}, d.Roots...), d.Stale...) {
-		m := ReadTargetManifest(sys, tracked, r.Path, r.Target, warn)
+		m := ReadTargetManifestCached(sys, tracked, cache, r.Path, r.Target, warn)
 		p.Manifests[r] = m
 		if m == nil {
 			continue

@@ -33,9 +33,29 @@ func NewLinkGuard(sys fsys.System) *LinkGuard { return &LinkGuard{sys: sys} }
 // the first link, or when path is not strictly inside root. root and path
 // may come from a damaged record, so neither is trusted to be clean.
 func (g *LinkGuard) Check(root, path fsys.AbsPath) error {
+	_, _, err := g.walk(root, path)
+	return err
+}
+
+// Lstat is [LinkGuard.Check] followed by an Lstat of path, sharing the
+// Lstat the walk makes of path itself: plan stats each managed file once.
+// A refused path returns the guard's error; otherwise the Lstat's result.
+func (g *LinkGuard) Lstat(root, path fsys.AbsPath) (fs.FileInfo, error) {
+	fi, done, err := g.walk(root, path)
+	if err != nil {
+		return nil, err
+	}
+	if done {
+		return fi, nil
+	}
+	return g.sys.Lstat(path)
+}
+
+// walk is Check; done says the walk reached path itself, whose Lstat is fi.
+func (g *LinkGuard) walk(root, path fsys.AbsPath) (fi fs.FileInfo, done bool, err error) {
 	rel, err := filepath.Rel(root.String(), path.String())
 	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || !filepath.IsAbs(root.String()) {
-		return apperr.New(apperr.IOInvalidPath, "%s is not inside the managed folder %s", path, root).
+		return nil, false, apperr.New(apperr.IOInvalidPath, "%s is not inside the managed folder %s", path, root).
 			WithHint("the record naming this path is damaged or was not written by agentpack").
 			With("path", path.String()).With("path_posix", path.ToSlash()).With("root", root.String()).With("root_posix", root.ToSlash())
 	}
@@ -52,20 +72,20 @@ func (g *LinkGuard) Check(root, path fsys.AbsPath) error {
 		}
 		fi, err := g.sys.Lstat(cur)
 		if err != nil {
-			return nil
+			return nil, false, nil
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
-			return linkError(root, path, cur)
+			return nil, false, linkError(root, path, cur)
 		}
 		if last {
-			return nil
+			return fi, true, nil
 		}
 		if !fi.IsDir() {
-			return nil
+			return nil, false, nil
 		}
 		g.dirs.Store(cur, struct{}{})
 	}
-	return nil
+	return nil, false, nil
 }
 
 func linkError(root, path, link fsys.AbsPath) error {

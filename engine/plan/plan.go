@@ -90,6 +90,9 @@ type Plan struct {
 	Managed map[fsys.AbsPath]ManagedFile `json:"-"`
 	// Actual maps each path plan looked at and found to its sha256.
 	Actual map[fsys.AbsPath]string `json:"-"`
+	// StatCache is the stat cache the plan was computed with (nil for
+	// none), so apply records what it writes without loading it again.
+	StatCache *StatCache `json:"-"`
 }
 
 // Hash identifies the plan's content; a confirm token binds to it.

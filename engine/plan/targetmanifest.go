@@ -94,22 +94,32 @@ func IsTargetManifestName(name string) bool {
 // project's git repository tracks is a warning and treated as missing.
 // Entries that escape the root are dropped with a warning.
 func ReadTargetManifest(sys fsys.System, tracked *GitTracked, root fsys.AbsPath, target string, warn func(string)) *TargetManifest {
+	return ReadTargetManifestCached(sys, tracked, nil, root, target, warn)
+}
+
+// ReadTargetManifestCached is [ReadTargetManifest] taking the parsed
+// manifest from cache when the file's stat data is unchanged since it was
+// parsed (cache may be nil). Only the JSON parsing is skipped: the git
+// index, the schema version and every entry are checked as for a freshly
+// parsed manifest.
+func ReadTargetManifestCached(sys fsys.System, tracked *GitTracked, cache *StatCache, root fsys.AbsPath, target string, warn func(string)) *TargetManifest {
 	p := root.JoinName(TargetManifestName(target))
 	if tracked.Has(p) {
 		warn(fmt.Sprintf("%s is tracked by the project's git repository, so it came with the project and is no record of what agentpack wrote on this machine; treating it as missing (untrack it with `git rm --cached` and run `agentpack doctor --fix` to ignore it)", p))
 		return nil
 	}
-	data, err := sys.ReadFile(p)
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
-			warn(fmt.Sprintf("%s; treating it as missing", apperr.As(err).Message))
+	m, fi := cache.manifest(p)
+	if m == nil {
+		var ok bool
+		if m, ok = parseTargetManifest(sys, p, warn); !ok {
+			if fi != nil {
+				cache.recordManifest(p, fi, nil) // damaged since it was cached
+			}
+			return nil
 		}
-		return nil
-	}
-	var m TargetManifest
-	if err := json.Unmarshal(data, &m); err != nil {
-		warn(fmt.Sprintf("%s is not valid JSON (%v); treating it as missing", p, err))
-		return nil
+		// fi was taken before the read: a write racing it leaves stat data
+		// that no longer matches, never new stat data naming old bytes.
+		cache.recordManifest(p, fi, m)
 	}
 	if m.SchemaVersion != TargetManifestSchemaVersion {
 		warn(fmt.Sprintf("%s has schema_version %d (want %d); treating it as missing", p, m.SchemaVersion, TargetManifestSchemaVersion))
@@ -128,7 +138,25 @@ func ReadTargetManifest(sys fsys.System, tracked *GitTracked, root fsys.AbsPath,
 		kept = append(kept, f)
 	}
 	m.ManagedFiles = kept
-	return &m
+	return m
+}
+
+// parseTargetManifest reads and parses p; ok is false when it is missing,
+// unreadable or not JSON (with a warning for the last two).
+func parseTargetManifest(sys fsys.System, p fsys.AbsPath, warn func(string)) (*TargetManifest, bool) {
+	data, err := sys.ReadFile(p)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			warn(fmt.Sprintf("%s; treating it as missing", apperr.As(err).Message))
+		}
+		return nil, false
+	}
+	var m TargetManifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		warn(fmt.Sprintf("%s is not valid JSON (%v); treating it as missing", p, err))
+		return nil, false
+	}
+	return &m, true
 }
 
 // SafeRelPath accepts a clean relative '/' path that stays inside its root,

@@ -8,14 +8,13 @@ package sourcecache
 import (
 	"bytes"
 	"cmp"
-	"encoding/binary"
 	"encoding/json"
-	"hash/crc32"
 	"io/fs"
 	"slices"
 
 	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/engine/target"
+	"github.com/agentpack/agentpack/internal/bincodec"
 	"github.com/agentpack/agentpack/internal/cfgedit"
 	"github.com/agentpack/agentpack/internal/fsys"
 )
@@ -43,38 +42,34 @@ type Entry struct {
 	Desired    *desired.State
 }
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
 // Encode is e's cache file: magic, version, the entry, and a CRC-32C of
 // all that, so a torn or damaged file is told from a good one.
 func Encode(e *Entry) ([]byte, error) {
-	w := &writer{b: make([]byte, 0, sizeHint(e))}
-	w.b = append(w.b, magic...)
-	w.b = append(w.b, version)
-	w.string(e.Key)
+	w := &writer{Writer: bincodec.NewWriter(magic, version, sizeHint(e))}
+	w.String(e.Key)
 	fp := e.Fingerprint.Entries()
-	w.uint(uint64(len(fp)))
+	w.Uint(uint64(len(fp)))
 	for _, f := range fp {
-		w.string(string(f.Path))
-		w.bool(f.Follow)
-		w.bool(f.Listed)
-		w.bool(f.Missing)
-		w.uint(uint64(f.Mode))
-		w.int(f.Size)
-		w.int(f.MtimeNS)
-		w.int(f.CtimeNS)
-		w.uint(f.Ino)
+		w.String(string(f.Path))
+		w.Bool(f.Follow)
+		w.Bool(f.Listed)
+		w.Bool(f.Missing)
+		w.Uint(uint64(f.Mode))
+		w.Int(f.Size)
+		w.Int(f.MtimeNS)
+		w.Int(f.CtimeNS)
+		w.Uint(f.Ino)
 	}
-	w.string(e.Repo)
-	w.string(string(e.Project))
-	w.string(e.Profile)
-	w.strings(e.Targets)
-	w.strings(e.Configured)
-	w.strings(e.Warnings)
+	w.String(e.Repo)
+	w.String(string(e.Project))
+	w.String(e.Profile)
+	w.Strings(e.Targets)
+	w.Strings(e.Configured)
+	w.Strings(e.Warnings)
 	if err := encodeDesired(w, e.Desired, fp); err != nil {
 		return nil, err
 	}
-	return binary.BigEndian.AppendUint32(w.b, crc32.Checksum(w.b, castagnoli)), nil
+	return w.Finish(), nil
 }
 
 // sizeHint is about how many bytes e encodes to, so the buffer is made
@@ -99,51 +94,48 @@ func sizeHint(e *Entry) int {
 // version is an error (the caller rebuilds). The entry's file bytes share
 // data's memory.
 func Decode(data []byte) (*Entry, error) {
-	if len(data) < len(magic)+1+4 || string(data[:len(magic)]) != magic || data[len(magic)] != version {
-		return nil, errDamaged
+	br, err := bincodec.Open(data, magic, version)
+	if err != nil {
+		return nil, err
 	}
-	body, sum := data[:len(data)-4], data[len(data)-4:]
-	if crc32.Checksum(body, castagnoli) != binary.BigEndian.Uint32(sum) {
-		return nil, errDamaged
-	}
-	r := &reader{b: body[len(magic)+1:]}
-	e := &Entry{Key: r.string()}
-	n := r.uint()
-	if n > uint64(len(r.b)) {
+	r := &reader{Reader: br}
+	e := &Entry{Key: r.String()}
+	n := r.Uint()
+	if n > uint64(len(r.B)) {
 		return nil, errDamaged
 	}
 	fp := make([]fsys.FingerprintEntry, n)
 	for i := range fp {
-		fp[i] = fsys.FingerprintEntry{Path: fsys.AbsPath(r.string()), Follow: r.bool(), Listed: r.bool(), Missing: r.bool(), Mode: fs.FileMode(r.uint()),
-			Size: r.int(), MtimeNS: r.int(), CtimeNS: r.int(), Ino: r.uint()}
+		fp[i] = fsys.FingerprintEntry{Path: fsys.AbsPath(r.String()), Follow: r.Bool(), Listed: r.Bool(), Missing: r.Bool(), Mode: fs.FileMode(r.Uint()),
+			Size: r.Int(), MtimeNS: r.Int(), CtimeNS: r.Int(), Ino: r.Uint()}
 	}
 	e.Fingerprint = fsys.NewFingerprint(fp)
-	e.Repo, e.Project, e.Profile = r.string(), fsys.AbsPath(r.string()), r.string()
-	e.Targets, e.Configured, e.Warnings = r.strings(), r.strings(), r.strings()
+	e.Repo, e.Project, e.Profile = r.String(), fsys.AbsPath(r.String()), r.String()
+	e.Targets, e.Configured, e.Warnings = r.Strings(), r.Strings(), r.Strings()
 	e.Desired = decodeDesired(r, fp)
-	if r.err != nil || len(r.b) != 0 {
+	if r.Err != nil || len(r.B) != 0 {
 		return nil, errDamaged
 	}
 	return e, nil
 }
 
 func encodeRoots(w *writer, roots []desired.Root) {
-	w.len(len(roots), roots == nil)
+	w.Len(len(roots), roots == nil)
 	for _, r := range roots {
-		w.string(r.Target)
-		w.string(string(r.Path))
-		w.bool(r.ScanExtras)
+		w.String(r.Target)
+		w.String(string(r.Path))
+		w.Bool(r.ScanExtras)
 	}
 }
 
 func decodeRoots(r *reader) []desired.Root {
-	n, isNil := r.len(3)
+	n, isNil := r.Len(3)
 	if isNil {
 		return nil
 	}
 	out := make([]desired.Root, n)
 	for i := range out {
-		out[i] = desired.Root{Target: r.string(), Path: fsys.AbsPath(r.string()), ScanExtras: r.bool()}
+		out[i] = desired.Root{Target: r.String(), Path: fsys.AbsPath(r.String()), ScanExtras: r.Bool()}
 	}
 	return out
 }
@@ -154,32 +146,32 @@ func decodeRoots(r *reader) []desired.Root {
 // the fingerprint covers it, and the file's hash checks it when the bytes
 // are read. Made bytes (and a source the fingerprint misses) are kept whole.
 func encodeDesired(w *writer, d *desired.State, fp []fsys.FingerprintEntry) error {
-	w.strings(d.Targets)
+	w.Strings(d.Targets)
 	encodeRoots(w, d.Roots)
 	encodeRoots(w, d.Stale)
-	w.uint(uint64(len(d.Files)))
+	w.Uint(uint64(len(d.Files)))
 	for _, f := range d.Files {
 		w.sym(f.Target)
 		w.sym(string(f.Root))
-		w.string(f.SHA256)
-		w.string(string(f.Path))
+		w.String(f.SHA256)
+		w.String(string(f.Path))
 		src, found := slices.BinarySearchFunc(fp, f.Src, func(e fsys.FingerprintEntry, p fsys.AbsPath) int { return cmp.Compare(e.Path, p) })
 		if f.Src == "" || !found || f.Keyed != nil {
 			if f.Src != "" && f.Data == nil {
 				return errNoBytes // a copy of a source the fingerprint misses
 			}
-			w.uint(0)
-			w.bytes(f.Data)
+			w.Uint(0)
+			w.Bytes(f.Data)
 		} else {
-			w.uint(uint64(src) + 1)
+			w.Uint(uint64(src) + 1)
 		}
-		w.uint(uint64(f.Mode))
-		w.len(len(f.ModuleIDs), f.ModuleIDs == nil)
+		w.Uint(uint64(f.Mode))
+		w.Len(len(f.ModuleIDs), f.ModuleIDs == nil)
 		for _, id := range f.ModuleIDs {
 			w.sym(id)
 		}
-		w.bool(f.Marked)
-		w.bool(f.Keyed != nil)
+		w.Bool(f.Marked)
+		w.Bool(f.Keyed != nil)
 		if f.Keyed != nil {
 			if err := encodeKeyed(w, f.Keyed); err != nil {
 				return err
@@ -190,34 +182,34 @@ func encodeDesired(w *writer, d *desired.State, fp []fsys.FingerprintEntry) erro
 }
 
 func decodeDesired(r *reader, fp []fsys.FingerprintEntry) *desired.State {
-	targets, roots, stale := r.strings(), decodeRoots(r), decodeRoots(r)
-	n := r.uint()
-	if n > uint64(len(r.b)) {
-		r.fail()
+	targets, roots, stale := r.Strings(), decodeRoots(r), decodeRoots(r)
+	n := r.Uint()
+	if n > uint64(len(r.B)) {
+		r.Fail()
 		return nil
 	}
 	files := make([]desired.File, n)
 	ptrs := make([]*desired.File, n)
 	for i := range files {
 		f := &files[i]
-		f.Target, f.Root, f.SHA256, f.Path = r.sym(), fsys.AbsPath(r.sym()), r.string(), fsys.AbsPath(r.string())
-		switch src := r.uint(); {
+		f.Target, f.Root, f.SHA256, f.Path = r.sym(), fsys.AbsPath(r.sym()), r.String(), fsys.AbsPath(r.String())
+		switch src := r.Uint(); {
 		case src == 0:
-			f.Data = r.bytes()
+			f.Data = r.Bytes()
 		case src <= uint64(len(fp)):
 			f.Src = fp[src-1].Path
 		default:
-			r.fail()
+			r.Fail()
 		}
-		f.Mode = fs.FileMode(r.uint())
-		if k, isNil := r.len(1); !isNil {
+		f.Mode = fs.FileMode(r.Uint())
+		if k, isNil := r.Len(1); !isNil {
 			f.ModuleIDs = make([]string, k)
 			for j := range f.ModuleIDs {
 				f.ModuleIDs[j] = r.sym()
 			}
 		}
-		f.Marked = r.bool()
-		if r.bool() {
+		f.Marked = r.Bool()
+		if r.Bool() {
 			f.Keyed = decodeKeyed(r)
 		}
 		ptrs[i] = f
@@ -228,36 +220,36 @@ func decodeDesired(r *reader, fp []fsys.FingerprintEntry) *desired.State {
 // encodeKeyed stores each entry's value as JSON: the config editors turn
 // every value into JSON's plain types before writing it anyway.
 func encodeKeyed(w *writer, k *target.KeyedFile) error {
-	w.string(string(k.Format))
-	w.strings(k.Container)
-	w.len(len(k.Entries), k.Entries == nil)
+	w.String(string(k.Format))
+	w.Strings(k.Container)
+	w.Len(len(k.Entries), k.Entries == nil)
 	for _, e := range k.Entries {
 		v, err := json.Marshal(e.Value)
 		if err != nil {
 			return err
 		}
-		w.string(e.Name)
-		w.bytes(v)
-		w.strings(e.ModuleIDs)
+		w.String(e.Name)
+		w.Bytes(v)
+		w.Strings(e.ModuleIDs)
 	}
 	return nil
 }
 
 func decodeKeyed(r *reader) *target.KeyedFile {
-	k := &target.KeyedFile{Format: cfgedit.Format(r.string()), Container: r.strings()}
-	n, isNil := r.len(3)
+	k := &target.KeyedFile{Format: cfgedit.Format(r.String()), Container: r.Strings()}
+	n, isNil := r.Len(3)
 	if isNil {
 		return k
 	}
 	k.Entries = make([]target.KeyedEntry, n)
 	for i := range k.Entries {
-		k.Entries[i].Name = r.string()
-		raw := r.bytes()
-		k.Entries[i].ModuleIDs = r.strings()
+		k.Entries[i].Name = r.String()
+		raw := r.Bytes()
+		k.Entries[i].ModuleIDs = r.Strings()
 		d := json.NewDecoder(bytes.NewReader(raw))
 		d.UseNumber()
-		if r.err == nil && d.Decode(&k.Entries[i].Value) != nil {
-			r.fail()
+		if r.Err == nil && d.Decode(&k.Entries[i].Value) != nil {
+			r.Fail()
 		}
 	}
 	return k

@@ -20,6 +20,10 @@ import (
 // not 10,000. A damaged, unknown or mismatched file is ignored and rebuilt.
 const statCacheDir = "statcache"
 
+// legacyStatCacheFile is the single gob file earlier versions kept beside
+// the folder.
+const legacyStatCacheFile = "statcache.v2.gob"
+
 const (
 	statBaseFile  = "base.bin"
 	statDeltaFile = "delta.bin"
@@ -175,6 +179,10 @@ func (c *StatCache) Save() {
 		gen := max(uint64(time.Now().UnixNano()), c.baseGen+1)
 		data := encodeStatFile(statBaseMagic, gen, c.entries, slices.Collect(maps.Keys(c.entries)))
 		if c.sys.WriteFile(c.dir.JoinName(statBaseFile), data, 0o600) == nil {
+			if c.baseGen == 0 {
+				// The first base replaces the gob file of earlier versions.
+				_ = c.sys.Remove(c.dir.Dir().JoinName(legacyStatCacheFile))
+			}
 			c.baseGen = gen
 			clear(c.inDelta)
 			clear(c.changed)

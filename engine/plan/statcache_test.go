@@ -332,3 +332,22 @@ func TestReadDirCachedSeesChanges(t *testing.T) {
 		}
 	}
 }
+
+// TestStatCacheRemovesTheLegacyFile checks that the first binary base
+// replaces the gob file earlier versions left in the state folder.
+func TestStatCacheRemovesTheLegacyFile(t *testing.T) {
+	sys, state, files := statFixture(t, 3)
+	legacy := state.JoinName(legacyStatCacheFile)
+	if err := os.MkdirAll(state.String(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(legacy.String(), []byte("old gob"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := LoadStatCache(sys, state)
+	recordAll(t, sys, c, files)
+	c.Save()
+	if _, err := os.Stat(legacy.String()); err == nil {
+		t.Error("the legacy statcache.v2.gob is still there")
+	}
+}

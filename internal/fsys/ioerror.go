@@ -50,3 +50,39 @@ func rootCause(err error) string {
 		err = next
 	}
 }
+
+// missingError is [IOError] for a path that does not exist, built only when
+// someone asks for it: a cold plan stats thousands of target paths that do
+// not exist yet, and callers mostly just test errors.Is(err,
+// fs.ErrNotExist), so the message, hint and details are not made up front.
+type missingError struct {
+	err  error // the OS error; errors.Is(…, fs.ErrNotExist) holds
+	op   string
+	path AbsPath
+}
+
+func (e *missingError) full() *apperr.Error {
+	var ae *apperr.Error
+	_ = errors.As(IOError(e.err, e.op, e.path), &ae)
+	return ae
+}
+
+func (e *missingError) Error() string { return e.full().Error() }
+func (e *missingError) Unwrap() error { return e.err }
+
+// As lets errors.As (and apperr.CodeOf) see the full apperr.Error.
+func (e *missingError) As(target any) bool {
+	if t, ok := target.(**apperr.Error); ok {
+		*t = e.full()
+		return true
+	}
+	return false
+}
+
+// statError is [IOError] for a stat, lazy when the path does not exist.
+func statError(err error, path AbsPath) error {
+	if err != nil && errors.Is(err, fs.ErrNotExist) {
+		return &missingError{err: err, op: "stat", path: path}
+	}
+	return IOError(err, "stat", path)
+}

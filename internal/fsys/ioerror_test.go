@@ -3,6 +3,8 @@ package fsys
 import (
 	"errors"
 	"io/fs"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -47,5 +49,18 @@ func TestIOError(t *testing.T) {
 	known := apperr.New(apperr.WriteDisabled, "no")
 	if IOError(known, "write", path) != error(known) {
 		t.Error("IOError rewrapped an apperr.Error")
+	}
+}
+
+func TestMissingStatErrorIsTheFullIOError(t *testing.T) {
+	sys := NewRealSystem(RealSystemOptions{})
+	p := AbsPath(filepath.Join(t.TempDir(), "nope"))
+	_, err := sys.Lstat(p)
+	if !errors.Is(err, fs.ErrNotExist) || apperr.CodeOf(err) != apperr.IOFailed {
+		t.Fatalf("err %v (code %s): want ErrNotExist and E_IO_FAILED", err, apperr.CodeOf(err))
+	}
+	var ae *apperr.Error
+	if !errors.As(err, &ae) || ae.Details["path"] != p.String() || !strings.Contains(err.Error(), "cannot stat "+p.String()) {
+		t.Errorf("details %v, message %q", ae, err)
 	}
 }

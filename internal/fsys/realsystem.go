@@ -52,13 +52,13 @@ func (s *RealSystem) ReadFile(path AbsPath) ([]byte, error) {
 // Lstat implements [System].
 func (s *RealSystem) Lstat(path AbsPath) (fs.FileInfo, error) {
 	fi, err := os.Lstat(string(path))
-	return fi, IOError(err, "stat", path)
+	return fi, statError(err, path)
 }
 
 // Stat implements [System].
 func (s *RealSystem) Stat(path AbsPath) (fs.FileInfo, error) {
 	fi, err := os.Stat(string(path))
-	return fi, IOError(err, "stat", path)
+	return fi, statError(err, path)
 }
 
 // ReadDir implements [System].

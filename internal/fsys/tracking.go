@@ -177,7 +177,36 @@ func (t *TrackingSystem) Fingerprint(sys System, racy time.Duration) (fp *Finger
 	if racyFound.Load() {
 		return nil, false
 	}
+	fp.entries = dropCovered(fp.entries)
 	return fp, true
+}
+
+// dropCovered removes the entries another entry of the same path already
+// vouches for: an lstat that found no symlink gives what a stat (which
+// follows links) would, so a file both read and lstat'ed, or a folder both
+// stat'ed and listed, is checked once. entries are sorted by path.
+func dropCovered(entries []FingerprintEntry) []FingerprintEntry {
+	out := entries[:0]
+	for i := 0; i < len(entries); {
+		j := i
+		for j < len(entries) && entries[j].Path == entries[i].Path {
+			j++
+		}
+		group := entries[i:j]
+		cover := -1
+		for k, e := range group {
+			if !e.Follow && !e.Missing && e.Mode&fs.ModeSymlink == 0 && (cover < 0 || e.Listed) {
+				cover = k
+			}
+		}
+		for k, e := range group {
+			if cover < 0 || k == cover || e.Missing || (e.Listed && !group[cover].Listed) {
+				out = append(out, e)
+			}
+		}
+		i = j
+	}
+	return out
 }
 
 // tooRecent reports whether the timestamp ts (nanoseconds) is within racy

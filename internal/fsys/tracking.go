@@ -20,6 +20,10 @@ type TrackingSystem struct {
 	mu    sync.Mutex
 	seen  map[trackKey]bool
 	start time.Time
+	// lstats are the first Lstat answer for each path: the fingerprint
+	// reuses them instead of a second stat. The first is the safe one: a
+	// change after it (so maybe after the read too) moves the stat data.
+	lstats map[AbsPath]fs.FileInfo
 }
 
 // trackKey is one observation: a path, whether it was seen through
@@ -33,7 +37,7 @@ type trackKey struct {
 
 // NewTrackingSystem returns a TrackingSystem over base.
 func NewTrackingSystem(base System) *TrackingSystem {
-	return &TrackingSystem{System: base, seen: map[trackKey]bool{}, start: time.Now()}
+	return &TrackingSystem{System: base, seen: map[trackKey]bool{}, start: time.Now(), lstats: map[AbsPath]fs.FileInfo{}}
 }
 
 func (t *TrackingSystem) track(path AbsPath, follow bool) {
@@ -54,8 +58,14 @@ func (t *TrackingSystem) ReadFile(path AbsPath) ([]byte, error) {
 
 // Lstat implements [System].
 func (t *TrackingSystem) Lstat(path AbsPath) (fs.FileInfo, error) {
-	t.track(path, false)
-	return t.System.Lstat(path)
+	fi, err := t.System.Lstat(path)
+	t.mu.Lock()
+	t.seen[trackKey{path: path}] = true
+	if _, ok := t.lstats[path]; !ok && err == nil {
+		t.lstats[path] = fi
+	}
+	t.mu.Unlock()
+	return fi, err
 }
 
 // Stat implements [System].
@@ -128,6 +138,11 @@ func statOf(sys System, path AbsPath, follow, listed bool) FingerprintEntry {
 	if err != nil {
 		return FingerprintEntry{Path: path, Follow: follow, Listed: listed, Missing: true}
 	}
+	return entryOf(path, follow, listed, fi)
+}
+
+// entryOf is the entry of path as fi describes it.
+func entryOf(path AbsPath, follow, listed bool, fi fs.FileInfo) FingerprintEntry {
 	if fi.IsDir() && !listed {
 		return FingerprintEntry{Path: path, Follow: follow, Mode: fi.Mode()}
 	}
@@ -165,8 +180,19 @@ func (t *TrackingSystem) Fingerprint(sys System, racy time.Duration) (fp *Finger
 	fp = &Fingerprint{entries: make([]FingerprintEntry, len(keys))}
 	var racyFound atomic.Bool
 	start := t.start.UnixNano()
+	t.mu.Lock()
+	lstats := t.lstats
+	t.mu.Unlock()
 	parallelChunks(len(keys), func(i int) bool {
-		e := statOf(sys, keys[i].path, keys[i].follow, keys[i].listed)
+		k := keys[i]
+		var e FingerprintEntry
+		if fi, ok := lstats[k.path]; ok && fi.Mode()&fs.ModeSymlink == 0 {
+			// Not a link: the lstat taken during the load stands for every
+			// look at this path (a stat following links sees the same).
+			e = entryOf(k.path, false, k.listed, fi)
+		} else {
+			e = statOf(sys, k.path, k.follow, k.listed)
+		}
 		fp.entries[i] = e
 		if !e.Missing && (tooRecent(e.MtimeNS, start, racy) || tooRecent(e.CtimeNS, start, racy)) {
 			racyFound.Store(true)

@@ -48,3 +48,44 @@ func TestFingerprintChecksAPathOnce(t *testing.T) {
 		t.Error("a file replaced by a link to the same bytes counts as unchanged")
 	}
 }
+
+// TestFingerprintReusesTheLoadsLstat checks that a fingerprint taken after
+// a load reuses the load's own lstat: a file changed after that lstat
+// (after the read) is not recorded as unchanged.
+func TestFingerprintReusesTheLoadsLstat(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "f")
+	if err := os.WriteFile(f, []byte("one"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(f, old, old); err != nil {
+		t.Fatal(err)
+	}
+	sys := NewRealSystem(RealSystemOptions{})
+	tr := NewTrackingSystem(sys)
+	if _, err := tr.Lstat(AbsPath(f)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.ReadFile(AbsPath(f)); err != nil {
+		t.Fatal(err)
+	}
+	// Changed after the load read it, with an old mtime: only the stat
+	// taken during the load can tell.
+	if err := os.WriteFile(f, []byte("two!"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(f, old, old); err != nil {
+		t.Fatal(err)
+	}
+	// The racy rule would also refuse this fingerprint (the change is newer
+	// than the load's start); move the start so only the reuse is tested.
+	tr.start = time.Now().Add(time.Hour)
+	fp, ok := tr.Fingerprint(sys, 0)
+	if !ok || fp.Len() != 1 || fp.Entries()[0].Size != 3 {
+		t.Fatalf("fingerprint ok=%v %+v: want the load's lstat (3 bytes)", ok, fp)
+	}
+	if fp.Unchanged(sys) {
+		t.Error("a file changed after the load is recorded as unchanged")
+	}
+}

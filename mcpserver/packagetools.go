@@ -22,7 +22,7 @@ var (
 		{"packages", `{"type":"array","items":{"type":"string"},"description":"name[@range|@tag], .aam file, folder or source/artifact."}`},
 		pTarget, str("platform", "Alias of target."), boolean("force", "Reinstall."), boolean("no_deploy", ""), pYes}, "packages", "yes")
 	uninstallSchema = objectSchema([]prop{pRepo, pPackageName, pYes}, "package_name", "yes")
-	searchSchema    = objectSchema([]prop{str("query", ""), {"limit", `{"type":"integer","minimum":1,"maximum":50}`},
+	searchSchema    = objectSchema([]prop{pRepo, str("query", ""), {"limit", `{"type":"integer","minimum":1,"maximum":50}`},
 		enum("package_type", "skill", "agent", "prompt", "instruction", "command", "mcp")}, "query")
 	infoSchema         = objectSchema([]prop{pRepo, pPackageName, str("version", "Version or dist-tag.")}, "package_name")
 	validateSchema     = objectSchema([]prop{str("path", "")})

@@ -38,3 +38,22 @@ func TestInstallSourceArtifact(t *testing.T) {
 		t.Fatalf("unknown artifact: %s", env.raw)
 	}
 }
+
+// TestSearchSourcesOfARepo: the search tool's repo argument picks whose
+// artifact sources are searched; the server's default repo has none.
+func TestSearchSourcesOfARepo(t *testing.T) {
+	te := newTestEnv(t)
+	up := gitRepo(t)
+	other := filepath.Join(t.TempDir(), "other")
+	copyDir(t, te.Repo, other)
+	cs := connect(t, te.server(t, allowWrite), "2025-11-25")
+	if env := callTool(t, cs, "source_add", map[string]any{"repo": other, "spec": "file://" + up, "name": "community", "yes": true}); !env.OK {
+		t.Fatalf("source_add: %s", env.raw)
+	}
+	if env := callTool(t, cs, "search", map[string]any{"repo": other, "query": "lint"}); !env.OK || !strings.Contains(string(env.raw), `"community/lint"`) {
+		t.Fatalf("search with repo: %s", env.raw)
+	}
+	if env := callTool(t, cs, "search", map[string]any{"query": "lint"}); strings.Contains(string(env.raw), `"community/lint"`) {
+		t.Fatalf("search of the default repo found the other repo's source: %s", env.raw)
+	}
+}

@@ -7,26 +7,34 @@ import (
 	"time"
 )
 
-// TestFingerprintChecksAPathOnce checks that a file both read and lstat'ed
-// is stat'ed once, and that the one check still sees it turn into a link.
-func TestFingerprintChecksAPathOnce(t *testing.T) {
-	dir := t.TempDir()
-	f := filepath.Join(dir, "f")
-	if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+// loadedFile writes dir/f with data and an hour-old mtime, and has a
+// TrackingSystem lstat and read it, as a module load does.
+func loadedFile(t *testing.T, data string) (sys System, tr *TrackingSystem, f, dir string, old time.Time) {
+	t.Helper()
+	dir = t.TempDir()
+	f = filepath.Join(dir, "f")
+	if err := os.WriteFile(f, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	old := time.Now().Add(-time.Hour)
+	old = time.Now().Add(-time.Hour)
 	if err := os.Chtimes(f, old, old); err != nil {
 		t.Fatal(err)
 	}
-	sys := NewRealSystem(RealSystemOptions{})
-	tr := NewTrackingSystem(sys)
+	sys = NewRealSystem(RealSystemOptions{})
+	tr = NewTrackingSystem(sys)
 	if _, err := tr.Lstat(AbsPath(f)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := tr.ReadFile(AbsPath(f)); err != nil {
 		t.Fatal(err)
 	}
+	return sys, tr, f, dir, old
+}
+
+// TestFingerprintChecksAPathOnce checks that a file both read and lstat'ed
+// is stat'ed once, and that the one check still sees it turn into a link.
+func TestFingerprintChecksAPathOnce(t *testing.T) {
+	sys, tr, f, dir, _ := loadedFile(t, "x")
 	fp, ok := tr.Fingerprint(sys, 0)
 	if !ok || fp.Len() != 1 {
 		t.Fatalf("fingerprint of a file read and lstat'ed: ok=%v, %d entries, want 1", ok, fp.Len())
@@ -53,23 +61,7 @@ func TestFingerprintChecksAPathOnce(t *testing.T) {
 // a load reuses the load's own lstat: a file changed after that lstat
 // (after the read) is not recorded as unchanged.
 func TestFingerprintReusesTheLoadsLstat(t *testing.T) {
-	dir := t.TempDir()
-	f := filepath.Join(dir, "f")
-	if err := os.WriteFile(f, []byte("one"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	old := time.Now().Add(-time.Hour)
-	if err := os.Chtimes(f, old, old); err != nil {
-		t.Fatal(err)
-	}
-	sys := NewRealSystem(RealSystemOptions{})
-	tr := NewTrackingSystem(sys)
-	if _, err := tr.Lstat(AbsPath(f)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tr.ReadFile(AbsPath(f)); err != nil {
-		t.Fatal(err)
-	}
+	sys, tr, f, _, old := loadedFile(t, "one")
 	// Changed after the load read it, with an old mtime: only the stat
 	// taken during the load can tell.
 	if err := os.WriteFile(f, []byte("two!"), 0o644); err != nil {

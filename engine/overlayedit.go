@@ -121,7 +121,7 @@ func (e *Engine) OverlayRebase(ctx context.Context, req OverlayRebaseRequest) (*
 		if err != nil {
 			return err
 		}
-		in := overlay.RebaseInput{Repo: repo, ModuleID: t.mod.ID, Layer: t.layer, Baseline: b, Base: base,
+		in := overlay.RebaseInput{ModuleID: t.mod.ID, Layer: t.layer, Baseline: b, Base: base,
 			Upstream: t.upstream, NewBaseline: nb}
 		rep, err := overlay.Rebase(e.Sys, in, overlay.RebaseOptions{DryRun: e.dryRun(), Sparsify: req.Sparsify})
 		if rep != nil {

@@ -147,7 +147,7 @@ func rebaseOnce(t *testing.T, sys fsys.System, repo fsys.AbsPath, l Layer, base,
 		b = &Baseline{Version: 2, UpstreamSHA256: hash, FileManifest: entries}
 	}
 	nEntries, nHash := TreeHash(toFiles(upstream))
-	in := RebaseInput{Repo: repo, ModuleID: "skill:x", Layer: l, Baseline: b, Upstream: toFiles(upstream),
+	in := RebaseInput{ModuleID: "skill:x", Layer: l, Baseline: b, Upstream: toFiles(upstream),
 		NewBaseline: &Baseline{Version: 2, UpstreamSHA256: nHash, FileManifest: nEntries},
 		Base:        func(rel string) ([]byte, bool, error) { d, ok := base[rel]; return []byte(d), ok, nil }}
 	return Rebase(sys, in, RebaseOptions{})

@@ -48,7 +48,6 @@ type Report struct {
 
 // RebaseInput is one overlay to rebase onto the current upstream.
 type RebaseInput struct {
-	Repo     fsys.AbsPath
 	ModuleID string
 	Layer    Layer
 	Baseline *Baseline
@@ -78,10 +77,8 @@ type pendingFile struct {
 
 // change is one planned write or deletion in the overlay.
 type change struct {
-	path   fsys.AbsPath
-	data   []byte // nil deletes
-	report *[]string
-	rel    string
+	path fsys.AbsPath
+	data []byte // nil deletes
 }
 
 // rebaser carries one rebase.
@@ -201,7 +198,7 @@ func (r *rebaser) mergeBase(rel string) ([]byte, error) {
 }
 
 func (r *rebaser) plan(path fsys.AbsPath, data []byte, report *[]string, rel string) {
-	r.changes = append(r.changes, change{path: path, data: data, report: report, rel: rel})
+	r.changes = append(r.changes, change{path: path, data: data})
 	*report = append(*report, rel)
 	if data == nil {
 		r.rep.Summary.DeletedFiles++

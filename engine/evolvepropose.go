@@ -90,15 +90,8 @@ func checkModuleID(st *State, id string) error {
 	if id == "" {
 		return nil
 	}
-	var ids []string
-	for _, m := range st.Manifest.Modules {
-		if m.ID == id {
-			return nil
-		}
-		ids = append(ids, m.ID)
-	}
-	return apperr.New(apperr.ModuleNotFound, "no module %q in agentpack.yaml", id).
-		WithHint("pick one of: %s", strings.Join(ids, ", ")).With("module_id", id)
+	_, err := findModule(st.Manifest, id)
+	return err
 }
 
 // cleanWorkTree opens the git work tree of repo, refusing a repo outside

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/agentpack/agentpack/engine/gitsource"
@@ -65,16 +64,8 @@ func (e *Engine) openOverlay(ctx context.Context, req OverlayRequest, files bool
 		return nil, err
 	}
 	t := &overlayTarget{st: st}
-	var ids []string
-	for i := range m.Modules {
-		ids = append(ids, m.Modules[i].ID)
-		if m.Modules[i].ID == req.ModuleID {
-			t.mod = &m.Modules[i]
-		}
-	}
-	if t.mod == nil {
-		return nil, apperr.New(apperr.ModuleNotFound, "no module %q in agentpack.yaml", req.ModuleID).
-			WithHint("pick one of: %s", strings.Join(ids, ", ")).With("module_id", req.ModuleID)
+	if t.mod, err = findModule(m, req.ModuleID); err != nil {
+		return nil, err
 	}
 	lay := e.overlayLayout(repo, req.Request)
 	t.layer = overlay.Layer{Scope: scope, Dir: lay.Dir(e.Sys, scope, t.mod.ID)}
@@ -216,13 +207,15 @@ func (e *Engine) mergeBase(ctx context.Context, t *overlayTarget, b *overlay.Bas
 	}
 	fromDir := func(dir string) func(string) ([]byte, bool, error) {
 		root := abs(dir)
+		fi, err := e.Sys.Stat(root)
+		single := err == nil && fi.Mode().IsRegular() // a single-file module
 		return func(rel string) ([]byte, bool, error) {
 			p := root.Join(fsys.RelPath(rel))
-			if fi, err := e.Sys.Stat(root); err == nil && fi.Mode().IsRegular() {
+			if single {
 				if root.Base() != rel {
 					return nil, false, nil
 				}
-				p = root // a single-file module
+				p = root
 			}
 			data, err := e.Sys.ReadFile(p)
 			if errors.Is(err, fs.ErrNotExist) {

@@ -213,6 +213,20 @@ func moduleByID(m *manifest.Manifest, id string) *module.Module {
 	return nil
 }
 
+// findModule is moduleByID, refusing an id the manifest lacks with
+// E_MODULE_NOT_FOUND naming the ids it has.
+func findModule(m *manifest.Manifest, id string) (*module.Module, error) {
+	if mod := moduleByID(m, id); mod != nil {
+		return mod, nil
+	}
+	ids := make([]string, len(m.Modules))
+	for i := range m.Modules {
+		ids[i] = m.Modules[i].ID
+	}
+	return nil, apperr.New(apperr.ModuleNotFound, "no module %q in agentpack.yaml", id).
+		WithHint("pick one of: %s", strings.Join(ids, ", ")).With("module_id", id)
+}
+
 // seqItem returns the mapping in seq whose key has value v.
 func seqItem(seq *yaml.Node, key, v string) *yaml.Node {
 	for _, item := range seq.Content {

@@ -1,10 +1,9 @@
 package engine
 
 import (
-	"bufio"
-	"bytes"
 	"strings"
 
+	"github.com/agentpack/agentpack/engine/gitsource"
 	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/engine/overlay"
 	"github.com/agentpack/agentpack/internal/fsys"
@@ -67,25 +66,7 @@ func (e *Engine) originURL(root fsys.AbsPath) string {
 	if err != nil {
 		return ""
 	}
-	return originFromConfig(data)
-}
-
-// originFromConfig finds url in the [remote "origin"] section of a git
-// config file.
-func originFromConfig(data []byte) string {
-	in := false
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(line, "[") {
-			in = strings.ReplaceAll(line, " ", "") == `[remote"origin"]`
-			continue
-		}
-		if k, v, ok := strings.Cut(line, "="); in && ok && strings.TrimSpace(k) == "url" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
+	return gitsource.RemoteURL(data, "origin")
 }
 
 // overlayLayout locates the overlays of a repo for the request's machine

@@ -1,12 +1,14 @@
 package gitsource
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"path"
 
 	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -94,4 +96,14 @@ func (r *LocalRepo) FileHash(commit, rel string) (string, error) {
 		return "", err
 	}
 	return f.Hash.String(), nil
+}
+
+// RemoteURL is the first url of remote name in a git config file's bytes;
+// "" when it has none or does not parse.
+func RemoteURL(configData []byte, name string) string {
+	cfg, err := config.ReadConfig(bytes.NewReader(configData))
+	if err != nil || cfg.Remotes[name] == nil || len(cfg.Remotes[name].URLs) == 0 {
+		return ""
+	}
+	return cfg.Remotes[name].URLs[0]
 }

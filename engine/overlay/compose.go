@@ -76,14 +76,16 @@ func Compose(sys fsys.System, repo fsys.AbsPath, moduleID string, upstream []mod
 				touched = append(touched, rel)
 			}
 		}
-		if upstreamHashes == nil {
-			entries, _ := TreeHash(upstream)
-			upstreamHashes = map[string]string{}
-			for _, e := range entries {
-				upstreamHashes[e.Path] = e.SHA256
+		w, err := driftWarnings(sys, moduleID, l, touched, func() map[string]string {
+			if upstreamHashes == nil {
+				entries, _ := TreeHash(upstream)
+				upstreamHashes = make(map[string]string, len(entries))
+				for _, e := range entries {
+					upstreamHashes[e.Path] = e.SHA256
+				}
 			}
-		}
-		w, err := driftWarnings(sys, moduleID, l, touched, upstreamHashes)
+			return upstreamHashes
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -142,7 +144,9 @@ func readKind(sys fsys.System, moduleID string, l Layer) (*kindFiles, error) {
 
 // driftWarnings names the files an overlay changes whose upstream changed
 // since its baseline: its edits may now hide upstream fixes.
-func driftWarnings(sys fsys.System, moduleID string, l Layer, touched []string, upstream map[string]string) ([]string, error) {
+// upstreamHashes gives the upstream hashes by path; it is called only when
+// the overlay has a baseline to compare them with.
+func driftWarnings(sys fsys.System, moduleID string, l Layer, touched []string, upstreamHashes func() map[string]string) ([]string, error) {
 	b, ok, err := ReadBaseline(sys, l.Dir)
 	if err != nil {
 		// A damaged baseline only matters to rebase; the overlay still applies.
@@ -151,6 +155,7 @@ func driftWarnings(sys fsys.System, moduleID string, l Layer, touched []string, 
 	if !ok {
 		return nil, nil
 	}
+	upstream := upstreamHashes()
 	base := map[string]string{}
 	for _, e := range b.FileManifest {
 		base[e.Path] = e.SHA256

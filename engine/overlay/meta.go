@@ -73,12 +73,17 @@ type Source struct {
 
 // TreeHash is the file manifest of files and the hash the original
 // agentpack gives the whole tree (sha256 over "path\nsha\nbytes\n" lines).
+// A file's hash computed while it was read is reused.
 func TreeHash(files []module.File) ([]FileEntry, string) {
 	entries := make([]FileEntry, len(files))
 	h := sha256.New()
 	for i, f := range files {
-		sum := sha256.Sum256(f.Data)
-		entries[i] = FileEntry{Path: f.Path, SHA256: hex.EncodeToString(sum[:]), Bytes: int64(len(f.Data))}
+		sha := f.SHA256
+		if sha == "" {
+			sum := sha256.Sum256(f.Data)
+			sha = hex.EncodeToString(sum[:])
+		}
+		entries[i] = FileEntry{Path: f.Path, SHA256: sha, Bytes: int64(len(f.Data))}
 		h.Write([]byte(f.Path + "\n" + entries[i].SHA256 + "\n" + strconv.FormatInt(entries[i].Bytes, 10) + "\n"))
 	}
 	return entries, hex.EncodeToString(h.Sum(nil))

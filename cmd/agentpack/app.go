@@ -319,12 +319,18 @@ func (a *App) run(command, commandID string, fn func() (*result, error)) error {
 		a.writeEnvelope(envelope.New(command, commandID).Succeed(res.Data, res.Warnings))
 	} else {
 		p := a.printer()
+		// One write per 64 KiB instead of one per line: a plan of 10,000
+		// creates is 10,000 lines. Flushed before the warnings, so the two
+		// streams keep their order on a terminal.
+		out := bufio.NewWriterSize(a.Stdout, 64<<10)
+		p.W = out
 		switch {
 		case !a.Globals.Quiet && res.Human != nil:
 			res.Human(p)
 		case a.Globals.Quiet && res.Summary != "":
 			p.Printf("%s\n", res.Summary)
 		}
+		_ = out.Flush()
 		for _, w := range res.Warnings {
 			fmt.Fprintf(a.Stderr, "%s %s\n", p.yellow("warning:"), w)
 		}

@@ -146,25 +146,25 @@ func (lm *LoadedModule) DropHashedBytes() {
 }
 
 // readJobFile reads the file j names through sys. A file only a folder
-// listing named costs an Lstat for its mode, and one ReadFile: two path
-// lookups, which matters at 10,000 files, and no third.
+// listing named is read with [fsys.ReadRegular]: one open that also gives
+// its mode and refuses to follow a link that replaced it, and no Lstat.
 func readJobFile(sys fsys.System, mod *Module, j readJob) (File, error) {
 	fi := j.fi
+	var data []byte
+	var err error
 	if fi == nil {
-		var err error
-		if fi, err = sys.Lstat(j.abs); err != nil {
-			return File{}, moduleErr(mod, j.abs.String(), "cannot read %s: %s", j.abs, ioCause(err))
-		}
+		data, fi, err = fsys.ReadRegular(sys, j.abs)
+	} else if fi.Mode().IsRegular() {
+		data, err = sys.ReadFile(j.abs)
+	}
+	if err != nil {
+		return File{}, moduleErr(mod, j.abs.String(), "cannot read %s: %s", j.abs, ioCause(err))
 	}
 	// The listing said regular file; something else now (a FIFO would
 	// block the read) means the folder changed under us.
 	if !fi.Mode().IsRegular() {
 		return File{}, moduleErr(mod, j.abs.String(), "%s is no longer a regular file", j.abs).
 			WithHint("run the command again once the module's files stop changing")
-	}
-	data, err := sys.ReadFile(j.abs)
-	if err != nil {
-		return File{}, moduleErr(mod, j.abs.String(), "cannot read %s: %s", j.abs, ioCause(err))
 	}
 	return File{Path: j.rel, Data: data, Mode: fi.Mode().Perm(), Src: j.abs, SHA256: checksum.SHA256Hex(data)}, nil
 }

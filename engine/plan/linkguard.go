@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -23,6 +24,11 @@ import (
 type LinkGuard struct {
 	sys  fsys.System
 	dirs sync.Map // fsys.AbsPath → struct{}: folders already seen to be real folders
+	// missing are folders [LinkGuard.Lstat] found missing: every path
+	// below one is missing too, without a stat (a plan into an empty
+	// project asks for 10,000 paths below a few hundred missing folders).
+	// Check never trusts it: a writer looks again.
+	missing sync.Map
 }
 
 // NewLinkGuard returns a [LinkGuard] that looks with sys.
@@ -33,7 +39,7 @@ func NewLinkGuard(sys fsys.System) *LinkGuard { return &LinkGuard{sys: sys} }
 // the first link, or when path is not strictly inside root. root and path
 // may come from a damaged record, so neither is trusted to be clean.
 func (g *LinkGuard) Check(root, path fsys.AbsPath) error {
-	_, _, err := g.walk(root, path)
+	_, _, err := g.walk(root, path, false)
 	return err
 }
 
@@ -41,18 +47,23 @@ func (g *LinkGuard) Check(root, path fsys.AbsPath) error {
 // Lstat the walk makes of path itself: plan stats each managed file once.
 // A refused path returns the guard's error; otherwise the Lstat's result.
 func (g *LinkGuard) Lstat(root, path fsys.AbsPath) (fs.FileInfo, error) {
-	fi, done, err := g.walk(root, path)
+	fi, done, err := g.walk(root, path, true)
 	if err != nil {
 		return nil, err
 	}
 	if done {
+		if fi == nil {
+			return nil, fsys.ErrMissing(path)
+		}
 		return fi, nil
 	}
 	return g.sys.Lstat(path)
 }
 
-// walk is Check; done says the walk reached path itself, whose Lstat is fi.
-func (g *LinkGuard) walk(root, path fsys.AbsPath) (fi fs.FileInfo, done bool, err error) {
+// walk is Check; done says the walk reached path itself, whose Lstat is
+// fi, or (fi nil) found it missing. remember lets it skip, and record,
+// folders found missing.
+func (g *LinkGuard) walk(root, path fsys.AbsPath, remember bool) (fi fs.FileInfo, done bool, err error) {
 	rel, err := filepath.Rel(root.String(), path.String())
 	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || !filepath.IsAbs(root.String()) {
 		return nil, false, apperr.New(apperr.IOInvalidPath, "%s is not inside the managed folder %s", path, root).
@@ -69,10 +80,19 @@ func (g *LinkGuard) walk(root, path fsys.AbsPath) (fi fs.FileInfo, done bool, er
 			if _, ok := g.dirs.Load(cur); ok {
 				continue
 			}
+			if _, ok := g.missing.Load(cur); ok && remember {
+				return nil, true, nil
+			}
 		}
 		fi, err := g.sys.Lstat(cur)
 		if err != nil {
-			return nil, false, nil
+			if !errors.Is(err, fs.ErrNotExist) {
+				return nil, false, nil
+			}
+			if remember && !last {
+				g.missing.Store(cur, struct{}{})
+			}
+			return nil, true, nil
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			return nil, false, linkError(root, path, cur)

@@ -94,9 +94,20 @@ func readFile(path string) ([]byte, error) {
 		// answer (EISDIR, or reading until EOF).
 		return os.ReadFile(path)
 	}
+	return readFd(fd, st.Size, path)
+}
+
+// readFd reads the regular file fd, size bytes long by its fstat, to its
+// end. A read that stops short of what was asked, having given exactly
+// size bytes, has reached the end (a regular file gives what it has), so
+// a file of the size fstat said costs one read, not a second one to see
+// the end. Files whose size says nothing (/proc's, size 0) are read until
+// a read returns nothing.
+func readFd(fd int, size int64, path string) ([]byte, error) {
 	// One more byte than the size, so a file that grew is seen at once.
-	data := make([]byte, 0, int(st.Size)+1)
+	data := make([]byte, 0, int(size)+1)
 	for {
+		want := cap(data) - len(data)
 		n, err := unix.Read(fd, data[len(data):cap(data)])
 		switch {
 		case errors.Is(err, unix.EINTR):
@@ -107,6 +118,9 @@ func readFile(path string) ([]byte, error) {
 			return data, nil
 		}
 		data = data[:len(data)+n]
+		if n < want && size > 0 && int64(len(data)) == size {
+			return data, nil
+		}
 		if len(data) == cap(data) {
 			data = append(data, 0)[:len(data)]
 		}

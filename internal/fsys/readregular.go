@@ -1,0 +1,68 @@
+package fsys
+
+import (
+	"io/fs"
+	"syscall"
+)
+
+// RegularReader is implemented by a [System] that can describe a path and
+// read it, when it is a regular file, with one open: a load of 10,000
+// source files then costs no Lstat per file before its read.
+type RegularReader interface {
+	// ReadRegular describes path as Lstat would (a final symlink is not
+	// followed) and, when it is a regular file, returns its bytes; for
+	// anything else data is nil and fi says what it is. A missing path is
+	// an error matching fs.ErrNotExist, like Lstat's.
+	ReadRegular(path AbsPath) (data []byte, fi fs.FileInfo, err error)
+}
+
+// ReadRegular is [RegularReader.ReadRegular] through sys's own when it has
+// one, else an Lstat followed, for a regular file, by a ReadFile.
+func ReadRegular(sys System, path AbsPath) ([]byte, fs.FileInfo, error) {
+	if r, ok := sys.(RegularReader); ok {
+		return r.ReadRegular(path)
+	}
+	fi, err := sys.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, fi, err
+	}
+	data, err := sys.ReadFile(path)
+	return data, fi, err
+}
+
+// ReadRegular implements [RegularReader].
+func (s *RealSystem) ReadRegular(path AbsPath) ([]byte, fs.FileInfo, error) {
+	data, fi, err := readRegular(string(path))
+	if err != nil {
+		if fi == nil {
+			return nil, nil, statError(err, path)
+		}
+		return nil, nil, IOError(err, "read", path)
+	}
+	return data, fi, nil
+}
+
+// ReadRegular implements [RegularReader] by asking base.
+func (s *ReadOnlySystem) ReadRegular(path AbsPath) ([]byte, fs.FileInfo, error) {
+	return ReadRegular(s.base, path)
+}
+
+// ReadRegular implements [RegularReader]: the path counts as lstat'ed (a
+// regular file's bytes are what its stat data vouches for), and the
+// description found is the one its fingerprint keeps.
+func (t *TrackingSystem) ReadRegular(path AbsPath) ([]byte, fs.FileInfo, error) {
+	data, fi, err := ReadRegular(t.System, path)
+	t.mu.Lock()
+	t.seen[trackKey{path: path}] = true
+	if _, ok := t.lstats[path]; !ok && fi != nil {
+		t.lstats[path] = fi
+	}
+	t.mu.Unlock()
+	return data, fi, err
+}
+
+// ErrMissing is the error Lstat gives for a path that does not exist, for
+// callers that know it is missing without asking (a folder above it is).
+func ErrMissing(path AbsPath) error {
+	return statError(&fs.PathError{Op: "lstat", Path: string(path), Err: syscall.ENOENT}, path)
+}

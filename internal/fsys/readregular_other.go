@@ -1,0 +1,20 @@
+//go:build !linux
+
+package fsys
+
+import (
+	"io/fs"
+	"os"
+)
+
+// readRegular is an Lstat and, for a regular file, a read where the raw
+// open-and-fstat path is not used. fi is nil when the error is about
+// finding path, set when it is about reading it.
+func readRegular(path string) ([]byte, fs.FileInfo, error) {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, fi, err
+	}
+	data, err := readFile(path)
+	return data, fi, err
+}

@@ -1,0 +1,102 @@
+package fsys
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestReadRegularDescribesAsLstat checks that ReadRegular reads regular
+// files and describes every kind of path exactly as Lstat does: a
+// fingerprint taken from its description must match a later Lstat.
+func TestReadRegularDescribesAsLstat(t *testing.T) {
+	root := tempRoot(t)
+	sys := NewRealSystem(RealSystemOptions{})
+	file := root.JoinName("file.md")
+	mustWriteOS(t, file, "body\n", 0o644)
+	special := root.JoinName("special")
+	mustWriteOS(t, special, "", 0o755)
+	empty := root.JoinName("empty")
+	mustWriteOS(t, empty, "", 0o600)
+	if err := os.Chmod(special.String(), 0o755|os.ModeSetuid|os.ModeSetgid|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	dir := root.JoinName("dir")
+	if err := os.Mkdir(dir.String(), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	link := root.JoinName("link")
+	if err := os.Symlink("file.md", link.String()); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	paths := []AbsPath{file, special, empty, dir, link}
+	if runtime.GOOS != "windows" {
+		fifo := root.JoinName("fifo")
+		if err := syscall.Mkfifo(fifo.String(), 0o644); err == nil {
+			paths = append(paths, fifo) // a FIFO must not block the open
+		}
+	}
+	for _, p := range paths {
+		data, fi, err := sys.ReadRegular(p)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		lfi, err := os.Lstat(p.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := entryOf(p, false, true, fi), entryOf(p, false, true, lfi)
+		if got != want || fi.Name() != lfi.Name() || fi.IsDir() != lfi.IsDir() {
+			t.Errorf("%s: ReadRegular describes %+v (%s), Lstat %+v (%s)", p, got, fi.Name(), want, lfi.Name())
+		}
+		switch {
+		case p == file && string(data) != "body\n":
+			t.Errorf("%s: read %q", p, data)
+		case p == empty && (data == nil || len(data) != 0):
+			t.Errorf("%s: read %q, want empty", p, data)
+		case !lfi.Mode().IsRegular() && data != nil:
+			t.Errorf("%s (%v): read %q, want nothing", p, lfi.Mode(), data)
+		}
+	}
+	_, fi, err := sys.ReadRegular(root.JoinName("missing"))
+	if !errors.Is(err, fs.ErrNotExist) || fi != nil {
+		t.Errorf("missing: %v, %v", fi, err)
+	}
+	_, _, err = sys.ReadRegular(root.Join("file.md/below"))
+	if err == nil {
+		t.Errorf("below a file: no error")
+	}
+}
+
+// TestTrackingReadRegularFingerprints checks that a file a load read with
+// ReadRegular is in the fingerprint, unchanged until it changes.
+func TestTrackingReadRegularFingerprints(t *testing.T) {
+	root := tempRoot(t)
+	file := root.JoinName("file.md")
+	mustWriteOS(t, file, "one\n", 0o644)
+	real := NewRealSystem(RealSystemOptions{})
+	tr := NewTrackingSystem(NewReadOnlySystem(real))
+	tr.start = time.Now().Add(time.Hour) // the file is not racy
+	if data, _, err := ReadRegular(tr, file); err != nil || string(data) != "one\n" {
+		t.Fatal(data, err)
+	}
+	fp, ok := tr.Fingerprint(real, 0)
+	if !ok || fp.Len() != 1 || !fp.Unchanged(real) {
+		t.Fatalf("fingerprint %v, ok %v", fp, ok)
+	}
+	mustWriteOS(t, file, "two\n", 0o644)
+	if fp.Unchanged(real) {
+		t.Error("an edit left the fingerprint unchanged")
+	}
+}
+
+func mustWriteOS(t *testing.T, p AbsPath, data string, perm fs.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(p.String(), []byte(data), perm); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -248,7 +248,13 @@ func (e *Engine) loadModule(ctx context.Context, st *State, mod *module.Module) 
 	if mod.Source.LocalPath != nil {
 		within = st.Repo
 	}
-	files, err := module.LoadFilesIn(e.Sys, mod, path, within)
+	load := module.LoadFilesIn
+	if e.hashesOnly && len(st.overlayScopes) == 0 {
+		// No overlay can patch a file: the bytes of all but the main file
+		// are only hashed (DropHashedBytes would drop them anyway).
+		load = module.LoadHashesIn
+	}
+	files, err := load(e.Sys, mod, path, within)
 	if err != nil {
 		return nil, err
 	}

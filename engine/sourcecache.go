@@ -74,27 +74,22 @@ func (e *Engine) sourceCachedLoadState(ctx context.Context, req Request, load fu
 	return st, nil
 }
 
-// dropCopiedBytes lets go of the bytes of every file the desired state
-// copies verbatim from a source file, now that the load has hashed them:
-// plan, status and diff need only the hash, and a deploy or diff reads
-// the files it writes or shows again, checked against the hash, so the
-// whole tree is not held while the plan runs. The commands that load
-// through the cache need no module bytes (those that do, explain, skills
-// and evolve, load in full).
+// dropCopiedBytes lets go of the loaded modules and of the bytes of every
+// file the desired state copies verbatim from a source file, now that the
+// load has hashed them: plan, status and diff need only the hash, and a
+// deploy or diff reads the files it writes or shows again, checked against
+// the hash, so the whole tree is not held while the plan runs. The
+// commands that load through the cache need no modules (a state decoded
+// from the cache has none; those that do, explain, skills and evolve,
+// load in full).
 func dropCopiedBytes(st *State) {
+	st.Modules = nil
 	if st.Desired == nil {
 		return
 	}
 	for _, f := range st.Desired.Files {
 		if f.Src != "" && f.Keyed == nil {
 			f.Data = nil
-		}
-	}
-	for _, lm := range st.Modules {
-		for i := range lm.Files {
-			if f := &lm.Files[i]; f.Src != "" && f != lm.Main {
-				f.Data = nil
-			}
 		}
 	}
 }

@@ -42,6 +42,7 @@ func (c ClaudeCode) Render(rc *target.RenderContext, modules []*module.LoadedMod
 
 func (ClaudeCode) render(rc *target.RenderContext, modules []*module.LoadedModule, warn warnFunc) (*target.Output, error) {
 	r := newRenderer(claudeCodeSpec, rc, claudeHome(rc), warn)
+	r.reserve(modules)
 	var instructions []*module.LoadedModule
 	for _, lm := range modules {
 		switch lm.Type {

@@ -43,6 +43,7 @@ func (c Codex) Render(rc *target.RenderContext, modules []*module.LoadedModule) 
 
 func (Codex) render(rc *target.RenderContext, modules []*module.LoadedModule, warn warnFunc) (*target.Output, error) {
 	r := newRenderer(codexSpec, rc, codexHome(rc), warn)
+	r.reserve(modules)
 	var instructions []*module.LoadedModule
 	for _, lm := range modules {
 		switch lm.Type {

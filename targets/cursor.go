@@ -50,6 +50,7 @@ func (c Cursor) Render(rc *target.RenderContext, modules []*module.LoadedModule)
 
 func (Cursor) render(rc *target.RenderContext, modules []*module.LoadedModule, warn warnFunc) (*target.Output, error) {
 	r := newRenderer(cursorSpec, rc, rc.ProjectRoot, warn)
+	r.reserve(modules)
 	for _, lm := range modules {
 		switch lm.Type {
 		case module.TypeInstructions:

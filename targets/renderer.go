@@ -74,6 +74,17 @@ func newRenderer(spec *targetSpec, rc *target.RenderContext, home fsys.AbsPath, 
 	return r
 }
 
+// reserve makes room for about as many files as modules hold: most
+// render one file per module file, and a 10,000-file render would
+// otherwise copy its file list over and over as it grows.
+func (r *renderer) reserve(modules []*module.LoadedModule) {
+	n := 0
+	for _, lm := range modules {
+		n += len(lm.Files)
+	}
+	r.files = slices.Grow(r.files, n)
+}
+
 // addRoot adds a managed root; a folder shared by a file output and a folder
 // output never scans extras.
 func (r *renderer) addRoot(p fsys.AbsPath, scanExtras bool) {
@@ -118,9 +129,20 @@ func (r *renderer) copyFile(p fsys.AbsPath, f *module.File, ids ...string) {
 }
 
 // copyModule writes every file of lm under dir, byte for byte with its mode.
+// The files share one module id list (nothing changes a file's list in
+// place); past what reserve made room for, the file list doubles.
 func (r *renderer) copyModule(dir fsys.AbsPath, lm *module.LoadedModule) {
+	if n := len(lm.Files); cap(r.files)-len(r.files) < n {
+		r.files = slices.Grow(r.files, max(n, len(r.files)))
+	}
+	ids := []string{lm.ID}
 	for i := range lm.Files {
-		r.copyFile(under(dir, lm.Files[i].Path), &lm.Files[i], lm.ID)
+		f := &lm.Files[i]
+		mode := f.Mode
+		if mode == 0 {
+			mode = 0o644
+		}
+		r.files = append(r.files, target.DesiredFile{Path: under(dir, f.Path), Data: f.Data, Mode: mode, ModuleIDs: ids, Src: f.Src, SrcSHA256: f.SHA256})
 	}
 }
 

@@ -48,6 +48,7 @@ func (v VSCode) Render(rc *target.RenderContext, modules []*module.LoadedModule)
 
 func (VSCode) render(rc *target.RenderContext, modules []*module.LoadedModule, warn warnFunc) (*target.Output, error) {
 	r := newRenderer(vscodeSpec, rc, rc.ProjectRoot, warn)
+	r.reserve(modules)
 	var instructions []*module.LoadedModule
 	for _, lm := range modules {
 		switch lm.Type {

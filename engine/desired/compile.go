@@ -112,13 +112,18 @@ func Compile(in Input) (*State, error) {
 			}
 			sums[i] = checksum.SHA256Hex(out.Files[i].Data)
 		})
+		files := make([]File, len(out.Files)) // one allocation, not one per file
+		d.Files = slices.Grow(d.Files, len(out.Files))
+		if len(d.byPath) == 0 {
+			d.byPath = make(map[fsys.AbsPath]*File, len(out.Files))
+		}
 		for i, f := range out.Files {
 			f.Path = clean(f.Path)
 			if f.Mode == 0 {
 				f.Mode = 0o644
 			}
-			tf := &File{Target: name, DesiredFile: f, SHA256: sums[i]}
-			if err := d.add(tf); err != nil {
+			files[i] = File{Target: name, DesiredFile: f, SHA256: sums[i]}
+			if err := d.add(&files[i]); err != nil {
 				return nil, err
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/agentpack/agentpack/engine/gitsource"
 	"github.com/agentpack/agentpack/internal/apperr"
@@ -70,7 +71,7 @@ type MCPServer struct {
 // A path inside a cached git checkout is also refused when it holds a link
 // the cache left out, and its files get git's modes instead of the cache's
 // read-only ones.
-func loadModuleFiles(sys fsys.System, mod *Module, path, within string) ([]File, error) {
+func loadModuleFiles(sys fsys.System, mod *Module, path, within string, hashOnly bool) ([]File, error) {
 	abs, err := absModulePath(path)
 	if err != nil {
 		return nil, moduleErr(mod, path, "cannot resolve %s: %s", path, ioCause(err))
@@ -105,9 +106,19 @@ func loadModuleFiles(sys fsys.System, mod *Module, path, within string) ([]File,
 	}
 	files := make([]File, len(jobs))
 	errs := make([]error, len(jobs))
-	workers.Parallel(len(jobs), func(i int) {
-		files[i], errs[i] = readJobFile(sys, mod, jobs[i])
-	})
+	read := func(i int) {
+		keep := !hashOnly || mayBeMain(mod.Type, jobs[i].rel, !fi.IsDir())
+		files[i], errs[i] = readJobFile(sys, mod, jobs[i], keep)
+	}
+	if len(jobs) <= serialFiles {
+		// Modules load in parallel already: a few files more goroutines
+		// would only cost their start.
+		for i := range jobs {
+			read(i)
+		}
+	} else {
+		workers.Parallel(len(jobs), read)
+	}
 	for _, e := range errs {
 		if e != nil {
 			return nil, e
@@ -145,15 +156,48 @@ func (lm *LoadedModule) DropHashedBytes() {
 	}
 }
 
-// readJobFile reads the file j names through sys. A file only a folder
-// listing named is read with [fsys.ReadRegular]: one open that also gives
-// its mode and refuses to follow a link that replaced it, and no Lstat.
-func readJobFile(sys fsys.System, mod *Module, j readJob) (File, error) {
+// serialFiles is how many files a module may have and still be read on
+// the goroutine loading it.
+const serialFiles = 16
+
+// mayBeMain reports whether the file at rel of a module of type t can be
+// its main file (see validate), whose bytes the module keeps parsed; single
+// says the module is that one file.
+func mayBeMain(t Type, rel string, single bool) bool {
+	switch {
+	case single:
+		return true
+	case t == TypeSkill:
+		return rel == "SKILL.md"
+	case t == TypeInstructions:
+		return strings.EqualFold(filepath.Ext(rel), ".md")
+	}
+	return true
+}
+
+// readBufs are the buffers files read only to be hashed go through.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
+// readJobFile reads the file j names through sys and hashes it; keep
+// says whether its bytes are kept (else Data is nil and the bytes went
+// through a reused buffer). A file only a folder listing named is read
+// with [fsys.ReadRegular]: one open that also gives its mode and refuses
+// to follow a link that replaced it, and no Lstat.
+func readJobFile(sys fsys.System, mod *Module, j readJob, keep bool) (File, error) {
+	var buf *[]byte
+	if !keep {
+		buf = readBufs.Get().(*[]byte)
+		defer readBufs.Put(buf)
+	}
 	fi := j.fi
 	var data []byte
 	var err error
 	if fi == nil {
-		data, fi, err = fsys.ReadRegular(sys, j.abs)
+		var into []byte
+		if buf != nil {
+			into = *buf
+		}
+		data, fi, err = fsys.ReadRegular(sys, j.abs, into)
 	} else if fi.Mode().IsRegular() {
 		data, err = sys.ReadFile(j.abs)
 	}
@@ -166,7 +210,11 @@ func readJobFile(sys fsys.System, mod *Module, j readJob) (File, error) {
 		return File{}, moduleErr(mod, j.abs.String(), "%s is no longer a regular file", j.abs).
 			WithHint("run the command again once the module's files stop changing")
 	}
-	return File{Path: j.rel, Data: data, Mode: fi.Mode().Perm(), Src: j.abs, SHA256: checksum.SHA256Hex(data)}, nil
+	f := File{Path: j.rel, Data: data, Mode: fi.Mode().Perm(), Src: j.abs, SHA256: checksum.SHA256Hex(data)}
+	if !keep {
+		f.Data = nil
+	}
+	return f, nil
 }
 
 // LoadModule reads and validates a module from its resolved source path
@@ -192,7 +240,15 @@ func LoadModuleIn(sys fsys.System, mod *Module, path, within string) (*LoadedMod
 // LoadFilesIn reads a module's files as [LoadModuleIn] does, without
 // validating them, so overlays can change them first.
 func LoadFilesIn(sys fsys.System, mod *Module, path, within string) ([]File, error) {
-	return loadModuleFiles(sys, mod, path, within)
+	return loadModuleFiles(sys, mod, path, within, false)
+}
+
+// LoadHashesIn is [LoadFilesIn] for a caller that needs only the hashes
+// of the files that cannot be the module's main file: those are read
+// through a reused buffer and hashed, and their Data is nil (their Src
+// and SHA256 say where the bytes are and what they hash to).
+func LoadHashesIn(sys fsys.System, mod *Module, path, within string) ([]File, error) {
+	return loadModuleFiles(sys, mod, path, within, true)
 }
 
 // NewLoaded validates files (sorted by Path) as the content of mod read

@@ -1,6 +1,8 @@
 package sourcecache
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 
 	"github.com/agentpack/agentpack/internal/bincodec"
@@ -35,12 +37,84 @@ func (w *writer) sym(s string) {
 	w.String(s)
 }
 
+// path writes s as the length of the prefix it shares with prev, the path
+// written before it, and the rest: sorted paths differ in a few bytes.
+func (w *writer) path(prev, s string) {
+	k := 0
+	for k < len(prev) && k < len(s) && prev[k] == s[k] {
+		k++
+	}
+	w.Uint(uint64(k))
+	w.String(s[k:])
+}
+
+// sha writes a hex sha256 as its 32 bytes, anything else as a string.
+func (w *writer) sha(s string) {
+	var sum [sha256.Size]byte
+	if len(s) == 2*sha256.Size && isLowerHex(s) {
+		if _, err := hex.Decode(sum[:], []byte(s)); err == nil {
+			w.Bool(true)
+			w.B = append(w.B, sum[:]...)
+			return
+		}
+	}
+	w.Bool(false)
+	w.String(s)
+}
+
+func isLowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// flags packs booleans into one number, the first in the lowest bit.
+func flags(bs ...bool) uint64 {
+	var v uint64
+	for i, b := range bs {
+		if b {
+			v |= 1 << i
+		}
+	}
+	return v
+}
+
 // reader is a [bincodec.Reader] that also reads symbols; the first
 // problem sticks in Err and every later read returns zero values, so
 // callers check Err once.
 type reader struct {
 	*bincodec.Reader
 	syms []string
+}
+
+// path reads a path written by writer.path after prev.
+func (r *reader) path(prev string) string {
+	k := r.Uint()
+	if k > uint64(len(prev)) {
+		r.Fail()
+		return ""
+	}
+	return prev[:k] + r.String()
+}
+
+// sha reads what writer.sha wrote.
+func (r *reader) sha() string {
+	if r.Bool() {
+		return hex.EncodeToString(r.Raw(sha256.Size))
+	}
+	return r.String()
+}
+
+// unflags reads the three booleans flags packed.
+func unflags(r *reader) (a, b, c bool) {
+	v := r.Uint()
+	if v > 7 {
+		r.Fail()
+	}
+	return v&1 != 0, v&2 != 0, v&4 != 0
 }
 
 // sym reads a symbol written by writer.sym; a repeated one shares the

@@ -23,7 +23,7 @@ import (
 // A file with another magic or version is ignored and rebuilt.
 const (
 	magic   = "agentpack source cache\n"
-	version = 2
+	version = 3
 )
 
 // Entry is one cached load: what it was loaded for (Key), what it read
@@ -49,16 +49,19 @@ func Encode(e *Entry) ([]byte, error) {
 	w.String(e.Key)
 	fp := e.Fingerprint.Entries()
 	w.Uint(uint64(len(fp)))
+	var prev fsys.FingerprintEntry
 	for _, f := range fp {
-		w.String(string(f.Path))
-		w.Bool(f.Follow)
-		w.Bool(f.Listed)
-		w.Bool(f.Missing)
+		// Sorted paths share long prefixes, and files written together
+		// have close times and inode numbers: each is written as what
+		// differs from the entry before.
+		w.path(string(prev.Path), string(f.Path))
+		w.Uint(flags(f.Follow, f.Listed, f.Missing))
 		w.Uint(uint64(f.Mode))
 		w.Int(f.Size)
-		w.Int(f.MtimeNS)
-		w.Int(f.CtimeNS)
-		w.Uint(f.Ino)
+		w.Int(f.MtimeNS - prev.MtimeNS)
+		w.Int(f.CtimeNS - prev.CtimeNS)
+		w.Int(int64(f.Ino - prev.Ino))
+		prev = f
 	}
 	w.String(e.Repo)
 	w.String(string(e.Project))
@@ -76,12 +79,12 @@ func Encode(e *Entry) ([]byte, error) {
 // once instead of grown (and copied) a dozen times at 10,000 files.
 func sizeHint(e *Entry) int {
 	n := 1 << 12
-	for _, f := range e.Fingerprint.Entries() {
-		n += len(f.Path) + 40
+	for range e.Fingerprint.Entries() {
+		n += 40
 	}
 	if e.Desired != nil {
 		for _, f := range e.Desired.Files {
-			n += len(f.Path) + len(f.SHA256) + 16
+			n += 56
 			if f.Src == "" {
 				n += len(f.Data)
 			}
@@ -105,9 +108,15 @@ func Decode(data []byte) (*Entry, error) {
 		return nil, errDamaged
 	}
 	fp := make([]fsys.FingerprintEntry, n)
+	var prev fsys.FingerprintEntry
 	for i := range fp {
-		fp[i] = fsys.FingerprintEntry{Path: fsys.AbsPath(r.String()), Follow: r.Bool(), Listed: r.Bool(), Missing: r.Bool(), Mode: fs.FileMode(r.Uint()),
-			Size: r.Int(), MtimeNS: r.Int(), CtimeNS: r.Int(), Ino: r.Uint()}
+		f := &fp[i]
+		f.Path = fsys.AbsPath(r.path(string(prev.Path)))
+		f.Follow, f.Listed, f.Missing = unflags(r)
+		f.Mode, f.Size = fs.FileMode(r.Uint()), r.Int()
+		f.MtimeNS, f.CtimeNS = prev.MtimeNS+r.Int(), prev.CtimeNS+r.Int()
+		f.Ino = prev.Ino + uint64(r.Int())
+		prev = *f
 	}
 	e.Fingerprint = fsys.NewFingerprint(fp)
 	e.Repo, e.Project, e.Profile = r.String(), fsys.AbsPath(r.String()), r.String()
@@ -150,11 +159,13 @@ func encodeDesired(w *writer, d *desired.State, fp []fsys.FingerprintEntry) erro
 	encodeRoots(w, d.Roots)
 	encodeRoots(w, d.Stale)
 	w.Uint(uint64(len(d.Files)))
+	var prev fsys.AbsPath
 	for _, f := range d.Files {
 		w.sym(f.Target)
 		w.sym(string(f.Root))
-		w.String(f.SHA256)
-		w.String(string(f.Path))
+		w.sha(f.SHA256)
+		w.path(string(prev), string(f.Path))
+		prev = f.Path
 		src, found := slices.BinarySearchFunc(fp, f.Src, func(e fsys.FingerprintEntry, p fsys.AbsPath) int { return cmp.Compare(e.Path, p) })
 		if f.Src == "" || !found || f.Keyed != nil {
 			if f.Src != "" && f.Data == nil {
@@ -190,9 +201,12 @@ func decodeDesired(r *reader, fp []fsys.FingerprintEntry) *desired.State {
 	}
 	files := make([]desired.File, n)
 	ptrs := make([]*desired.File, n)
+	var prev string
 	for i := range files {
 		f := &files[i]
-		f.Target, f.Root, f.SHA256, f.Path = r.sym(), fsys.AbsPath(r.sym()), r.String(), fsys.AbsPath(r.String())
+		f.Target, f.Root, f.SHA256 = r.sym(), fsys.AbsPath(r.sym()), r.sha()
+		prev = r.path(prev)
+		f.Path = fsys.AbsPath(prev)
 		switch src := r.Uint(); {
 		case src == 0:
 			f.Data = r.Bytes()

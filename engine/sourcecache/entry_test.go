@@ -1,11 +1,13 @@
 package sourcecache
 
 import (
+	"io/fs"
 	"reflect"
 	"testing"
 
 	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/engine/target"
+	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/fsys"
 )
 
@@ -13,13 +15,17 @@ import (
 // no bytes, made bytes and a source the fingerprint does not cover come
 // back whole, and repeated targets, roots and module ids are shared.
 func TestEntryRoundTrip(t *testing.T) {
-	fp := fsys.NewFingerprint([]fsys.FingerprintEntry{
-		{Path: "/repo/agentpack.yaml", Size: 10, Mode: 0o644},
-		{Path: "/repo/modules/s/SKILL.md", Size: 5, Mode: 0o644, Ino: 7},
-	})
+	fps := []fsys.FingerprintEntry{
+		{Path: "/repo/agentpack.yaml", Size: 10, Mode: 0o644, MtimeNS: 1700000000123456789, CtimeNS: 1700000000123456789, Ino: 9},
+		{Path: "/repo/modules", Listed: true, Mode: fs.ModeDir | 0o755, MtimeNS: 1600000000000000000, Ino: 3},
+		{Path: "/repo/modules/s/SKILL.md", Size: 5, Mode: 0o644, Ino: 7, Follow: true},
+		{Path: "/repo/modules/t", Missing: true},
+	}
+	fp := fsys.NewFingerprint(fps)
+	skillSum := checksum.SHA256Hex([]byte("skill"))
 	root := fsys.AbsPath("/proj/.codex/skills")
 	files := []*desired.File{
-		{Target: "codex", Root: root, SHA256: "aa", DesiredFile: target.DesiredFile{Path: root + "/s/SKILL.md", Data: []byte("skill"), Mode: 0o644,
+		{Target: "codex", Root: root, SHA256: skillSum, DesiredFile: target.DesiredFile{Path: root + "/s/SKILL.md", Data: []byte("skill"), Mode: 0o644,
 			ModuleIDs: []string{"skill:s"}, Src: "/repo/modules/s/SKILL.md"}},
 		{Target: "codex", Root: root, SHA256: "bb", DesiredFile: target.DesiredFile{Path: root + "/s/made.md", Data: []byte("made"), Mode: 0o755,
 			ModuleIDs: []string{"skill:s", "skill:t"}, Marked: true}},
@@ -36,11 +42,14 @@ func TestEntryRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !reflect.DeepEqual(out.Fingerprint.Entries(), fps) {
+		t.Errorf("fingerprint decoded as %+v", out.Fingerprint.Entries())
+	}
 	got := out.Desired.Files
 	if len(got) != 3 {
 		t.Fatalf("decoded %d files", len(got))
 	}
-	if got[0].Data != nil || got[0].Src != "/repo/modules/s/SKILL.md" || got[0].SHA256 != "aa" {
+	if got[0].Data != nil || got[0].Src != "/repo/modules/s/SKILL.md" || got[0].SHA256 != skillSum || got[0].Path != root+"/s/SKILL.md" {
 		t.Errorf("copied file decoded as %+v", got[0])
 	}
 	if string(got[1].Data) != "made" || got[1].Src != "" || !got[1].Marked || got[1].Mode != 0o755 || !reflect.DeepEqual(got[1].ModuleIDs, []string{"skill:s", "skill:t"}) {

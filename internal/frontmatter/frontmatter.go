@@ -44,6 +44,9 @@ func Parse(data []byte) (*Block, []byte, error) {
 	if end < 0 {
 		return nil, nil, fmt.Errorf("frontmatter starts with --- but never ends")
 	}
+	if m, ok := parseSimple(rest); ok {
+		return &Block{node: m}, data, nil
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(rest, &doc); err != nil {
 		return nil, nil, fmt.Errorf("frontmatter YAML: %s", fileLines(yamlerr.Message(err)))

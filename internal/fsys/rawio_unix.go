@@ -94,7 +94,7 @@ func readFile(path string) ([]byte, error) {
 		// answer (EISDIR, or reading until EOF).
 		return os.ReadFile(path)
 	}
-	return readFd(fd, st.Size, path)
+	return readFd(fd, st.Size, path, nil)
 }
 
 // readFd reads the regular file fd, size bytes long by its fstat, to its
@@ -102,10 +102,14 @@ func readFile(path string) ([]byte, error) {
 // size bytes, has reached the end (a regular file gives what it has), so
 // a file of the size fstat said costs one read, not a second one to see
 // the end. Files whose size says nothing (/proc's, size 0) are read until
-// a read returns nothing.
-func readFd(fd int, size int64, path string) ([]byte, error) {
+// a read returns nothing. The bytes go into buf when it has room for one
+// more byte than size.
+func readFd(fd int, size int64, path string, buf []byte) ([]byte, error) {
 	// One more byte than the size, so a file that grew is seen at once.
-	data := make([]byte, 0, int(size)+1)
+	data := buf[:0]
+	if int64(cap(buf)) <= size {
+		data = make([]byte, 0, int(size)+1)
+	}
 	for {
 		want := cap(data) - len(data)
 		n, err := unix.Read(fd, data[len(data):cap(data)])

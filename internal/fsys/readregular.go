@@ -12,15 +12,18 @@ type RegularReader interface {
 	// ReadRegular describes path as Lstat would (a final symlink is not
 	// followed) and, when it is a regular file, returns its bytes; for
 	// anything else data is nil and fi says what it is. A missing path is
-	// an error matching fs.ErrNotExist, like Lstat's.
-	ReadRegular(path AbsPath) (data []byte, fi fs.FileInfo, err error)
+	// an error matching fs.ErrNotExist, like Lstat's. The bytes go into
+	// buf when it has room for them (data then shares buf's memory: a
+	// caller that only hashes them reuses one buffer), else into a new
+	// slice; buf may be nil.
+	ReadRegular(path AbsPath, buf []byte) (data []byte, fi fs.FileInfo, err error)
 }
 
 // ReadRegular is [RegularReader.ReadRegular] through sys's own when it has
 // one, else an Lstat followed, for a regular file, by a ReadFile.
-func ReadRegular(sys System, path AbsPath) ([]byte, fs.FileInfo, error) {
+func ReadRegular(sys System, path AbsPath, buf []byte) ([]byte, fs.FileInfo, error) {
 	if r, ok := sys.(RegularReader); ok {
-		return r.ReadRegular(path)
+		return r.ReadRegular(path, buf)
 	}
 	fi, err := sys.Lstat(path)
 	if err != nil || !fi.Mode().IsRegular() {
@@ -31,8 +34,8 @@ func ReadRegular(sys System, path AbsPath) ([]byte, fs.FileInfo, error) {
 }
 
 // ReadRegular implements [RegularReader].
-func (s *RealSystem) ReadRegular(path AbsPath) ([]byte, fs.FileInfo, error) {
-	data, fi, err := readRegular(string(path))
+func (s *RealSystem) ReadRegular(path AbsPath, buf []byte) ([]byte, fs.FileInfo, error) {
+	data, fi, err := readRegular(string(path), buf)
 	if err != nil {
 		if fi == nil {
 			return nil, nil, statError(err, path)
@@ -43,15 +46,15 @@ func (s *RealSystem) ReadRegular(path AbsPath) ([]byte, fs.FileInfo, error) {
 }
 
 // ReadRegular implements [RegularReader] by asking base.
-func (s *ReadOnlySystem) ReadRegular(path AbsPath) ([]byte, fs.FileInfo, error) {
-	return ReadRegular(s.base, path)
+func (s *ReadOnlySystem) ReadRegular(path AbsPath, buf []byte) ([]byte, fs.FileInfo, error) {
+	return ReadRegular(s.base, path, buf)
 }
 
 // ReadRegular implements [RegularReader]: the path counts as lstat'ed (a
 // regular file's bytes are what its stat data vouches for), and the
 // description found is the one its fingerprint keeps.
-func (t *TrackingSystem) ReadRegular(path AbsPath) ([]byte, fs.FileInfo, error) {
-	data, fi, err := ReadRegular(t.System, path)
+func (t *TrackingSystem) ReadRegular(path AbsPath, buf []byte) ([]byte, fs.FileInfo, error) {
+	data, fi, err := ReadRegular(t.System, path, buf)
 	t.mu.Lock()
 	t.seen[trackKey{path: path}] = true
 	if _, ok := t.lstats[path]; !ok && fi != nil {
@@ -64,5 +67,5 @@ func (t *TrackingSystem) ReadRegular(path AbsPath) ([]byte, fs.FileInfo, error) 
 // ErrMissing is the error Lstat gives for a path that does not exist, for
 // callers that know it is missing without asking (a folder above it is).
 func ErrMissing(path AbsPath) error {
-	return statError(&fs.PathError{Op: "lstat", Path: string(path), Err: syscall.ENOENT}, path)
+	return &missingError{err: syscall.ENOENT, op: "stat", path: path}
 }

@@ -11,9 +11,10 @@ import (
 // readRegular describes path as lstat would and reads it when it is a
 // regular file, with open, fstat, read and close: no lstat before the
 // open (O_NOFOLLOW refuses a final symlink, O_NONBLOCK keeps a FIFO from
-// blocking the open) and none of the poller's calls. fi is nil when the
+// blocking the open) and none of the poller's calls. The bytes go into
+// buf when it has room. fi is nil when the
 // error is about finding path, set when it is about reading it.
-func readRegular(path string) (data []byte, fi fs.FileInfo, err error) {
+func readRegular(path string, buf []byte) (data []byte, fi fs.FileInfo, err error) {
 	var fd int
 	for {
 		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
@@ -41,7 +42,7 @@ func readRegular(path string) (data []byte, fi fs.FileInfo, err error) {
 	if !info.Mode().IsRegular() {
 		return nil, info, nil
 	}
-	data, err = readFd(fd, info.st.Size, path)
+	data, err = readFd(fd, info.st.Size, path, buf)
 	if err != nil {
 		return nil, info, err
 	}

@@ -10,7 +10,7 @@ import (
 // readRegular is an Lstat and, for a regular file, a read where the raw
 // open-and-fstat path is not used. fi is nil when the error is about
 // finding path, set when it is about reading it.
-func readRegular(path string) ([]byte, fs.FileInfo, error) {
+func readRegular(path string, _ []byte) ([]byte, fs.FileInfo, error) {
 	fi, err := os.Lstat(path)
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil, fi, err

@@ -41,7 +41,7 @@ func TestReadRegularDescribesAsLstat(t *testing.T) {
 		}
 	}
 	for _, p := range paths {
-		data, fi, err := sys.ReadRegular(p)
+		data, fi, err := sys.ReadRegular(p, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
@@ -62,11 +62,11 @@ func TestReadRegularDescribesAsLstat(t *testing.T) {
 			t.Errorf("%s (%v): read %q, want nothing", p, lfi.Mode(), data)
 		}
 	}
-	_, fi, err := sys.ReadRegular(root.JoinName("missing"))
+	_, fi, err := sys.ReadRegular(root.JoinName("missing"), nil)
 	if !errors.Is(err, fs.ErrNotExist) || fi != nil {
 		t.Errorf("missing: %v, %v", fi, err)
 	}
-	_, _, err = sys.ReadRegular(root.Join("file.md/below"))
+	_, _, err = sys.ReadRegular(root.Join("file.md/below"), nil)
 	if err == nil {
 		t.Errorf("below a file: no error")
 	}
@@ -81,7 +81,7 @@ func TestTrackingReadRegularFingerprints(t *testing.T) {
 	real := NewRealSystem(RealSystemOptions{})
 	tr := NewTrackingSystem(NewReadOnlySystem(real))
 	tr.start = time.Now().Add(time.Hour) // the file is not racy
-	if data, _, err := ReadRegular(tr, file); err != nil || string(data) != "one\n" {
+	if data, _, err := ReadRegular(tr, file, nil); err != nil || string(data) != "one\n" {
 		t.Fatal(data, err)
 	}
 	fp, ok := tr.Fingerprint(real, 0)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/fsys"
 )
 
@@ -109,5 +110,47 @@ func TestLoadModuleFromMemSystem(t *testing.T) {
 	// test that a path missing from the MemSystem is reported as missing
 	if _, err := LoadModule(sys, prompt, root.Join("repo/prompts/none.md").String()); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("missing path = %v", err)
+	}
+}
+
+// TestLoadHashesKeepsOnlyTheMainFile checks that LoadHashesIn reads every
+// file once with the same hashes, modes and sources as LoadFilesIn, keeps
+// the bytes only of a file that can be the main one, and that the module
+// validates from them; on the disk and through a System without
+// fsys.RegularReader.
+func TestLoadHashesKeepsOnlyTheMainFile(t *testing.T) {
+	root := fsys.AbsPath(t.TempDir())
+	for _, sys := range []fsys.System{realSys, fsys.NewMemSystem()} {
+		memTree(t, sys, root, map[string]string{
+			"s/SKILL.md":  skillMD,
+			"s/ref/a.md":  strings.Repeat("a", 100<<10), // more than a read buffer
+			"s/run.sh":    "#!/bin/sh",
+			"s/alias.md":  "-> ref/a.md",
+			"s/empty.txt": "",
+		})
+		mod := &Module{ID: "skill:s", Type: TypeSkill}
+		full, err := LoadFilesIn(sys, mod, root.JoinName("s").String(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		hashed, err := LoadHashesIn(sys, mod, root.JoinName("s").String(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(full) != len(hashed) {
+			t.Fatalf("%d files, hashed %d", len(full), len(hashed))
+		}
+		for i, f := range hashed {
+			want := full[i]
+			if f.Path != want.Path || f.SHA256 != want.SHA256 || f.Mode != want.Mode || f.Src != want.Src || f.SHA256 != checksum.SHA256Hex(want.Data) {
+				t.Errorf("%s: hashed %+v, read %+v", f.Path, f, want)
+			}
+			if (f.Data != nil) != (f.Path == "SKILL.md") {
+				t.Errorf("%s: kept %d bytes", f.Path, len(f.Data))
+			}
+		}
+		if _, err := NewLoaded(mod, root.JoinName("s").String(), hashed); err != nil {
+			t.Error(err)
+		}
 	}
 }

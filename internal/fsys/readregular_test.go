@@ -100,3 +100,24 @@ func mustWriteOS(t *testing.T, p AbsPath, data string, perm fs.FileMode) {
 		t.Fatal(err)
 	}
 }
+
+// TestReadRegularIntoBuffer checks that the bytes go into the caller's
+// buffer when it has room, and into a new slice when it has not.
+func TestReadRegularIntoBuffer(t *testing.T) {
+	root := tempRoot(t)
+	file := root.JoinName("f")
+	mustWriteOS(t, file, "0123456789", 0o644)
+	sys := NewRealSystem(RealSystemOptions{})
+	buf := make([]byte, 64)
+	data, _, err := sys.ReadRegular(file, buf)
+	if err != nil || string(data) != "0123456789" {
+		t.Fatal(data, err)
+	}
+	if runtime.GOOS == "linux" && &data[0] != &buf[0] {
+		t.Error("a buffer with room was not used")
+	}
+	small := make([]byte, 4)
+	if data, _, err := sys.ReadRegular(file, small); err != nil || string(data) != "0123456789" || string(small) != "\x00\x00\x00\x00" {
+		t.Errorf("a buffer without room: %q, %v; buffer %q", data, err, small)
+	}
+}

@@ -60,31 +60,38 @@ func BenchmarkReadHash10k(b *testing.B) {
 	repo := benchRepo(b, 1000, 10)
 	b.ResetTimer()
 	for b.Loop() {
-		var paths []string
-		_ = filepath.WalkDir(filepath.Join(repo, "modules"), func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() {
-				paths = append(paths, p)
-			}
-			return nil
-		})
-		var wg sync.WaitGroup
-		ch := make(chan string)
-		for w := 0; w < 4; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for p := range ch {
-					data, _ := os.ReadFile(p)
-					_ = sha256.Sum256(data)
-				}
-			}()
-		}
-		for _, p := range paths {
-			ch <- p
-		}
-		close(ch)
-		wg.Wait()
+		readHash(filepath.Join(repo, "modules"), 4)
 	}
+}
+
+// readHash finds the files below dir with one directory walk and reads and
+// hashes them on the given number of goroutines: `find | xargs sha256sum`
+// with one, the floor plan is held to.
+func readHash(dir string, goroutines int) {
+	var paths []string
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	var wg sync.WaitGroup
+	ch := make(chan string)
+	for w := 0; w < goroutines; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range ch {
+				data, _ := os.ReadFile(p)
+				_ = sha256.Sum256(data)
+			}
+		}()
+	}
+	for _, p := range paths {
+		ch <- p
+	}
+	close(ch)
+	wg.Wait()
 }
 
 // BenchmarkDeploy10k deploys 10,000 files into an empty project.

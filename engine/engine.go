@@ -73,6 +73,10 @@ type Engine struct {
 	// status, diff or deploy: a module file copied verbatim keeps its hash
 	// and source path, not its bytes, once its module is loaded.
 	hashesOnly bool
+	// diffing is set while Diff or Preview with diffs plans: they show
+	// every change's bytes, so a load through the [SourceCache] keeps the
+	// bytes it reads instead of reading each changed file a second time.
+	diffing bool
 
 	// Checkpoint, when set, is called at each phase boundary of a
 	// transaction ("pack saved", "journal written", "files written", "record

@@ -61,7 +61,9 @@ type DiffData struct {
 // Diff returns the plan with a unified diff per change. Binary files and
 // diffs over 100 KiB are left out with a warning.
 func (e *Engine) Diff(ctx context.Context, req Request) (*State, *DiffData, error) {
+	e.diffing = true
 	st, p, err := e.Plan(ctx, req)
+	e.diffing = false
 	if err != nil {
 		return st, nil, err
 	}
@@ -139,7 +141,9 @@ type PreviewFile struct {
 
 // Preview is plan plus, when withDiff, per-file diffs.
 func (e *Engine) Preview(ctx context.Context, req Request, withDiff bool) (*State, *PreviewData, error) {
+	e.diffing = withDiff
 	st, p, err := e.Plan(ctx, req)
+	e.diffing = false
 	if err != nil {
 		return st, nil, err
 	}

@@ -63,14 +63,14 @@ func (e *Engine) sourceCachedLoadState(ctx context.Context, req Request, load fu
 	}
 	tracker := fsys.NewTrackingSystem(e.Sys)
 	sys := e.Sys
-	e.Sys, e.hashesOnly = tracker, true
+	e.Sys, e.hashesOnly = tracker, !e.diffing
 	st, err := load()
 	e.Sys, e.hashesOnly = sys, false
 	if err != nil {
 		return st, err
 	}
 	e.saveSourceCache(key, path, tracker, st)
-	dropCopiedBytes(st)
+	dropCopiedBytes(st, e.diffing)
 	return st, nil
 }
 
@@ -81,10 +81,10 @@ func (e *Engine) sourceCachedLoadState(ctx context.Context, req Request, load fu
 // the hash, so the whole tree is not held while the plan runs. The
 // commands that load through the cache need no modules (a state decoded
 // from the cache has none; those that do, explain, skills and evolve,
-// load in full).
-func dropCopiedBytes(st *State) {
+// load in full). keep keeps the bytes, for a diff that shows them all.
+func dropCopiedBytes(st *State, keep bool) {
 	st.Modules = nil
-	if st.Desired == nil {
+	if st.Desired == nil || keep {
 		return
 	}
 	for _, f := range st.Desired.Files {

@@ -63,21 +63,28 @@ func (p *Printer) Path(path string) string {
 
 // Diff prints a unified diff with coloured +/- lines.
 func (p *Printer) Diff(unified string) {
-	for _, line := range strings.SplitAfter(unified, "\n") {
-		if line == "" {
-			continue
+	if !p.color {
+		// Nothing to paint: the diff as it is, in one write (a cold diff
+		// prints 10,000 of them).
+		_, _ = io.WriteString(p.W, unified)
+		return
+	}
+	for unified != "" {
+		line := unified
+		if i := strings.IndexByte(unified, '\n'); i >= 0 {
+			line = unified[:i+1]
 		}
+		unified = unified[len(line):]
 		switch {
 		case strings.HasPrefix(line, "+++"), strings.HasPrefix(line, "---"):
-			p.Printf("%s", p.bold(line))
+			line = p.bold(line)
 		case strings.HasPrefix(line, "@@"):
-			p.Printf("%s", p.cyan(line))
+			line = p.cyan(line)
 		case strings.HasPrefix(line, "+"):
-			p.Printf("%s", p.green(line))
+			line = p.green(line)
 		case strings.HasPrefix(line, "-"):
-			p.Printf("%s", p.red(line))
-		default:
-			p.Printf("%s", line)
+			line = p.red(line)
 		}
+		_, _ = io.WriteString(p.W, line)
 	}
 }

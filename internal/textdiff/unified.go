@@ -2,6 +2,7 @@
 package textdiff
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -28,6 +29,61 @@ func unified(fromName, toName string, a, b []byte, max int) (diff string, ok boo
 	if !isText(a) || !isText(b) {
 		return "", false
 	}
+	switch {
+	case len(a) == 0 || len(b) == 0 || string(a) == string(b):
+		// A created, deleted or unchanged file: one hunk of every line (or
+		// none), written straight out; diffing 10,000 created files line
+		// by line would cost more than reading them.
+		return oneSided(fromName, toName, a, b, max)
+	}
+	return lineDiff(fromName, toName, a, b, max)
+}
+
+// oneSided is the unified diff of a and b when one is empty or both are
+// the same, as lineDiff writes it.
+func oneSided(fromName, toName string, a, b []byte, max int) (string, bool) {
+	var out strings.Builder
+	header := "--- " + fromName + "\n+++ " + toName + "\n"
+	if string(a) == string(b) {
+		return header, true
+	}
+	sign, text := byte('+'), b
+	if len(b) == 0 {
+		sign, text = '-', a
+	}
+	n := bytes.Count(text, []byte{'\n'})
+	if text[len(text)-1] != '\n' {
+		n++
+	}
+	out.Grow(len(header) + 32 + len(text) + n + len(noNewline))
+	out.WriteString(header)
+	if sign == '+' {
+		fmt.Fprintf(&out, "@@ -%s +%s @@\n", hunkRange(1, 0), hunkRange(1, n))
+	} else {
+		fmt.Fprintf(&out, "@@ -%s +%s @@\n", hunkRange(1, n), hunkRange(1, 0))
+	}
+	for len(text) > 0 {
+		i := bytes.IndexByte(text, '\n')
+		out.WriteByte(sign)
+		if i < 0 {
+			out.Write(text)
+			out.WriteString("\n" + noNewline)
+			break
+		}
+		out.Write(text[:i+1])
+		text = text[i+1:]
+	}
+	if max >= 0 && out.Len() > max {
+		return "", false
+	}
+	return out.String(), true
+}
+
+// noNewline follows a last line that has no newline.
+const noNewline = "\\ No newline at end of file\n"
+
+// lineDiff is the unified diff of a and b, line by line.
+func lineDiff(fromName, toName string, a, b []byte, max int) (diff string, ok bool) {
 	dmp := diffmatchpatch.New()
 	ca, cb, lines := dmp.DiffLinesToChars(string(a), string(b))
 	diffs := dmp.DiffCharsToLines(dmp.DiffMain(ca, cb, false), lines)
@@ -94,7 +150,7 @@ func unified(fromName, toName string, a, b []byte, max int) (diff string, ok boo
 				nb++
 			}
 			if noNL {
-				body.WriteString("\\ No newline at end of file\n")
+				body.WriteString(noNewline)
 			}
 			if j >= i {
 				switch l.op {

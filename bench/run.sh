@@ -8,7 +8,9 @@
 #
 # Floors: `sha256sum` over the source files (plan, status, no-op deploy),
 # `cp -r` of the deployed tree (cold deploy), `rm -rf` of it (rollback).
-# When a `chezmoi` binary is on PATH its status is timed too.
+# When a `chezmoi` binary is on PATH (or named by $CHEZMOI), its cold apply,
+# status and no-op apply over the same files are timed too, and agentpack's
+# status and durable deploy are printed with chezmoi's time as the floor.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=("$@")
@@ -17,6 +19,7 @@ work=$(mktemp -d)
 trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 go build -o "$work/agentpack" ./cmd/agentpack
 ap=$work/agentpack
+chezmoi=${CHEZMOI:-$(command -v chezmoi || true)}
 
 # best_of N cmd...: the fastest of N runs in milliseconds, and its peak RSS
 # in KiB, as "ms rss".
@@ -85,8 +88,24 @@ for n in "${sizes[@]}"; do
   row "diff" "$(best_of 3 "$ap" --repo "$d/repo" diff)" "$hashfloor"
   rmfloor=$(best_of 1 sh -c "rm -rf '$d/cp'")
   row "rollback" "$(best_of 1 "$ap" --repo "$d/repo" rollback --last --yes)" "$rmfloor"
-  if command -v chezmoi >/dev/null; then
-    row "chezmoi status" "$(best_of 3 chezmoi --source "$d/repo/modules" --destination "$d/cz" status)" "$hashfloor"
+  # A durable cold deploy (one syncfs barrier) after the rollback emptied
+  # the tree, compared below with chezmoi's default apply.
+  durable=$(best_of 1 env AGENTPACK_FSYNC=1 "$ap" --repo "$d/repo" deploy --apply --yes)
+  row "deploy (cold, durable)" "$durable" "$cpfloor"
+  if [ -n "$chezmoi" ]; then
+    # chezmoi over the same files: its source folder is the modules folder
+    # (plain names map to the same names), its destination a fresh folder;
+    # its state lives in the same throwaway HOME.
+    mkdir -p "$d/cz"
+    cz=("$chezmoi" --source "$d/repo/modules" --destination "$d/cz" --no-tty)
+    czapply=$(best_of 1 "${cz[@]}" apply --force)
+    row "chezmoi apply (cold)" "$czapply" "$cpfloor"
+    czstatus=$(best_of 3 "${cz[@]}" status)
+    row "chezmoi status" "$czstatus" "$hashfloor"
+    row "chezmoi apply (no-op)" "$(best_of 3 "${cz[@]}" apply --force)" "$hashfloor"
+    # The same agentpack rows with chezmoi as the floor: below 1 is faster.
+    row "status vs chezmoi" "$(best_of 3 "$ap" --repo "$d/repo" status)" "$czstatus"
+    row "durable vs chezmoi" "$durable" "$czapply"
   fi
   cd - >/dev/null
 done

@@ -65,8 +65,7 @@ func BenchmarkReadHash10k(b *testing.B) {
 }
 
 // readHash finds the files below dir with one directory walk and reads and
-// hashes them on the given number of goroutines: `find | xargs sha256sum`
-// with one, the floor plan is held to.
+// hashes them on the given number of goroutines.
 func readHash(dir string, goroutines int) {
 	var paths []string
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {

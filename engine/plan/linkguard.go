@@ -27,8 +27,11 @@ type LinkGuard struct {
 	// missing are folders [LinkGuard.Lstat] found missing: every path
 	// below one is missing too, without a stat (a plan into an empty
 	// project asks for 10,000 paths below a few hundred missing folders).
-	// Check never trusts it: a writer looks again.
+	// Check never trusts it: a writer looks again. A root found missing
+	// (followed: a root may be a link) is in it too.
 	missing sync.Map
+	// roots are the roots Lstat has looked for.
+	roots sync.Map
 }
 
 // NewLinkGuard returns a [LinkGuard] that looks with sys.
@@ -70,6 +73,9 @@ func (g *LinkGuard) walk(root, path fsys.AbsPath, remember bool) (fi fs.FileInfo
 			WithHint("the record naming this path is damaged or was not written by agentpack").
 			With("path", path.String()).With("path_posix", path.ToSlash()).With("root", root.String()).With("root_posix", root.ToSlash())
 	}
+	if remember && g.rootMissing(root) {
+		return nil, true, nil
+	}
 	parts := strings.Split(rel, string(filepath.Separator))
 	cur := root
 	for i, part := range parts {
@@ -106,6 +112,19 @@ func (g *LinkGuard) walk(root, path fsys.AbsPath, remember bool) (fi fs.FileInfo
 		g.dirs.Store(cur, struct{}{})
 	}
 	return nil, false, nil
+}
+
+// rootMissing reports whether root does not exist, asking once per root:
+// a plan into a fresh project finds every file below a missing root.
+func (g *LinkGuard) rootMissing(root fsys.AbsPath) bool {
+	if _, seen := g.roots.Load(root); !seen {
+		if _, err := g.sys.Stat(root); errors.Is(err, fs.ErrNotExist) {
+			g.missing.Store(root, struct{}{})
+		}
+		g.roots.Store(root, struct{}{})
+	}
+	_, ok := g.missing.Load(root)
+	return ok
 }
 
 func linkError(root, path, link fsys.AbsPath) error {

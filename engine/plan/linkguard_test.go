@@ -41,6 +41,15 @@ func TestLinkGuardRemembersMissingFolders(t *testing.T) {
 	if sys.lstats != 1 {
 		t.Errorf("%d lstats for three paths below one missing folder, want 1", sys.lstats)
 	}
+	gone := fsys.AbsPath(filepath.Join(dir, "gone"))
+	for _, name := range []string{"a/one", "b/two"} {
+		if fi, err := g.Lstat(gone, gone.Join(fsys.RelPath(name))); fi != nil || !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("%s below a missing root: %v, %v; want missing", name, fi, err)
+		}
+	}
+	if sys.lstats != 1 {
+		t.Errorf("%d lstats below a missing root, want none", sys.lstats-1)
+	}
 	if err := os.MkdirAll(filepath.Join(dir, "elsewhere", "x"), 0o755); err != nil {
 		t.Fatal(err)
 	}

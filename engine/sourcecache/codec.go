@@ -64,7 +64,7 @@ func (w *writer) sha(s string) {
 
 func isLowerHex(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+		if c := s[i]; c-'0' > 9 && c-'a' > 5 {
 			return false
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -71,6 +72,11 @@ func (e *Engine) sourceCachedLoadState(ctx context.Context, req Request, load fu
 	}
 	e.saveSourceCache(key, path, tracker, st)
 	dropCopiedBytes(st, e.diffing)
+	// What the load held only to write the cache (the tracker, the
+	// fingerprint, the encoded file, the modules) is garbage now: collected
+	// before the plan allocates, the peak is the larger of the two phases,
+	// not their sum (38 MiB instead of 43 for a cold plan at 10k files).
+	runtime.GC()
 	return st, nil
 }
 

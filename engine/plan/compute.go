@@ -29,9 +29,9 @@ type Actual struct {
 // when the stat cache vouches that the file still has hash want, it skips
 // reading it. A missing file is no error. cache may be nil.
 func ReadActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path fsys.AbsPath, want string) (Actual, error) {
-	fi, err := guard.Lstat(root, path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+	fi, missing, err := guard.lstat(root, path)
+	if missing || err != nil {
+		if missing || errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			cache.Forget(path) // keeps the cache to the files that exist
 			return Actual{}, nil
 		}

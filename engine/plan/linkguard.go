@@ -50,17 +50,25 @@ func (g *LinkGuard) Check(root, path fsys.AbsPath) error {
 // Lstat the walk makes of path itself: plan stats each managed file once.
 // A refused path returns the guard's error; otherwise the Lstat's result.
 func (g *LinkGuard) Lstat(root, path fsys.AbsPath) (fs.FileInfo, error) {
+	fi, missing, err := g.lstat(root, path)
+	if missing {
+		return nil, fsys.ErrMissing(path)
+	}
+	return fi, err
+}
+
+// lstat is Lstat with a path found missing said by missing rather than by
+// an error (a plan into a fresh project finds 10,000 of them).
+func (g *LinkGuard) lstat(root, path fsys.AbsPath) (fi fs.FileInfo, missing bool, err error) {
 	fi, done, err := g.walk(root, path, true)
-	if err != nil {
-		return nil, err
+	switch {
+	case err != nil:
+		return nil, false, err
+	case done:
+		return fi, fi == nil, nil
 	}
-	if done {
-		if fi == nil {
-			return nil, fsys.ErrMissing(path)
-		}
-		return fi, nil
-	}
-	return g.sys.Lstat(path)
+	fi, err = g.sys.Lstat(path)
+	return fi, false, err
 }
 
 // walk is Check; done says the walk reached path itself, whose Lstat is

@@ -55,11 +55,13 @@ func (s *ReadOnlySystem) ReadRegular(path AbsPath, buf []byte) ([]byte, fs.FileI
 // description found is the one its fingerprint keeps.
 func (t *TrackingSystem) ReadRegular(path AbsPath, buf []byte) ([]byte, fs.FileInfo, error) {
 	data, fi, err := ReadRegular(t.System, path, buf)
-	t.mu.Lock()
-	t.seen[trackKey{path: path}] = true
-	if _, ok := t.lstats[path]; !ok && fi != nil {
-		t.lstats[path] = fi
+	// A list, not the maps: a load reads 10,000 files this way, each once.
+	e := FingerprintEntry{Path: path, Missing: fi == nil}
+	if fi != nil {
+		e = entryOf(path, false, false, fi)
 	}
+	t.mu.Lock()
+	t.regular = append(t.regular, e)
 	t.mu.Unlock()
 	return data, fi, err
 }

@@ -35,14 +35,15 @@ func readRegular(path string, buf []byte) (data []byte, fi fs.FileInfo, err erro
 		return nil, lfi, nil
 	}
 	defer syscall.Close(fd)
-	info := &statInfo{name: baseName(path)}
-	if err := syscall.Fstat(fd, &info.st); err != nil {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
 		return nil, nil, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
+	info := newStatInfo(baseName(path), &st)
 	if !info.Mode().IsRegular() {
 		return nil, info, nil
 	}
-	data, err = readFd(fd, info.st.Size, path, buf)
+	data, err = readFd(fd, st.Size, path, buf)
 	if err != nil {
 		return nil, info, err
 	}
@@ -50,22 +51,44 @@ func readRegular(path string, buf []byte) (data []byte, fi fs.FileInfo, err erro
 }
 
 // statInfo is the [fs.FileInfo] of an fstat, as os.Lstat describes the
-// same file (mode bits, times, Sys a *syscall.Stat_t).
+// same file: only what agentpack reads of it (a 10,000-file load keeps
+// one per file until its fingerprint is taken). Sys builds the
+// *syscall.Stat_t of those fields.
 type statInfo struct {
-	name string
-	st   syscall.Stat_t
+	name               string
+	size, mtime, ctime int64
+	ino                uint64
+	mode               fs.FileMode
+}
+
+func newStatInfo(name string, st *syscall.Stat_t) *statInfo {
+	return &statInfo{name: name, size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), ino: st.Ino, mode: modeOf(st.Mode)}
 }
 
 func (s *statInfo) Name() string       { return s.name }
-func (s *statInfo) Size() int64        { return s.st.Size }
-func (s *statInfo) IsDir() bool        { return s.Mode().IsDir() }
-func (s *statInfo) ModTime() time.Time { return time.Unix(s.st.Mtim.Unix()) }
-func (s *statInfo) Sys() any           { return &s.st }
+func (s *statInfo) Size() int64        { return s.size }
+func (s *statInfo) IsDir() bool        { return s.mode.IsDir() }
+func (s *statInfo) ModTime() time.Time { return time.Unix(0, s.mtime) }
+func (s *statInfo) Mode() fs.FileMode  { return s.mode }
 
-// Mode is the os package's reading of st_mode.
-func (s *statInfo) Mode() fs.FileMode {
-	m := fs.FileMode(s.st.Mode & 0o777)
-	switch s.st.Mode & syscall.S_IFMT {
+// Sys is the stat data this description holds.
+func (s *statInfo) Sys() any {
+	return &syscall.Stat_t{Size: s.size, Ino: s.ino, Mode: unixMode(s.mode),
+		Mtim: syscall.NsecToTimespec(s.mtime), Ctim: syscall.NsecToTimespec(s.ctime)}
+}
+
+// compactExtra is statExtra for a statInfo, without building its Stat_t.
+func compactExtra(fi fs.FileInfo) (ctime int64, ino uint64, ok bool) {
+	if s, is := fi.(*statInfo); is {
+		return s.ctime, s.ino, true
+	}
+	return 0, 0, false
+}
+
+// modeOf is the os package's reading of st_mode.
+func modeOf(mode uint32) fs.FileMode {
+	m := fs.FileMode(mode & 0o777)
+	switch mode & syscall.S_IFMT {
 	case syscall.S_IFBLK:
 		m |= fs.ModeDevice
 	case syscall.S_IFCHR:
@@ -79,16 +102,47 @@ func (s *statInfo) Mode() fs.FileMode {
 	case syscall.S_IFSOCK:
 		m |= fs.ModeSocket
 	}
-	if s.st.Mode&syscall.S_ISGID != 0 {
+	if mode&syscall.S_ISGID != 0 {
 		m |= fs.ModeSetgid
 	}
-	if s.st.Mode&syscall.S_ISUID != 0 {
+	if mode&syscall.S_ISUID != 0 {
 		m |= fs.ModeSetuid
 	}
-	if s.st.Mode&syscall.S_ISVTX != 0 {
+	if mode&syscall.S_ISVTX != 0 {
 		m |= fs.ModeSticky
 	}
 	return m
+}
+
+// unixMode is st_mode for a mode modeOf read.
+func unixMode(m fs.FileMode) uint32 {
+	mode := uint32(m.Perm())
+	switch {
+	case m&fs.ModeCharDevice != 0:
+		mode |= syscall.S_IFCHR
+	case m&fs.ModeDevice != 0:
+		mode |= syscall.S_IFBLK
+	case m.IsDir():
+		mode |= syscall.S_IFDIR
+	case m&fs.ModeNamedPipe != 0:
+		mode |= syscall.S_IFIFO
+	case m&fs.ModeSymlink != 0:
+		mode |= syscall.S_IFLNK
+	case m&fs.ModeSocket != 0:
+		mode |= syscall.S_IFSOCK
+	default:
+		mode |= syscall.S_IFREG
+	}
+	if m&fs.ModeSetgid != 0 {
+		mode |= syscall.S_ISGID
+	}
+	if m&fs.ModeSetuid != 0 {
+		mode |= syscall.S_ISUID
+	}
+	if m&fs.ModeSticky != 0 {
+		mode |= syscall.S_ISVTX
+	}
+	return mode
 }
 
 // baseName is the last element of path, as os.Lstat names it.

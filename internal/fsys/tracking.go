@@ -24,6 +24,9 @@ type TrackingSystem struct {
 	// reuses them instead of a second stat. The first is the safe one: a
 	// change after it (so maybe after the read too) moves the stat data.
 	lstats map[AbsPath]fs.FileInfo
+	// regular are what ReadRegular found, as fingerprint entries of
+	// paths seen without following links.
+	regular []FingerprintEntry
 }
 
 // trackKey is one observation: a path, whether it was seen through
@@ -181,7 +184,7 @@ func (t *TrackingSystem) Fingerprint(sys System, racy time.Duration) (fp *Finger
 	var racyFound atomic.Bool
 	start := t.start.UnixNano()
 	t.mu.Lock()
-	lstats := t.lstats
+	lstats, regular := t.lstats, t.regular
 	t.mu.Unlock()
 	parallelChunks(len(keys), func(i int) bool {
 		k := keys[i]
@@ -203,8 +206,36 @@ func (t *TrackingSystem) Fingerprint(sys System, racy time.Duration) (fp *Finger
 	if racyFound.Load() {
 		return nil, false
 	}
+	for _, e := range regular {
+		if !e.Missing && (tooRecent(e.MtimeNS, start, racy) || tooRecent(e.CtimeNS, start, racy)) {
+			return nil, false
+		}
+	}
+	if len(regular) > 0 {
+		fp.entries = mergeEntries(fp.entries, regular)
+	}
 	fp.entries = dropCovered(fp.entries)
 	return fp, true
+}
+
+// mergeEntries is the entries of both lists sorted by path, then
+// followed, then listed, each key once (the first seen, a's before b's).
+func mergeEntries(a, b []FingerprintEntry) []FingerprintEntry {
+	all := append(a, b...)
+	slices.SortStableFunc(all, compareEntries)
+	return slices.CompactFunc(all, func(x, y FingerprintEntry) bool {
+		return x.Path == y.Path && x.Follow == y.Follow && x.Listed == y.Listed
+	})
+}
+
+func compareEntries(a, b FingerprintEntry) int {
+	if c := strings.Compare(string(a.Path), string(b.Path)); c != 0 {
+		return c
+	}
+	if c := cmpBool(a.Follow, b.Follow); c != 0 {
+		return c
+	}
+	return cmpBool(a.Listed, b.Listed)
 }
 
 // dropCovered removes the entries another entry of the same path already
@@ -306,17 +337,5 @@ func (fp *Fingerprint) Len() int { return len(fp.entries) }
 // With is fp and other together: the stat data of every path either
 // describes (a result computed from both reads).
 func (fp *Fingerprint) With(other *Fingerprint) *Fingerprint {
-	all := append(slices.Clone(fp.entries), other.entries...)
-	slices.SortFunc(all, func(a, b FingerprintEntry) int {
-		if c := strings.Compare(string(a.Path), string(b.Path)); c != 0 {
-			return c
-		}
-		if c := cmpBool(a.Follow, b.Follow); c != 0 {
-			return c
-		}
-		return cmpBool(a.Listed, b.Listed)
-	})
-	return &Fingerprint{entries: slices.CompactFunc(all, func(a, b FingerprintEntry) bool {
-		return a.Path == b.Path && a.Follow == b.Follow && a.Listed == b.Listed
-	})}
+	return &Fingerprint{entries: mergeEntries(slices.Clone(fp.entries), other.entries)}
 }

@@ -219,10 +219,11 @@ func (t *TrackingSystem) Fingerprint(sys System, racy time.Duration) (fp *Finger
 }
 
 // mergeEntries is the entries of both lists sorted by path, then
-// followed, then listed, each key once (the first seen, a's before b's).
+// followed, then listed, each key once (either look at a path seen twice
+// describes it).
 func mergeEntries(a, b []FingerprintEntry) []FingerprintEntry {
 	all := append(a, b...)
-	slices.SortStableFunc(all, compareEntries)
+	slices.SortFunc(all, compareEntries)
 	return slices.CompactFunc(all, func(x, y FingerprintEntry) bool {
 		return x.Path == y.Path && x.Follow == y.Follow && x.Listed == y.Listed
 	})

@@ -116,7 +116,10 @@ func (e *Engine) status(st *State, p *plan.Plan, only []string) *StatusData {
 			PathPosix: path.ToSlash(), Expected: expected, Actual: actual, Kind: kind})
 	}
 	// Last applied vs actual.
-	guard := plan.NewLinkGuard(e.Sys)
+	guard := p.Guard
+	if guard == nil {
+		guard = plan.NewLinkGuard(e.Sys)
+	}
 	for _, r := range st.Desired.Roots {
 		m := p.Manifests[r]
 		if m == nil {
@@ -174,7 +177,7 @@ func (e *Engine) status(st *State, p *plan.Plan, only []string) *StatusData {
 				managed[f.In(r.Path)] = true
 			}
 		}
-		for _, path := range e.walkFiles(p.StatCache, r.Path) {
+		for _, path := range e.walkFiles(p.StatCache, guard, r.Path) {
 			if managed[path] || st.Desired.File(path) != nil || plan.IsTargetManifestName(path.Base()) {
 				continue
 			}
@@ -263,11 +266,11 @@ func (out *StatusData) next(action, command string) {
 // walkFiles lists regular files under dir (recursively); a missing dir is
 // empty. Subfolders of dir are walked in parallel: a skills root holds one
 // folder per skill.
-func (e *Engine) walkFiles(cache *plan.StatCache, dir fsys.AbsPath) []fsys.AbsPath {
+func (e *Engine) walkFiles(cache *plan.StatCache, guard *plan.LinkGuard, dir fsys.AbsPath) []fsys.AbsPath {
 	var walk func(d fsys.AbsPath) []fsys.AbsPath
 	walk = func(d fsys.AbsPath) []fsys.AbsPath {
 		var out []fsys.AbsPath
-		entries, err := plan.ReadDirCached(e.Sys, cache, d)
+		entries, err := plan.ReadDirCached(e.Sys, cache, guard, d)
 		if err != nil {
 			return nil
 		}
@@ -282,7 +285,7 @@ func (e *Engine) walkFiles(cache *plan.StatCache, dir fsys.AbsPath) []fsys.AbsPa
 		}
 		return out
 	}
-	entries, err := plan.ReadDirCached(e.Sys, cache, dir)
+	entries, err := plan.ReadDirCached(e.Sys, cache, guard, dir)
 	if err != nil {
 		return nil
 	}

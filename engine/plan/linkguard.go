@@ -19,73 +19,188 @@ import (
 // write, write or delete. It refuses what [fsys.CheckBeneath] refuses, with
 // messages naming what to change in agentpack's terms, and it remembers the
 // folders it has seen to be real folders, which matters at 10,000 files
-// sharing a few folders.
+// sharing a few folders: each folder is stat'ed once, however many workers
+// ask about it at the same time.
 type LinkGuard struct {
-	sys  fsys.System
-	dirs sync.Map // fsys.AbsPath → struct{}: folders already seen to be real folders
+	sys fsys.System
+
+	mu   sync.Mutex
+	dirs map[fsys.AbsPath]*guardDir
+}
+
+// guardDir is one folder's Lstat, taken once; only real folders stay in
+// the guard's memory (a folder missing now may be made later).
+type guardDir struct {
+	once sync.Once
+	data fsys.StatData
+	err  error
 }
 
 // NewLinkGuard returns a [LinkGuard] that looks with sys.
-func NewLinkGuard(sys fsys.System) *LinkGuard { return &LinkGuard{sys: sys} }
+func NewLinkGuard(sys fsys.System) *LinkGuard {
+	return &LinkGuard{sys: sys, dirs: map[fsys.AbsPath]*guardDir{}}
+}
 
 // Check walks from root down to path with Lstat. A missing component ends
 // the walk: nothing exists through it. It returns E_IO_INVALID_PATH naming
 // the first link, or when path is not strictly inside root. root and path
 // may come from a damaged record, so neither is trusted to be clean.
 func (g *LinkGuard) Check(root, path fsys.AbsPath) error {
-	_, _, err := g.walk(root, path)
-	return err
+	_, err := g.LstatData(root, path)
+	if err != nil && apperr.CodeOf(err) == apperr.IOInvalidPath {
+		return err
+	}
+	return nil
 }
 
-// Lstat is [LinkGuard.Check] followed by an Lstat of path, sharing the
-// Lstat the walk makes of path itself: plan stats each managed file once.
-// A refused path returns the guard's error; otherwise the Lstat's result.
+// Lstat is [LinkGuard.Check] followed by an Lstat of path: plan stats each
+// managed file once. A refused path returns the guard's error; otherwise
+// the Lstat's result.
 func (g *LinkGuard) Lstat(root, path fsys.AbsPath) (fs.FileInfo, error) {
-	fi, done, err := g.walk(root, path)
+	p, err := g.parents(root, path)
 	if err != nil {
 		return nil, err
 	}
-	if done {
-		return fi, nil
+	fi, err := g.sys.Lstat(p)
+	if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, linkError(root, path, p)
 	}
-	return g.sys.Lstat(path)
+	return fi, err
 }
 
-// walk is Check; done says the walk reached path itself, whose Lstat is fi.
-func (g *LinkGuard) walk(root, path fsys.AbsPath) (fi fs.FileInfo, done bool, err error) {
+// LstatData is [LinkGuard.Lstat] as an [fsys.StatData].
+func (g *LinkGuard) LstatData(root, path fsys.AbsPath) (fsys.StatData, error) {
+	p, err := g.parents(root, path)
+	if err != nil {
+		return fsys.StatData{}, err
+	}
+	d, err := fsys.LstatData(g.sys, p)
+	if err == nil && d.IsLink() {
+		return fsys.StatData{}, linkError(root, path, p)
+	}
+	return d, err
+}
+
+// Dir is the Lstat the guard took of dir when it found it a real folder;
+// ok is false when it has not looked at dir or found something else.
+func (g *LinkGuard) Dir(dir fsys.AbsPath) (d fsys.StatData, ok bool) {
+	if g == nil {
+		return fsys.StatData{}, false
+	}
+	g.mu.Lock()
+	e := g.dirs[dir]
+	g.mu.Unlock()
+	if e == nil {
+		return fsys.StatData{}, false
+	}
+	g.look(e, dir)
+	return e.data, e.err == nil && e.data.IsDir()
+}
+
+// parents checks the folders between root and path and returns path as the
+// walk reached it (cleaned). A missing or non-folder component ends the
+// walk without error: the Lstat of path then says it does not exist.
+func (g *LinkGuard) parents(root, path fsys.AbsPath) (fsys.AbsPath, error) {
+	r, p := root.String(), path.String()
+	if filepath.Separator != '/' || !cleanAbs(r) || !cleanAbs(p) || len(p) <= len(r)+1 || p[:len(r)] != r || (p[len(r)] != '/' && r != "/") {
+		return g.parentsSlow(root, path)
+	}
+	start := len(r) + 1
+	if r == "/" {
+		start = 1
+	}
+	for i := start; i < len(p); i++ {
+		if p[i] != '/' {
+			continue
+		}
+		ok, err := g.dir(root, path, fsys.AbsPath(p[:i]))
+		if err != nil || !ok {
+			return path, err
+		}
+	}
+	return path, nil
+}
+
+// parentsSlow is parents for paths that may be unclean or outside root.
+func (g *LinkGuard) parentsSlow(root, path fsys.AbsPath) (fsys.AbsPath, error) {
 	rel, err := filepath.Rel(root.String(), path.String())
 	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || !filepath.IsAbs(root.String()) {
-		return nil, false, apperr.New(apperr.IOInvalidPath, "%s is not inside the managed folder %s", path, root).
+		return "", apperr.New(apperr.IOInvalidPath, "%s is not inside the managed folder %s", path, root).
 			WithHint("the record naming this path is damaged or was not written by agentpack").
 			With("path", path.String()).With("path_posix", path.ToSlash()).With("root", root.String()).With("root_posix", root.ToSlash())
 	}
 	parts := strings.Split(rel, string(filepath.Separator))
 	cur := root
-	for i, part := range parts {
+	for _, part := range parts[:len(parts)-1] {
 		// Not JoinName: a damaged record may hold a name it would refuse.
 		cur = fsys.AbsPath(filepath.Join(cur.String(), part))
-		last := i == len(parts)-1
-		if !last {
-			if _, ok := g.dirs.Load(cur); ok {
-				continue
-			}
-		}
-		fi, err := g.sys.Lstat(cur)
+		ok, err := g.dir(root, path, cur)
 		if err != nil {
-			return nil, false, nil
+			return "", err
 		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			return nil, false, linkError(root, path, cur)
+		if !ok {
+			break
 		}
-		if last {
-			return fi, true, nil
-		}
-		if !fi.IsDir() {
-			return nil, false, nil
-		}
-		g.dirs.Store(cur, struct{}{})
 	}
-	return nil, false, nil
+	return fsys.AbsPath(filepath.Join(root.String(), rel)), nil
+}
+
+// dir reports whether cur, a folder on the way from root to path, is a
+// real folder; a link there is refused.
+func (g *LinkGuard) dir(root, path, cur fsys.AbsPath) (bool, error) {
+	g.mu.Lock()
+	e := g.dirs[cur]
+	if e == nil {
+		e = &guardDir{}
+		g.dirs[cur] = e
+	}
+	g.mu.Unlock()
+	g.look(e, cur)
+	if e.err != nil {
+		return false, nil
+	}
+	if e.data.IsLink() {
+		return false, linkError(root, path, cur)
+	}
+	return e.data.IsDir(), nil
+}
+
+// look takes e's Lstat of dir, once; what is not a real folder is
+// forgotten, so a later question looks again.
+func (g *LinkGuard) look(e *guardDir, dir fsys.AbsPath) {
+	e.once.Do(func() {
+		e.data, e.err = fsys.LstatData(g.sys, dir)
+		if e.err != nil || !e.data.IsDir() {
+			g.mu.Lock()
+			delete(g.dirs, dir)
+			g.mu.Unlock()
+		}
+	})
+}
+
+// cleanAbs reports whether p is an absolute '/' path that filepath.Clean
+// leaves as it is.
+func cleanAbs(p string) bool {
+	return p == "/" || (len(p) > 1 && p[0] == '/' && cleanElems(p[1:]))
+}
+
+// cleanElems reports whether p is one or more '/'-separated elements, none
+// of them empty, "." or "..": a relative path Clean leaves as it is.
+func cleanElems(p string) bool {
+	for {
+		i := strings.IndexByte(p, '/')
+		elem := p
+		if i >= 0 {
+			elem = p[:i]
+		}
+		if elem == "" || elem == "." || elem == ".." {
+			return false
+		}
+		if i < 0 {
+			return true
+		}
+		p = p[i+1:]
+	}
 }
 
 func linkError(root, path, link fsys.AbsPath) error {

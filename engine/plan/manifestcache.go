@@ -3,7 +3,6 @@ package plan
 import (
 	"bytes"
 	"encoding/hex"
-	"io/fs"
 	"slices"
 	"sync"
 
@@ -67,34 +66,34 @@ func (b *statBlobs) load(sys fsys.System) {
 	})
 }
 
-// get returns the blob of path when fi, path's stat data now, is the
+// get returns the blob of path when d, path's stat data now, is the
 // stat data it was recorded with.
-func (b *statBlobs) get(sys fsys.System, path fsys.AbsPath, fi fs.FileInfo) ([]byte, bool) {
+func (b *statBlobs) get(sys fsys.System, path fsys.AbsPath, d fsys.StatData) ([]byte, bool) {
 	b.load(sys)
 	b.mu.Lock()
 	e, ok := b.entries[path.String()]
 	b.mu.Unlock()
-	if !ok || e.stat != entryFor(fi, "") || e.stat.Ino == 0 {
+	if !ok || e.stat != entryFor(d, "") || e.stat.Ino == 0 {
 		return nil, false
 	}
 	return e.data, true
 }
 
-// put records data for path, whose stat data before it was read was fi,
-// unless that is racy; nil data or fi forgets path.
-func (b *statBlobs) put(sys fsys.System, path fsys.AbsPath, fi fs.FileInfo, data []byte) {
+// put records data for path, whose stat data before it was read was d,
+// unless that is racy; nil data or d forgets path.
+func (b *statBlobs) put(sys fsys.System, path fsys.AbsPath, d *fsys.StatData, data []byte) {
 	b.load(sys)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if _, had := b.entries[path.String()]; data == nil || fi == nil {
+	if _, had := b.entries[path.String()]; data == nil || d == nil {
 		if had {
 			delete(b.entries, path.String())
 			b.dirty = true
 		}
 		return
 	}
-	e := entryFor(fi, "")
-	if racy(e, fi) || e.Ino == 0 {
+	e := entryFor(*d, "")
+	if racy(e) || e.Ino == 0 {
 		return
 	}
 	if old, ok := b.entries[path.String()]; ok && old.stat == e && bytes.Equal(old.data, data) {
@@ -134,27 +133,27 @@ func (b *statBlobs) save(sys fsys.System) {
 // data (following links, as reading it does) is unchanged, with that stat
 // data; nil when there is none or it is stale. fi is nil when the Stat
 // failed.
-func (c *StatCache) manifest(path fsys.AbsPath) (m *TargetManifest, fi fs.FileInfo) {
+func (c *StatCache) manifest(path fsys.AbsPath) (m *TargetManifest, fi *fsys.StatData) {
 	if c == nil {
 		return nil, nil
 	}
-	fi, err := c.sys.Stat(path)
+	d, err := fsys.StatDataFollow(c.sys, path)
 	if err != nil {
 		return nil, nil
 	}
-	data, ok := c.manifests.get(c.sys, path, fi)
+	data, ok := c.manifests.get(c.sys, path, d)
 	if !ok {
-		return nil, fi
+		return nil, &d
 	}
 	if m, err = decodeManifest(data); err != nil {
-		return nil, fi
+		return nil, &d
 	}
-	return m, fi
+	return m, &d
 }
 
 // recordManifest caches m, as decoded from path whose stat data before the
 // read was fi, unless that stat data is racy; m nil forgets path.
-func (c *StatCache) recordManifest(path fsys.AbsPath, fi fs.FileInfo, m *TargetManifest) {
+func (c *StatCache) recordManifest(path fsys.AbsPath, fi *fsys.StatData, m *TargetManifest) {
 	if c == nil {
 		return
 	}

@@ -96,40 +96,43 @@ func LoadStatCache(sys fsys.System, stateDir fsys.AbsPath) *StatCache {
 	return c
 }
 
-func entryFor(fi fs.FileInfo, sha string) statEntry {
-	ctime, ino := fsys.ChangeTimeInode(fi)
-	return statEntry{Size: fi.Size(), MtimeNS: fi.ModTime().UnixNano(), CtimeNS: ctime, Ino: ino, SHA256: sha}
+func entryFor(d fsys.StatData, sha string) statEntry {
+	return statEntry{Size: d.Size, MtimeNS: d.MtimeNS, CtimeNS: d.CtimeNS, Ino: d.Ino, SHA256: sha}
 }
 
 // lookup returns the cached hash of path when its stat identity is unchanged.
-func (c *StatCache) lookup(path fsys.AbsPath, fi fs.FileInfo) (string, bool) {
+func (c *StatCache) lookup(path fsys.AbsPath, d fsys.StatData) (string, bool) {
 	if c == nil {
 		return "", false
 	}
 	c.mu.Lock()
 	e, ok := c.entries[path.String()]
 	c.mu.Unlock()
-	want := entryFor(fi, e.SHA256)
+	want := entryFor(d, e.SHA256)
 	return e.SHA256, ok && e == want && want.Ino != 0
 }
 
 // racy reports whether e is too recent, or its mtime too coarse, to tell a
 // later same-size edit apart (git's "racy clean" problem).
-func racy(e statEntry, fi fs.FileInfo) bool {
+func racy(e statEntry) bool {
 	now := time.Now().UnixNano()
 	if now-e.MtimeNS < int64(racyWindow) || now-e.CtimeNS < int64(racyWindow) {
 		return true
 	}
-	return fi.ModTime().Nanosecond() == 0 && now-e.MtimeNS < int64(2*time.Second) // whole-second timestamps: wait longer
+	return e.MtimeNS%int64(time.Second) == 0 && now-e.MtimeNS < int64(2*time.Second) // whole-second timestamps: wait longer
 }
 
 // Record remembers path's hash, unless its stat data is racy.
 func (c *StatCache) Record(path fsys.AbsPath, fi fs.FileInfo, sha string) {
+	c.record(path, fsys.StatDataOf(fi), sha)
+}
+
+func (c *StatCache) record(path fsys.AbsPath, d fsys.StatData, sha string) {
 	if c == nil {
 		return
 	}
-	e := entryFor(fi, sha)
-	if racy(e, fi) || !validSHA256(sha) {
+	e := entryFor(d, sha)
+	if racy(e) || !validSHA256(sha) {
 		return
 	}
 	c.mu.Lock()

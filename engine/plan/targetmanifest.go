@@ -76,6 +76,9 @@ func (f ManagedFile) EditedSince(sha string, data []byte) bool {
 // In is where f lies below root. f.Path passed [SafeRelPath] when its
 // manifest was read, so it stays inside root.
 func (f ManagedFile) In(root fsys.AbsPath) fsys.AbsPath {
+	if filepath.Separator == '/' && root != "/" && cleanAbs(root.String()) && cleanElems(f.Path) {
+		return root + "/" + fsys.AbsPath(f.Path) // what Join gives, without cleaning clean paths
+	}
 	return fsys.AbsPath(filepath.Join(root.String(), filepath.FromSlash(f.Path)))
 }
 

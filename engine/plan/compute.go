@@ -41,8 +41,8 @@ func ReadActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path 
 		return Actual{}, apperr.New(apperr.IOInvalidPath, "%s is a directory where agentpack manages a file", path).
 			WithHint("move the directory away").With("path", path.String())
 	}
-	if sha, ok := cache.lookup(path, fi); ok && want != "" && sha == want {
-		return Actual{Exists: true, SHA256: sha, Mode: fi.Mode.Perm()}, nil
+	if want != "" && cache.vouches(path, fi, want) {
+		return Actual{Exists: true, SHA256: want, Mode: fi.Mode.Perm()}, nil
 	}
 	data, err := sys.ReadFile(path)
 	if err != nil {

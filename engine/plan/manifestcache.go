@@ -37,7 +37,7 @@ type statBlobs struct {
 }
 
 type statBlob struct {
-	stat statEntry // SHA256 unused
+	stat statEntry // no hash
 	data []byte
 }
 
@@ -73,7 +73,7 @@ func (b *statBlobs) get(sys fsys.System, path fsys.AbsPath, d fsys.StatData) ([]
 	b.mu.Lock()
 	e, ok := b.entries[path.String()]
 	b.mu.Unlock()
-	if !ok || e.stat != entryFor(d, "") || e.stat.Ino == 0 {
+	if !ok || e.stat != entryFor(d, [32]byte{}, false) || e.stat.Ino == 0 {
 		return nil, false
 	}
 	return e.data, true
@@ -92,7 +92,7 @@ func (b *statBlobs) put(sys fsys.System, path fsys.AbsPath, d *fsys.StatData, da
 		}
 		return
 	}
-	e := entryFor(*d, "")
+	e := entryFor(*d, [32]byte{}, false)
 	if racy(e) || e.Ino == 0 {
 		return
 	}

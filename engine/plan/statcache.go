@@ -44,12 +44,15 @@ type StatCache struct {
 	dirs      statBlobs // dircache.go
 }
 
+// statEntry is a file's stat identity and its sha256; a delta's
+// "forgotten" has no hash (Hashed false).
 type statEntry struct {
 	Size    int64
 	MtimeNS int64
 	CtimeNS int64
 	Ino     uint64
-	SHA256  string
+	Sum     [32]byte
+	Hashed  bool
 }
 
 // racyWindow: a file changed this recently may change again within the same
@@ -71,12 +74,13 @@ func LoadStatCache(sys fsys.System, stateDir fsys.AbsPath) *StatCache {
 	if err != nil {
 		return c
 	}
+	c.entries = make(map[string]statEntry, len(data)/64) // about one entry per 64 bytes
 	gen, err := decodeStatFile(data, statBaseMagic, c.entries)
 	if err != nil {
 		clear(c.entries) // a damaged cache only costs speed
 		return c
 	}
-	maps.DeleteFunc(c.entries, func(_ string, e statEntry) bool { return e.SHA256 == "" }) // a base forgets nothing
+	maps.DeleteFunc(c.entries, func(_ string, e statEntry) bool { return !e.Hashed }) // a base forgets nothing
 	c.baseGen = gen
 	if data, err := sys.ReadFile(c.dir.JoinName(statDeltaFile)); err == nil {
 		delta := map[string]statEntry{}
@@ -85,7 +89,7 @@ func LoadStatCache(sys fsys.System, stateDir fsys.AbsPath) *StatCache {
 		if gen, err := decodeStatFile(data, statDeltaMagic, delta); err == nil && gen == c.baseGen {
 			for k, e := range delta {
 				c.inDelta[k] = true
-				if e.SHA256 == "" {
+				if !e.Hashed {
 					delete(c.entries, k)
 				} else {
 					c.entries[k] = e
@@ -96,8 +100,10 @@ func LoadStatCache(sys fsys.System, stateDir fsys.AbsPath) *StatCache {
 	return c
 }
 
-func entryFor(d fsys.StatData, sha string) statEntry {
-	return statEntry{Size: d.Size, MtimeNS: d.MtimeNS, CtimeNS: d.CtimeNS, Ino: d.Ino, SHA256: sha}
+// entryFor is the entry of a file with stat data d and hash sum (none
+// when hashed is false).
+func entryFor(d fsys.StatData, sum [32]byte, hashed bool) statEntry {
+	return statEntry{Size: d.Size, MtimeNS: d.MtimeNS, CtimeNS: d.CtimeNS, Ino: d.Ino, Sum: sum, Hashed: hashed}
 }
 
 // lookup returns the cached hash of path when its stat identity is unchanged.
@@ -108,8 +114,24 @@ func (c *StatCache) lookup(path fsys.AbsPath, d fsys.StatData) (string, bool) {
 	c.mu.Lock()
 	e, ok := c.entries[path.String()]
 	c.mu.Unlock()
-	want := entryFor(d, e.SHA256)
-	return e.SHA256, ok && e == want && want.Ino != 0
+	if !ok || !e.Hashed || e != entryFor(d, e.Sum, true) || d.Ino == 0 {
+		return "", false
+	}
+	return hex.EncodeToString(e.Sum[:]), true
+}
+
+// vouches reports whether the cache holds hash want (lowercase hex) for
+// path with its stat identity unchanged: [StatCache.lookup] for a caller
+// that knows which hash it expects, without rendering one.
+func (c *StatCache) vouches(path fsys.AbsPath, d fsys.StatData, want string) bool {
+	sum, ok := parseSHA256(want)
+	if c == nil || !ok || d.Ino == 0 {
+		return false
+	}
+	c.mu.Lock()
+	e, found := c.entries[path.String()]
+	c.mu.Unlock()
+	return found && e == entryFor(d, sum, true)
 }
 
 // racy reports whether e is too recent, or its mtime too coarse, to tell a
@@ -131,8 +153,9 @@ func (c *StatCache) record(path fsys.AbsPath, d fsys.StatData, sha string) {
 	if c == nil {
 		return
 	}
-	e := entryFor(d, sha)
-	if racy(e) || !validSHA256(sha) {
+	sum, ok := parseSHA256(sha)
+	e := entryFor(d, sum, true)
+	if racy(e) || !ok {
 		return
 	}
 	c.mu.Lock()
@@ -199,8 +222,29 @@ func (c *StatCache) Save() {
 	}
 }
 
-func validSHA256(s string) bool {
-	var b [32]byte
-	n, err := hex.Decode(b[:], []byte(s))
-	return err == nil && n == 32 && len(s) == 64
+// parseSHA256 is the 32 bytes of s, a sha256 in lowercase hex (as
+// agentpack renders every hash); ok is false for anything else.
+func parseSHA256(s string) (sum [32]byte, ok bool) {
+	if len(s) != 64 {
+		return sum, false
+	}
+	for i := range sum {
+		hi, ok1 := lowerHex(s[2*i])
+		lo, ok2 := lowerHex(s[2*i+1])
+		if !ok1 || !ok2 {
+			return sum, false
+		}
+		sum[i] = hi<<4 | lo
+	}
+	return sum, true
+}
+
+func lowerHex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
 }

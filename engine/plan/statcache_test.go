@@ -55,7 +55,12 @@ func cached(t *testing.T, sys fsys.System, state fsys.AbsPath, files []fsys.AbsP
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sha, ok := c.lookup(f, fsys.StatDataOf(fi)); ok {
+		want := checksum.SHA256Hex([]byte(f))
+		sha, ok := c.lookup(f, fsys.StatDataOf(fi))
+		if c.vouches(f, fsys.StatDataOf(fi), want) != ok || c.vouches(f, fsys.StatDataOf(fi), strings.ToUpper(want)) {
+			t.Fatalf("%s: vouches disagrees with lookup (%v)", f, ok)
+		}
+		if ok {
 			if sha != checksum.SHA256Hex([]byte(f)) {
 				t.Fatalf("%s: cached %s", f, sha)
 			}

@@ -91,13 +91,14 @@ func sizeHint(e *Entry) int {
 }
 
 // Decode takes a cache file apart; anything but a complete file of this
-// version is an error (the caller rebuilds). The entry's file bytes share
-// data's memory.
+// version is an error (the caller rebuilds). Its strings (paths, hashes)
+// are parts of one copy of data, and data is not kept.
 func Decode(data []byte) (*Entry, error) {
 	br, err := bincodec.Open(data, magic, version)
 	if err != nil {
 		return nil, err
 	}
+	br.Share()
 	r := &reader{Reader: br}
 	e := &Entry{Key: r.String()}
 	n := r.Uint()
@@ -195,7 +196,7 @@ func decodeDesired(r *reader, fp []fsys.FingerprintEntry) *desired.State {
 		f.Target, f.Root, f.SHA256, f.Path = r.sym(), fsys.AbsPath(r.sym()), r.String(), fsys.AbsPath(r.String())
 		switch src := r.Uint(); {
 		case src == 0:
-			f.Data = r.Bytes()
+			f.Data = bytes.Clone(r.Bytes()) // not data's memory: Decode keeps none of it
 		case src <= uint64(len(fp)):
 			f.Src = fp[src-1].Path
 		default:

@@ -84,7 +84,16 @@ func (w *Writer) Strings(ss []string) {
 type Reader struct {
 	B   []byte
 	Err error
+	// shared, after [Reader.Share], holds what B held then: B always ends
+	// where it ends, so a string at B's start is a part of it.
+	shared string
 }
+
+// Share makes every later String a part of one string holding the rest of
+// the data, made now, instead of an allocation of its own: a file of
+// thousands of strings decodes with one. Those strings keep all of it in
+// memory, so it suits a file whose strings are most of it.
+func (r *Reader) Share() { r.shared = string(r.B) }
 
 // Open checks data's magic, version and CRC-32C and returns a Reader of
 // what lies between them.
@@ -162,6 +171,11 @@ func (r *Reader) Bytes() []byte {
 // String reads a string.
 func (r *Reader) String() string {
 	n, _ := r.Len(1)
+	if r.shared != "" && n <= len(r.B) {
+		at := len(r.shared) - len(r.B)
+		r.B = r.B[n:]
+		return r.shared[at : at+n]
+	}
 	return string(r.Raw(n))
 }
 

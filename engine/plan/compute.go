@@ -72,6 +72,7 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 	}
 	managed := make(map[fsys.AbsPath]Managed, n) // last applied
 	p.Managed = managed
+	p.ManagedPaths = managedPaths(roots, p.Manifests)
 	for _, r := range roots {
 		m := p.Manifests[r]
 		if m == nil {
@@ -79,7 +80,7 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 		}
 		for i := range m.ManagedFiles {
 			f := &m.ManagedFiles[i]
-			abs := f.In(r.Path)
+			abs := p.ManagedPaths[r][i]
 			// The deepest root wins when roots nest (a project root holding .agents/skills).
 			if prev, ok := managed[abs]; ok && len(prev.Root.Path) > len(r.Path) {
 				continue
@@ -246,6 +247,33 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 		}
 	}
 	return p, nil
+}
+
+// managedPaths is where each file of each root's manifest lies ([ManagedFile.In]),
+// built in one arena.
+func managedPaths(roots []desired.Root, manifests map[desired.Root]*TargetManifest) map[desired.Root][]fsys.AbsPath {
+	size := 0
+	for _, r := range roots {
+		if m := manifests[r]; m != nil {
+			for _, f := range m.ManagedFiles {
+				size += len(r.Path) + 1 + len(f.Path)
+			}
+		}
+	}
+	strs := newArena(size)
+	out := make(map[desired.Root][]fsys.AbsPath, len(roots))
+	for _, r := range roots {
+		m := manifests[r]
+		if m == nil || out[r] != nil {
+			continue
+		}
+		paths := make([]fsys.AbsPath, len(m.ManagedFiles))
+		for i, f := range m.ManagedFiles {
+			paths[i] = f.in(r.Path, strs)
+		}
+		out[r] = paths
+	}
+	return out
 }
 
 func sortChanges(cs []Change) {

@@ -207,16 +207,21 @@ func encodeManifest(m *TargetManifest) []byte {
 func decodeManifest(data []byte) (*TargetManifest, error) {
 	r := &bincodec.Reader{B: data}
 	m := &TargetManifest{SchemaVersion: int(r.Int()), GeneratedAt: r.String(), Tool: r.String(), SnapshotID: r.String(), Profile: r.String(), Repo: r.String()}
-	if n, isNil := r.Len(8); !isNil {
+	n, isNil := r.Len(8)
+	if !isNil {
 		m.ManagedFiles = make([]ManagedFile, n)
 	}
+	// Paths and hashes go into one arena; other strings (module ids,
+	// formats) are parts of one copy of data.
+	strs := newArena(len(data) + n*64)
+	r.Share()
 	var prev ManagedFile
 	for i := range m.ManagedFiles {
 		shared := r.Uint()
 		if shared > uint64(len(prev.Path)) {
 			return nil, bincodec.ErrDamaged
 		}
-		f := ManagedFile{Path: prev.Path[:shared] + r.String(), SHA256: readHash(r), OwnedSHA256: readHash(r)}
+		f := ManagedFile{Path: strs.join(prev.Path[:shared], r.Bytes()), SHA256: readHash(r, strs), OwnedSHA256: readHash(r, strs)}
 		if r.Bool() {
 			f.ModuleIDs = slices.Clone(prev.ModuleIDs) // not shared: as decoded from JSON
 		} else {
@@ -227,7 +232,7 @@ func decodeManifest(data []byte) (*TargetManifest, error) {
 			f.Entries = make([]ManagedEntry, n)
 		}
 		for j := range f.Entries {
-			f.Entries[j] = ManagedEntry{Name: r.String(), SHA256: readHash(r), ModuleIDs: r.Strings()}
+			f.Entries[j] = ManagedEntry{Name: r.String(), SHA256: readHash(r, strs), ModuleIDs: r.Strings()}
 		}
 		f.Created = r.Bool()
 		m.ManagedFiles[i] = f
@@ -252,9 +257,9 @@ func writeHash(w *bincodec.Writer, h string) {
 	w.String(h)
 }
 
-func readHash(r *bincodec.Reader) string {
+func readHash(r *bincodec.Reader, strs *arena) string {
 	if r.Bool() {
-		return hex.EncodeToString(r.Raw(32))
+		return strs.hex(r.Raw(32))
 	}
 	return r.String()
 }

@@ -89,6 +89,9 @@ type Plan struct {
 	// Managed maps each last-applied absolute path to its manifest entry
 	// and the root whose manifest lists it.
 	Managed map[fsys.AbsPath]Managed `json:"-"`
+	// ManagedPaths are where the files of each root's manifest lie:
+	// ManagedPaths[r][i] is Manifests[r].ManagedFiles[i].In(r.Path).
+	ManagedPaths map[desired.Root][]fsys.AbsPath `json:"-"`
 	// Actual maps each path plan looked at and found to its sha256.
 	Actual map[fsys.AbsPath]string `json:"-"`
 	// StatCache is the stat cache the plan was computed with (nil for

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/agentpack/agentpack/internal/bincodec"
 )
@@ -57,24 +56,16 @@ func decodeStatFile(data []byte, magic string, out map[string]statEntry) (uint64
 	}
 	gen := r.Uint()
 	n, _ := r.Len(2)
-	type item struct {
-		end int
-		e   statEntry
-	}
-	items := make([]item, 0, n)
-	var keys strings.Builder
-	keys.Grow(n * 64)
-	prev := 0 // where the previous key starts in keys
+	keys := newArena(len(data))
+	prev := ""
 	for range n {
 		shared := r.Uint()
 		suffix := r.Bytes()
-		start := keys.Len()
-		if r.Err != nil || shared > uint64(start-prev) {
+		if r.Err != nil || shared > uint64(len(prev)) {
 			return 0, bincodec.ErrDamaged
 		}
-		keys.WriteString(keys.String()[prev : prev+int(shared)])
-		keys.Write(suffix)
-		prev = start
+		key := keys.join(prev[:shared], suffix)
+		prev = key
 		var e statEntry
 		if r.Bool() {
 			e = statEntry{Size: r.Int(), MtimeNS: r.Int(), CtimeNS: r.Int(), Ino: r.Uint(), Hashed: true}
@@ -83,15 +74,10 @@ func decodeStatFile(data []byte, magic string, out map[string]statEntry) (uint64
 		if r.Err != nil {
 			return 0, r.Err
 		}
-		items = append(items, item{keys.Len(), e})
+		out[key] = e
 	}
 	if r.Err != nil || len(r.B) != 0 || gen == 0 {
 		return 0, bincodec.ErrDamaged
-	}
-	all, start := keys.String(), 0
-	for _, it := range items {
-		out[all[start:it.end]] = it.e
-		start = it.end
 	}
 	return gen, nil
 }

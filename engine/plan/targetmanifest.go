@@ -75,9 +75,16 @@ func (f ManagedFile) EditedSince(sha string, data []byte) bool {
 
 // In is where f lies below root. f.Path passed [SafeRelPath] when its
 // manifest was read, so it stays inside root.
-func (f ManagedFile) In(root fsys.AbsPath) fsys.AbsPath {
+func (f ManagedFile) In(root fsys.AbsPath) fsys.AbsPath { return f.in(root, nil) }
+
+// in is [ManagedFile.In] made in strs (nil: an allocation of its own).
+func (f ManagedFile) in(root fsys.AbsPath, strs *arena) fsys.AbsPath {
 	if filepath.Separator == '/' && root != "/" && cleanAbs(root.String()) && cleanElems(f.Path) {
-		return root + "/" + fsys.AbsPath(f.Path) // what Join gives, without cleaning clean paths
+		// What Join gives, without cleaning clean paths.
+		if strs != nil {
+			return fsys.AbsPath(strs.concat(string(root), "/", f.Path))
+		}
+		return root + "/" + fsys.AbsPath(f.Path)
 	}
 	return fsys.AbsPath(filepath.Join(root.String(), filepath.FromSlash(f.Path)))
 }

@@ -80,12 +80,11 @@ func (p AbsPath) Contains(other AbsPath) bool {
 	if other == p {
 		return true
 	}
-	prefix := string(p)
 	// Only a root such as "/" or `C:\` already ends in a separator.
-	if !strings.HasSuffix(prefix, string(filepath.Separator)) {
-		prefix += string(filepath.Separator)
+	if strings.HasSuffix(string(p), string(filepath.Separator)) {
+		return strings.HasPrefix(string(other), string(p))
 	}
-	return strings.HasPrefix(string(other), prefix)
+	return len(other) > len(p) && other[len(p)] == filepath.Separator && strings.HasPrefix(string(other), string(p))
 }
 
 // Rel returns target relative to p, or E_IO_INVALID_PATH when target is p

@@ -16,7 +16,7 @@ func rawStat(path string, follow bool) (StatData, error) {
 	}
 	var st unix.Stat_t
 	for {
-		err := unix.Fstatat(unix.AT_FDCWD, path, &st, flags)
+		err := fstatat(path, &st, flags)
 		if err == nil {
 			break
 		}

@@ -37,6 +37,21 @@ func TestStatDataMatchesFileInfo(t *testing.T) {
 			t.Errorf("missing path: %v", err)
 		}
 	}
+	// A path too long for the stack buffer, and one no stat accepts.
+	long := dir
+	for len(long) < 700 {
+		long = filepath.Join(long, "a-rather-long-folder-name-to-pass-the-buffer")
+	}
+	if err := os.MkdirAll(long, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Lstat(long)
+	if got, err := LstatData(real, AbsPath(long)); err != nil || got != StatDataOf(fi) {
+		t.Errorf("a %d-byte path: %+v, %v", len(long), got, err)
+	}
+	if _, err := LstatData(real, AbsPath(file+"\x00x")); err == nil {
+		t.Error("a path holding a 0 byte was stat'ed")
+	}
 	if d, _ := LstatData(real, AbsPath(filepath.Join(dir, "l"))); !d.IsLink() || d.IsDir() {
 		t.Errorf("a link's data: %+v", d)
 	}

@@ -109,6 +109,17 @@ func (wr *Writer) stateWrites(files []StateFile) []write {
 	return out
 }
 
+// relBelow is filepath.Rel(root, path) for a desired file's path, which
+// compiling made clean: below root it is the rest of path, no new string.
+func relBelow(root, path fsys.AbsPath) (string, error) {
+	r, p := string(root), string(path)
+	if len(p) > len(r)+1 && p[:len(r)] == r && p[len(r)] == filepath.Separator && r[len(r)-1] != filepath.Separator &&
+		filepath.Clean(p) == p {
+		return p[len(r)+1:], nil
+	}
+	return filepath.Rel(r, p)
+}
+
 // manifestWrites returns the manifest files whose content must change after
 // applying d's plan: each root lists the desired files under it.
 func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time) ([]write, error) {
@@ -131,12 +142,23 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time) ([]writ
 			}
 		}
 	}
+	if !d.Partial {
+		// Room for each root's files at once: appending 10,000 entries one
+		// by one would copy them over and over.
+		counts := map[desired.Root]int{}
+		for _, f := range d.Desired.Files {
+			counts[desired.Root{Target: f.Target, Path: f.Root}]++
+		}
+		for r, n := range counts {
+			perRoot[r] = make([]plan.ManagedFile, 0, n)
+		}
+	}
 	for _, f := range d.Desired.Files {
 		if d.Partial && !inPlan[f.Path] {
 			continue
 		}
 		r := desired.Root{Target: f.Target, Path: f.Root}
-		rel, err := filepath.Rel(f.Root.String(), f.Path.String())
+		rel, err := relBelow(f.Root, f.Path)
 		if err != nil {
 			return nil, apperr.Wrap(err, apperr.Unexpected, "path %s outside root %s", f.Path, f.Root)
 		}

@@ -23,7 +23,7 @@ func (e *Engine) planWith(ctx context.Context, req Request, load func(context.Co
 	// is only a miss, as every entry is checked against the disk.
 	sys := e.Sys
 	cached := make(chan *plan.StatCache, 1)
-	go func() { cached <- plan.LoadStatCache(sys, abs(e.Env.StateDir())) }()
+	go func() { cached <- plan.LoadStatCache(sys, abs(e.Env.StateDir())).Preload() }()
 	st, err := load(ctx, req)
 	cache := <-cached
 	if err != nil {

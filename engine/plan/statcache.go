@@ -34,7 +34,7 @@ type StatCache struct {
 	sys fsys.System
 	dir fsys.AbsPath
 
-	mu      sync.Mutex
+	mu      sync.RWMutex
 	entries map[string]statEntry // by fsys.AbsPath
 	baseGen uint64               // the generation of the base file loaded; 0: none
 	inDelta map[string]bool      // the paths the delta file loaded holds
@@ -102,6 +102,14 @@ func LoadStatCache(sys fsys.System, stateDir fsys.AbsPath) *StatCache {
 
 // entryFor is the entry of a file with stat data d and hash sum (none
 // when hashed is false).
+// Preload reads the decoded manifests kept beside the cache now rather
+// than when the first manifest is looked up, for a caller that loads the
+// cache while it waits for something else; it returns c.
+func (c *StatCache) Preload() *StatCache {
+	c.manifests.load(c.sys)
+	return c
+}
+
 func entryFor(d fsys.StatData, sum [32]byte, hashed bool) statEntry {
 	return statEntry{Size: d.Size, MtimeNS: d.MtimeNS, CtimeNS: d.CtimeNS, Ino: d.Ino, Sum: sum, Hashed: hashed}
 }
@@ -111,9 +119,9 @@ func (c *StatCache) lookup(path fsys.AbsPath, d fsys.StatData) (string, bool) {
 	if c == nil {
 		return "", false
 	}
-	c.mu.Lock()
+	c.mu.RLock()
 	e, ok := c.entries[path.String()]
-	c.mu.Unlock()
+	c.mu.RUnlock()
 	if !ok || !e.Hashed || e != entryFor(d, e.Sum, true) || d.Ino == 0 {
 		return "", false
 	}
@@ -128,9 +136,9 @@ func (c *StatCache) vouches(path fsys.AbsPath, d fsys.StatData, want string) boo
 	if c == nil || !ok || d.Ino == 0 {
 		return false
 	}
-	c.mu.Lock()
+	c.mu.RLock()
 	e, found := c.entries[path.String()]
-	c.mu.Unlock()
+	c.mu.RUnlock()
 	return found && e == entryFor(d, sum, true)
 }
 

@@ -212,7 +212,8 @@ func decodeManifest(data []byte) (*TargetManifest, error) {
 		m.ManagedFiles = make([]ManagedFile, n)
 	}
 	// Paths and hashes go into one arena; other strings (module ids,
-	// formats) are parts of one copy of data.
+	// formats) are parts of data, a blob of the cache file that nothing
+	// changes.
 	strs := newArena(len(data) + n*64)
 	r.Share()
 	var prev ManagedFile

@@ -91,8 +91,9 @@ func sizeHint(e *Entry) int {
 }
 
 // Decode takes a cache file apart; anything but a complete file of this
-// version is an error (the caller rebuilds). Its strings (paths, hashes)
-// are parts of one copy of data, and data is not kept.
+// version is an error (the caller rebuilds). data is handed over: the
+// entry's strings (paths, hashes) are parts of it, so nothing may change
+// it afterwards.
 func Decode(data []byte) (*Entry, error) {
 	br, err := bincodec.Open(data, magic, version)
 	if err != nil {
@@ -196,7 +197,7 @@ func decodeDesired(r *reader, fp []fsys.FingerprintEntry) *desired.State {
 		f.Target, f.Root, f.SHA256, f.Path = r.sym(), fsys.AbsPath(r.sym()), r.String(), fsys.AbsPath(r.String())
 		switch src := r.Uint(); {
 		case src == 0:
-			f.Data = bytes.Clone(r.Bytes()) // not data's memory: Decode keeps none of it
+			f.Data = bytes.Clone(r.Bytes()) // a slice of data would be writable
 		case src <= uint64(len(fp)):
 			f.Src = fp[src-1].Path
 		default:

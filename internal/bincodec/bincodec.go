@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"unsafe"
 )
 
 // ErrDamaged is every decoding failure: callers only need to know the file
@@ -89,11 +90,16 @@ type Reader struct {
 	shared string
 }
 
-// Share makes every later String a part of one string holding the rest of
-// the data, made now, instead of an allocation of its own: a file of
-// thousands of strings decodes with one. Those strings keep all of it in
-// memory, so it suits a file whose strings are most of it.
-func (r *Reader) Share() { r.shared = string(r.B) }
+// Share makes every later String a part of the data itself instead of an
+// allocation of its own: a file of thousands of strings decodes with
+// none. The caller hands the data over: nothing may change its bytes
+// afterwards (the strings would change with them), and the strings keep
+// all of it in memory, so it suits a file whose strings are most of it.
+func (r *Reader) Share() {
+	if len(r.B) > 0 {
+		r.shared = unsafe.String(&r.B[0], len(r.B))
+	}
+}
 
 // Open checks data's magic, version and CRC-32C and returns a Reader of
 // what lies between them.

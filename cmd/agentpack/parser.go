@@ -67,10 +67,10 @@ type narrowed struct {
 //
 // It refuses when args ask for help (whose text lists other commands),
 // name `help`, which walks the whole model, or name no command and do not
-// ask for --version. A parse
-// that fails on the narrowed model is redone on the whole one, so errors
-// and their suggestions are unchanged.
-func narrowCLI(args []string) (narrowed, bool) {
+// ask for --version; and when CLI has methods (kong hooks, which the copy
+// would not have). A parse that fails on the narrowed model is redone on
+// the whole one, so errors and their suggestions are unchanged.
+func narrowCLI(args []string) (n narrowed, ok bool) {
 	name := commandFromArgs(args)
 	if name == "agentpack" {
 		name = ""
@@ -78,28 +78,44 @@ func narrowCLI(args []string) (narrowed, bool) {
 			return narrowed{}, false
 		}
 	}
-	if name == "help" {
+	if name == "help" || asksForHelp(args) {
 		return narrowed{}, false
 	}
-	for _, a := range args {
-		if a == "--" {
-			break
-		}
-		if a == "-h" || a == "--help" || strings.HasPrefix(a, "--help=") {
-			return narrowed{}, false
-		}
-	}
 	t := reflect.TypeFor[CLI]()
+	if reflect.PointerTo(t).NumMethod() > 0 {
+		return narrowed{}, false
+	}
+	defer func() {
+		if recover() != nil { // a field StructOf cannot copy: parse on the whole model
+			n, ok = narrowed{}, false
+		}
+	}()
 	var fields []reflect.StructField
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if _, isCmd := f.Tag.Lookup("cmd"); !isCmd || commandName(f) == name {
+		if _, isCmd := f.Tag.Lookup("cmd"); f.IsExported() && (!isCmd || commandName(f) == name) {
 			fields = append(fields, f)
 		}
 	}
 	v := reflect.New(reflect.StructOf(fields))
 	globals := v.Elem().FieldByName("Globals")
 	return narrowed{target: v.Interface(), globals: func() Globals { return globals.Interface().(Globals) }, command: name}, true
+}
+
+// asksForHelp reports whether args hold -h or --help, alone or among other
+// short flags, before any "--".
+func asksForHelp(args []string) bool {
+	for _, a := range args {
+		switch {
+		case a == "--":
+			return false
+		case a == "--help" || strings.HasPrefix(a, "--help="):
+			return true
+		case strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsRune(a, 'h'):
+			return true
+		}
+	}
+	return false
 }
 
 // commandName is the name kong gives a command field of CLI.

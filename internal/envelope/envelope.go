@@ -7,11 +7,11 @@ import (
 	"encoding/json"
 	"io"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/lazyregexp"
 )
 
 // SchemaVersion is the envelope's schema_version.
@@ -141,7 +141,7 @@ func (t *touchedWriter) Write(p []byte) (int, error) {
 
 // pathKey matches the detail keys that name paths (path, paths, root,
 // link, module_root, journal, …).
-var pathKey = regexp.MustCompile(`(^|_)(path|paths|root|roots|dir|link|journal|file|repo|checkout|project|home)$`)
+var pathKey = lazyregexp.New(`(^|_)(path|paths|root|roots|dir|link|journal|file|repo|checkout|project|home)$`)
 
 // addPosixTwins gives every path field of details (an absolute path, or a
 // list of them, under a key that names a path) its '/'-separated twin under

@@ -97,7 +97,7 @@ func (wr *Writer) Restore(restores []snapshots.Restore, contents *snapshots.Cont
 	out := &Restored{ID: id}
 	for _, o := range ops {
 		w := write{change: snapshots.FileChange{Target: o.r.Target, Root: o.r.Root, Path: o.r.Path, Manifest: o.r.Manifest, After: o.r.Content},
-			root: o.root, path: o.path, data: o.data, noop: o.noop}
+			root: o.root, path: o.path, data: o.data, noop: o.noop, remove: o.r.Content == nil}
 		if o.has {
 			w.before = o.cur
 			w.change.Before = &snapshots.Content{SHA256: checksum.SHA256Hex(o.cur), Size: int64(len(o.cur)), Mode: uint32(o.mode)}

@@ -59,7 +59,11 @@ func (wr *Writer) Apply(d Deployment) (string, bool, error) {
 	}
 	rec := &snapshots.Record{ID: id, Kind: snapshots.KindDeploy, CreatedAt: now.UTC(), Command: d.Command,
 		Repo: d.Repo, Project: d.Project, Profile: d.Profile, Targets: d.Targets, Machine: d.Machine}
-	if err := wr.commit(rec, writes, manifests, nil); err != nil {
+	pack, err := wr.newPack(id)
+	if err != nil {
+		return "", false, err
+	}
+	if err := wr.commit(rec, pack, writes, manifests, nil); err != nil {
 		return "", false, err
 	}
 	wr.cacheWritten(d.Plan.StatCache, writes)

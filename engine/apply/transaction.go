@@ -21,12 +21,15 @@ import (
 // target manifest's bytes are saved as deltas ([savedBytes]), so a small
 // deploy saves a small pack. No file's bytes are held longer than it takes
 // to write them.
-func (wr *Writer) commit(rec *snapshots.Record, writes []write, nTail int, undoneDirs []string) error {
+//
+// pack is rec's pack ([Writer.newPack]), begun by the caller, who may have
+// added bytes already; commit ends it, and on a failure drops it.
+func (wr *Writer) commit(rec *snapshots.Record, pack *snapshots.Pack, writes []write, nTail int, undoneDirs []string) error {
 	store := wr.Store
-	pack, err := wr.savePack(rec.ID, writes)
-	if err != nil {
+	if err := savePack(pack, writes); err != nil {
+		_ = pack.Close()
 		_ = store.DeleteBlobs(rec.ID)
-		return apperr.Wrap(err, apperr.IOFailed, "cannot save snapshot bytes").WithHint("check free space under %s", store.Dir())
+		return packFailed(err, store)
 	}
 	wr.checkpoint("pack saved")
 	paths := make([]fsys.AbsPath, 0, len(writes))
@@ -70,7 +73,7 @@ func (wr *Writer) commit(rec *snapshots.Record, writes []write, nTail int, undon
 	// Folders the undone applies created go too, once nothing is left in them.
 	removeEmptyCreatedDirs(sys, undoneDirs)
 	if err := pack.Close(); err != nil {
-		return wr.undoFailed(apperr.Wrap(err, apperr.IOFailed, "cannot save snapshot bytes").WithHint("check free space under %s", store.Dir()))
+		return wr.undoFailed(packFailed(err, store))
 	}
 	if err := barrier(); err != nil {
 		return wr.undoFailed(err)
@@ -87,28 +90,33 @@ func (wr *Writer) commit(rec *snapshots.Record, writes []write, nTail int, undon
 	return nil
 }
 
-// savePack starts snapshot id's pack with what undoing writes needs (the
-// bytes each path has, [savedBytes]) and commits it, so it is on disk
-// before the journal names it. Each Before is let go once saved.
-func (wr *Writer) savePack(id string, writes []write) (*snapshots.Pack, error) {
+// newPack begins snapshot id's pack.
+func (wr *Writer) newPack(id string) (*snapshots.Pack, error) {
 	pack, err := wr.Store.NewPack(id)
 	if err != nil {
-		return nil, err
+		_ = wr.Store.DeleteBlobs(id)
+		return nil, packFailed(err, wr.Store)
 	}
+	return pack, nil
+}
+
+func packFailed(err error, store *snapshots.Store) error {
+	return apperr.Wrap(err, apperr.IOFailed, "cannot save snapshot bytes").WithHint("check free space under %s", store.Dir())
+}
+
+// savePack adds to pack what undoing writes needs (the bytes each path
+// has, [savedBytes]) and commits it, so it is on disk before the journal
+// names it. Each Before is let go once saved.
+func savePack(pack *snapshots.Pack, writes []write) error {
 	for i := range writes {
 		for _, b := range savedBytes(&writes[i]) {
 			if _, err := pack.Add(b); err != nil {
-				_ = pack.Close()
-				return nil, err
+				return err
 			}
 		}
 		writes[i].before = nil
 	}
-	if err := pack.Commit(); err != nil {
-		_ = pack.Close()
-		return nil, err
-	}
-	return pack, nil
+	return pack.Commit()
 }
 
 // deltaMin is the size from which a manifest's bytes are saved as deltas.
@@ -128,7 +136,7 @@ const deltaMin = 4 << 10
 func savedBytes(w *write) [][]byte {
 	w.change.Before, w.change.After = w.change.Before.Plain(), w.change.After.Plain()
 	var out [][]byte
-	if w.change.Before != nil {
+	if w.change.Before != nil && !w.beforeSaved {
 		out = append(out, w.before)
 	}
 	if w.remove || w.noop || !w.change.Manifest {

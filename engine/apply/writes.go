@@ -32,6 +32,9 @@ type write struct {
 	remove bool
 	mode   fs.FileMode
 	before []byte // the bytes it replaces (nil when the path is new)
+	// beforeSaved: the bytes it replaces are in the pack already (a
+	// rollback adds them as it reads them), so before is nil.
+	beforeSaved bool
 	// noop: the path already holds data. It is recorded (Before == After)
 	// but not written.
 	noop bool

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/cfgedit"
 	"github.com/agentpack/agentpack/internal/fsys"
+	"github.com/agentpack/agentpack/internal/jsonstream"
 )
 
 // TargetManifestSchemaVersion is the version of .agentpack.manifest.*.json.
@@ -194,6 +196,9 @@ func RenderTargetManifest(target, snapshotID, profile, repo string, now time.Tim
 		Repo:          repo,
 		ManagedFiles:  files,
 	}
-	out, _ := json.MarshalIndent(m, "", "  ")
-	return append(out, '\n')
+	// Streamed, file by file: a manifest of 100,000 files is 20 MB, and
+	// json.MarshalIndent would hold it three times over.
+	var buf bytes.Buffer
+	_ = jsonstream.Encode(&buf, m, jsonstream.Options{Indent: "  ", EscapeHTML: true})
+	return buf.Bytes()
 }

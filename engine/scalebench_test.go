@@ -1,0 +1,162 @@
+package engine_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentpack/agentpack/engine"
+)
+
+// benchSizes is how many files BenchmarkScale runs at: 1,000 and 10,000,
+// or what AGENTPACK_BENCH_SIZES lists (e.g. "100000"; generating 100k
+// files takes a while and about 1 GB of disk with its deployed copy).
+func benchSizes(b *testing.B) []int {
+	list := os.Getenv("AGENTPACK_BENCH_SIZES")
+	if list == "" {
+		return []int{1000, 10000}
+	}
+	var sizes []int
+	for _, s := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 10 {
+			b.Fatalf("AGENTPACK_BENCH_SIZES: %q is not a file count of at least 10", s)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes
+}
+
+// BenchmarkScale runs what the CLI runs (engine use cases with the source
+// cache on) at each size, with allocations, beside its floor measured in
+// the same run: floor-sha256 reads and hashes every source file on one
+// goroutine, as sha256sum does. Compare ns/op of each row with the floor
+// of its size; bench/run.sh does the same with whole processes.
+//
+//	go test -run '^$' -bench Scale -benchmem ./engine/
+//	AGENTPACK_BENCH_SIZES=100000 go test -run '^$' -bench Scale -benchmem -benchtime 3x ./engine/
+func BenchmarkScale(b *testing.B) {
+	for _, files := range benchSizes(b) {
+		b.Run(strconv.Itoa(files), func(b *testing.B) {
+			env, req, newEngine := cacheBench(b, files)
+			ctx := context.Background()
+			loadCache := filepath.Join(env.AgentpackHome, "cache", "load")
+			statCache := filepath.Join(env.AgentpackHome, "state", "statcache")
+			b.Run("floor-sha256", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					hashTree(b, filepath.Join(req.Repo, "modules"))
+				}
+			})
+			b.Run("plan-cold", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					b.StopTimer()
+					removeAll(b, loadCache, statCache)
+					b.StartTimer()
+					if _, p, err := newEngine().Plan(ctx, req); err != nil || p.Summary.Create != files {
+						b.Fatal(err)
+					}
+				}
+			})
+			deployed := false
+			b.Run("deploy-cold", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					b.StopTimer()
+					if deployed {
+						if _, _, err := newEngine().Rollback(ctx, engine.RollbackOptions{Last: true}); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.StartTimer()
+					if _, d, err := newEngine().Deploy(ctx, req, true, engine.ApplyOptions{}); err != nil || !d.Applied {
+						b.Fatal(err)
+					}
+					deployed = true
+				}
+			})
+			if !deployed {
+				return // -bench picked no deploy: nothing below has a tree to look at
+			}
+			time.Sleep(150 * time.Millisecond) // past the racy window, so the next load is cached
+			if _, _, err := newEngine().Plan(ctx, req); err != nil {
+				b.Fatal(err)
+			}
+			b.Run("plan", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, p, err := newEngine().Plan(ctx, req); err != nil || len(p.Changes) != 0 {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("status", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, s, err := newEngine().Status(ctx, req, nil); err != nil || len(s.Drift) != 0 {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("diff", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, _, err := newEngine().Diff(ctx, req); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("deploy-noop", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, d, err := newEngine().Deploy(ctx, req, true, engine.ApplyOptions{}); err != nil || d.Applied {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("rollback", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, _, err := newEngine().Rollback(ctx, engine.RollbackOptions{Last: true}); err != nil {
+						b.Fatal(err)
+					}
+					b.StopTimer()
+					if _, _, err := newEngine().Deploy(ctx, req, true, engine.ApplyOptions{}); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+				}
+			})
+		})
+	}
+}
+
+// hashTree reads and hashes every file under dir, one after another.
+func hashTree(b *testing.B, dir string) {
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		_ = sha256.Sum256(data)
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+func removeAll(b *testing.B, paths ...string) {
+	for _, p := range paths {
+		if err := os.RemoveAll(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

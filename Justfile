@@ -15,7 +15,7 @@ lint:
 
 # Benchmarks behind the README's performance numbers
 bench:
-    go test -run '^$' -bench . -benchmem ./engine/ ./engine/resolve/ ./engine/registry/ ./snapshots/ ./engine/lockfile/ ./mcpserver/
+    go test -run '^$' -bench . -benchmem ./engine/ ./engine/resolve/ ./engine/registry/ ./snapshots/ ./engine/lockfile/ ./mcpserver/ ./cmd/agentpack/
 
 # The package benchmarks alone (resolve, install from a local registry, search)
 bench-packages:

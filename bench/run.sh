@@ -6,6 +6,10 @@
 #
 #   bench/run.sh [files ...]        default: 1000 10000
 #
+# 100000 works too (bench/run.sh 100000): it needs about 1.5 GB free under
+# $TMPDIR and takes a few minutes; REPEAT=1 times each command once instead
+# of taking the best of 3.
+#
 # Floors: `sha256sum` over the source files (plan, status, no-op deploy),
 # `cp -r` of the deployed tree (cold deploy), `rm -rf` of it (rollback).
 # When a `chezmoi` binary is on PATH (or named by $CHEZMOI), its cold apply,
@@ -19,7 +23,11 @@ work=$(mktemp -d)
 trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 go build -o "$work/agentpack" ./cmd/agentpack
 ap=$work/agentpack
+<<<<<<< HEAD
 chezmoi=${CHEZMOI:-$(command -v chezmoi || true)}
+=======
+repeat=${REPEAT:-3}
+>>>>>>> perf-mem
 
 # best_of N cmd...: the fastest of N runs in milliseconds, and its peak RSS
 # in KiB, as "ms rss".
@@ -39,7 +47,8 @@ best_of() {
 }
 
 # gen DIR FILES: a repo of FILES/10 skills with 10 files each, deployed to
-# the project with codex's project scope.
+# the project with codex's project scope. One awk writes every file, so
+# 100,000 files take seconds, not the minutes of a process per file.
 gen() {
   local dir=$1 files=$2 skills=$(( $2 / 10 ))
   mkdir -p "$dir/repo/modules" "$dir/proj/.git" "$dir/home"
@@ -49,15 +58,20 @@ gen() {
     echo "targets: {codex: {scope: project}}"
     echo "modules:"
   } > "$dir/repo/agentpack.yaml"
-  for i in $(seq -f '%05g' 1 "$skills"); do
-    local s="$dir/repo/modules/s$i"
-    mkdir -p "$s/ref"
-    printf -- '---\nname: s%s\ndescription: skill %s\n---\nbody\n' "$i" "$i" > "$s/SKILL.md"
-    for f in 1 2 3 4 5 6 7 8 9; do
-      awk -v l="line $f of skill $i" 'BEGIN { for (k = 0; k < 40; k++) print l }' > "$s/ref/f$f.md"
-    done
-    echo "  - {id: \"skill:s$i\", type: skill, tags: [base], source: {local_path: {path: modules/s$i}}}" >> "$dir/repo/agentpack.yaml"
-  done
+  seq -f "$dir/repo/modules/s%05g/ref" 1 "$skills" | xargs mkdir -p
+  awk -v root="$dir/repo/modules" -v n="$skills" -v yaml="$dir/repo/agentpack.yaml" 'BEGIN {
+    for (s = 1; s <= n; s++) {
+      i = sprintf("%05d", s); d = root "/s" i
+      f = d "/SKILL.md"
+      printf "---\nname: s%s\ndescription: skill %s\n---\nbody\n", i, i > f; close(f)
+      for (k = 1; k <= 9; k++) {
+        f = d "/ref/f" k ".md"
+        for (l = 0; l < 40; l++) print "line " k " of skill " i > f
+        close(f)
+      }
+      printf "  - {id: \"skill:s%s\", type: skill, tags: [base], source: {local_path: {path: modules/s%s}}}\n", i, i >> yaml
+    }
+  }'
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) b = 1; printf "%.2f", a / b }'; }
@@ -72,22 +86,23 @@ for n in "${sizes[@]}"; do
     read -r ms rss <<<"$2"; read -r fms _ <<<"$3"
     printf '%-8s %-22s %9s %9s %7s %9s\n' "$n" "$1" "$ms" "$fms" "$(ratio "$ms" "$fms")" "$(( rss / 1024 ))"
   }
-  hashfloor=$(best_of 3 sh -c "find '$d/repo/modules' -type f -print0 | xargs -0 sha256sum")
+  hashfloor=$(best_of "$repeat" sh -c "find '$d/repo/modules' -type f -print0 | xargs -0 sha256sum")
   # cold: nothing cached (no stat cache, no source cache); the rows after
   # it run with the source cache warm (the compiled state of an unchanged
   # repo is loaded from one file instead of re-reading its sources).
   nocache="rm -rf '$AGENTPACK_HOME/cache/load' &&"
   rm -rf "$AGENTPACK_HOME/state" "$AGENTPACK_HOME/cache/load"
   row "plan (cold)" "$(best_of 1 "$ap" --repo "$d/repo" plan)" "$hashfloor"
-  row "plan" "$(best_of 3 "$ap" --repo "$d/repo" plan)" "$hashfloor"
-  cpfloor=$(best_of 3 sh -c "rm -rf '$d/cp' && cp -r '$d/repo/modules' '$d/cp'")
+  row "plan" "$(best_of "$repeat" "$ap" --repo "$d/repo" plan)" "$hashfloor"
+  cpfloor=$(best_of "$repeat" sh -c "rm -rf '$d/cp' && cp -r '$d/repo/modules' '$d/cp'")
   row "deploy (cold)" "$(best_of 1 "$ap" --repo "$d/repo" deploy --apply --yes)" "$cpfloor"
-  row "status (no src cache)" "$(best_of 3 sh -c "$nocache '$ap' --repo '$d/repo' status")" "$hashfloor"
-  row "status" "$(best_of 3 "$ap" --repo "$d/repo" status)" "$hashfloor"
-  row "deploy (no-op)" "$(best_of 3 "$ap" --repo "$d/repo" deploy --apply --yes)" "$hashfloor"
-  row "diff" "$(best_of 3 "$ap" --repo "$d/repo" diff)" "$hashfloor"
+  row "status (no src cache)" "$(best_of "$repeat" sh -c "$nocache '$ap' --repo '$d/repo' status")" "$hashfloor"
+  row "status" "$(best_of "$repeat" "$ap" --repo "$d/repo" status)" "$hashfloor"
+  row "deploy (no-op)" "$(best_of "$repeat" "$ap" --repo "$d/repo" deploy --apply --yes)" "$hashfloor"
+  row "diff" "$(best_of "$repeat" "$ap" --repo "$d/repo" diff)" "$hashfloor"
   rmfloor=$(best_of 1 sh -c "rm -rf '$d/cp'")
   row "rollback" "$(best_of 1 "$ap" --repo "$d/repo" rollback --last --yes)" "$rmfloor"
+<<<<<<< HEAD
   # A durable cold deploy (one syncfs barrier) after the rollback emptied
   # the tree, compared below with chezmoi's default apply.
   durable=$(best_of 1 env AGENTPACK_FSYNC=1 "$ap" --repo "$d/repo" deploy --apply --yes)
@@ -106,6 +121,10 @@ for n in "${sizes[@]}"; do
     # The same agentpack rows with chezmoi as the floor: below 1 is faster.
     row "status vs chezmoi" "$(best_of 3 "$ap" --repo "$d/repo" status)" "$czstatus"
     row "durable vs chezmoi" "$durable" "$czapply"
+=======
+  if command -v chezmoi >/dev/null; then
+    row "chezmoi status" "$(best_of "$repeat" chezmoi --source "$d/repo/modules" --destination "$d/cz" status)" "$hashfloor"
+>>>>>>> perf-mem
   fi
   cd - >/dev/null
 done

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 
-	"regexp"
 	"slices"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/fsys"
+	"github.com/agentpack/agentpack/internal/lazyregexp"
 )
 
 // CreatePackageOptions are the arguments of `agentpack create-package`.
@@ -41,7 +41,7 @@ type CreatePackageData struct {
 	Provenance        any      `json:"provenance"`
 }
 
-var artifactNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
+var artifactNameRE = lazyregexp.New(`^[a-z0-9][a-z0-9-]{0,63}$`)
 
 // kindOf is the aam.yaml artifacts key and the package folder of type t.
 func kindOf(t module.Type) (kind, dir string, ok bool) {
@@ -223,7 +223,7 @@ func joinSlash(root fsys.AbsPath, p string) fsys.AbsPath {
 	return root.Join(fsys.RelPath(p))
 }
 
-var nonNameRE = regexp.MustCompile(`[^a-z0-9-]+`)
+var nonNameRE = lazyregexp.New(`[^a-z0-9-]+`)
 
 // packageArtifactName turns a detected name into a valid package or
 // artifact name where it can (lowercase, '-' for other characters).

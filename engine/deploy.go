@@ -73,11 +73,13 @@ func (e *Engine) applyLocked(ctx context.Context, req Request, opt ApplyOptions,
 			return st, err
 		}
 		out = deployData(p)
-		if h := p.Hash(); opt.ExpectPlanHash != "" && h != opt.ExpectPlanHash {
-			return st, apperr.New(apperr.ConfirmTokenMismatch, "the plan changed since it was confirmed").
-				WithHint("call deploy again, review the new plan, and confirm that one").
-				With("confirm_plan_hash", opt.ExpectPlanHash).With("current_plan_hash", h).
-				With("next_actions", []string{"call_deploy"})
+		if opt.ExpectPlanHash != "" {
+			if h := p.Hash(); h != opt.ExpectPlanHash {
+				return st, apperr.New(apperr.ConfirmTokenMismatch, "the plan changed since it was confirmed").
+					WithHint("call deploy again, review the new plan, and confirm that one").
+					With("confirm_plan_hash", opt.ExpectPlanHash).With("current_plan_hash", h).
+					With("next_actions", []string{"call_deploy"})
+			}
 		}
 		if err := CheckRefusals(p, opt); err != nil {
 			return st, err

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/frontmatter"
 	"github.com/agentpack/agentpack/internal/fsys"
+	"github.com/agentpack/agentpack/internal/lazyregexp"
 )
 
 // importFound is one asset found on disk.
@@ -520,7 +520,7 @@ func importConflictError(cs []ImportConflict) error {
 		With("reason_code", "import_conflict").With("next_actions", []string{"resolve_import_conflict", "retry_import_apply"})
 }
 
-var cursorUnsafe = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+var cursorUnsafe = lazyregexp.New(`[^A-Za-z0-9_-]`)
 
 // explain warns about imports that will not deploy back onto the same
 // files: cursor rules get agentpack's own file names, and several

@@ -18,11 +18,17 @@ func (e *Engine) Plan(ctx context.Context, req Request) (*State, *plan.Plan, err
 
 // planWith is Plan with the state load picks.
 func (e *Engine) planWith(ctx context.Context, req Request, load func(context.Context, Request) (*State, error)) (*State, *plan.Plan, error) {
+	// The stat cache is read while the load runs (a warm load is mostly
+	// stats of the sources): neither needs the other, and a stale entry
+	// is only a miss, as every entry is checked against the disk.
+	sys := e.Sys
+	cached := make(chan *plan.StatCache, 1)
+	go func() { cached <- plan.LoadStatCache(sys, abs(e.Env.StateDir())).Preload() }()
 	st, err := load(ctx, req)
+	cache := <-cached
 	if err != nil {
 		return nil, nil, err
 	}
-	cache := plan.LoadStatCache(e.Sys, abs(e.Env.StateDir()))
 	p, err := plan.Compute(st.Desired, st.Profile, st.Project, e.Sys, cache, func(w string) { st.Warn("%s", w) })
 	if err != nil {
 		return st, nil, err

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/agentpack/agentpack/engine/gitsource"
@@ -13,6 +12,7 @@ import (
 	"github.com/agentpack/agentpack/engine/manifest"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/fsys"
+	"github.com/agentpack/agentpack/internal/lazyregexp"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -67,8 +67,8 @@ type SourceRemoveData struct {
 }
 
 var (
-	sourceNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-	shorthandRe  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]+(@[^@\s]+)?$`)
+	sourceNameRe = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	shorthandRe  = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]+(@[^@\s]+)?$`)
 )
 
 const sourceSpecHint = "use owner/repo[@ref], https://github.com/owner/repo[/tree/<ref>/<path>], " +

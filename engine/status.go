@@ -116,14 +116,18 @@ func (e *Engine) status(st *State, p *plan.Plan, only []string) *StatusData {
 			PathPosix: path.ToSlash(), Expected: expected, Actual: actual, Kind: kind})
 	}
 	// Last applied vs actual.
-	guard := plan.NewLinkGuard(e.Sys)
+	guard := p.Guard
+	if guard == nil {
+		guard = plan.NewLinkGuard(e.Sys)
+	}
 	for _, r := range st.Desired.Roots {
 		m := p.Manifests[r]
 		if m == nil {
 			continue
 		}
-		for _, f := range m.ManagedFiles {
-			abs := f.In(r.Path)
+		paths := managedPaths(p, r)
+		for i, f := range m.ManagedFiles {
+			abs := paths[i]
 			if st.Desired.RootFor(r.Target, abs) != r.Path {
 				continue
 			}
@@ -133,12 +137,11 @@ func (e *Engine) status(st *State, p *plan.Plan, only []string) *StatusData {
 					sha = a.SHA256
 				}
 			}
-			want := prefixedHex(f.SHA256)
 			switch {
 			case sha == "":
-				add(r.Target, r.Path, abs, DriftMissing, want, nil)
+				add(r.Target, r.Path, abs, DriftMissing, prefixedHex(f.SHA256), nil)
 			case sha != f.SHA256 && e.editedSince(guard, r.Path, abs, f, sha):
-				add(r.Target, r.Path, abs, DriftModified, want, prefixedHex(sha))
+				add(r.Target, r.Path, abs, DriftModified, prefixedHex(f.SHA256), prefixedHex(sha))
 			}
 		}
 	}
@@ -168,14 +171,22 @@ func (e *Engine) status(st *State, p *plan.Plan, only []string) *StatusData {
 		if !r.ScanExtras {
 			continue
 		}
-		managed := map[fsys.AbsPath]bool{}
-		if m := p.Manifests[r]; m != nil {
-			for _, f := range m.ManagedFiles {
-				managed[f.In(r.Path)] = true
+		var listed map[fsys.AbsPath]bool // what r's manifest lists, when another root's does too
+		managed := func(path fsys.AbsPath) bool {
+			m, ok := p.Managed[path] // every path a manifest lists; the deepest root's
+			if !ok || m.Root == r {
+				return ok
 			}
+			if listed == nil {
+				listed = map[fsys.AbsPath]bool{}
+				for _, abs := range managedPaths(p, r) {
+					listed[abs] = true
+				}
+			}
+			return listed[path]
 		}
-		for _, path := range e.walkFiles(p.StatCache, r.Path) {
-			if managed[path] || st.Desired.File(path) != nil || plan.IsTargetManifestName(path.Base()) {
+		for _, path := range e.walkFiles(p.StatCache, guard, r.Path) {
+			if managed(path) || st.Desired.File(path) != nil || plan.IsTargetManifestName(path.Base()) {
 				continue
 			}
 			if st.Desired.RootFor(r.Target, path) != r.Path {
@@ -263,11 +274,11 @@ func (out *StatusData) next(action, command string) {
 // walkFiles lists regular files under dir (recursively); a missing dir is
 // empty. Subfolders of dir are walked in parallel: a skills root holds one
 // folder per skill.
-func (e *Engine) walkFiles(cache *plan.StatCache, dir fsys.AbsPath) []fsys.AbsPath {
+func (e *Engine) walkFiles(cache *plan.StatCache, guard *plan.LinkGuard, dir fsys.AbsPath) []fsys.AbsPath {
 	var walk func(d fsys.AbsPath) []fsys.AbsPath
 	walk = func(d fsys.AbsPath) []fsys.AbsPath {
 		var out []fsys.AbsPath
-		entries, err := plan.ReadDirCached(e.Sys, cache, d)
+		entries, err := plan.ReadDirCached(e.Sys, cache, guard, d)
 		if err != nil {
 			return nil
 		}
@@ -282,7 +293,7 @@ func (e *Engine) walkFiles(cache *plan.StatCache, dir fsys.AbsPath) []fsys.AbsPa
 		}
 		return out
 	}
-	entries, err := plan.ReadDirCached(e.Sys, cache, dir)
+	entries, err := plan.ReadDirCached(e.Sys, cache, guard, dir)
 	if err != nil {
 		return nil
 	}
@@ -302,6 +313,22 @@ func (e *Engine) walkFiles(cache *plan.StatCache, dir fsys.AbsPath) []fsys.AbsPa
 	}
 	slices.Sort(out)
 	return out
+}
+
+// managedPaths are where the files of r's manifest lie.
+func managedPaths(p *plan.Plan, r desired.Root) []fsys.AbsPath {
+	if paths, ok := p.ManagedPaths[r]; ok {
+		return paths
+	}
+	m := p.Manifests[r]
+	if m == nil {
+		return nil
+	}
+	paths := make([]fsys.AbsPath, len(m.ManagedFiles))
+	for i, f := range m.ManagedFiles {
+		paths[i] = f.In(r.Path)
+	}
+	return paths
 }
 
 func prefixedHex(h string) *string {

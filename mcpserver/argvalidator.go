@@ -3,37 +3,26 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/agentpack/agentpack/internal/apperr"
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 )
 
 // compileSchema compiles a tool's advertised input schema with the string
 // limit added ([limitStrings]), so calls are validated against what clients
 // see plus maxLength.
-func compileSchema(name string, raw json.RawMessage) (*jsonschema.Schema, error) {
+func compileSchema(name string, raw json.RawMessage) (*argSchema, error) {
 	limited, err := limitStrings(raw)
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: schema is not JSON: %w", name, err)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(limited))
+	s, err := compileArgSchema(limited)
 	if err != nil {
-		return nil, fmt.Errorf("tool %s: schema is not JSON: %w", name, err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	url := "mem:///tools/" + name + ".json"
-	if err := c.AddResource(url, doc); err != nil {
 		return nil, fmt.Errorf("tool %s: %w", name, err)
 	}
-	return c.Compile(url)
+	return s, nil
 }
 
 // problem is one schema violation of a call's arguments.
@@ -48,8 +37,6 @@ type problem struct {
 // (an unknown argument's name comes from the caller and can be any size).
 func (p problem) String() string { return capEcho(p.pointer) + ": " + p.message }
 
-var printer = message.NewPrinter(language.English)
-
 // checkArgs validates raw arguments against t's schema and decodes them. It
 // is the one place every call is validated, whatever the client checked.
 // A missing or non-true `yes` is E_CONFIRM_REQUIRED; any other violation is
@@ -62,18 +49,13 @@ func (t *tool) checkArgs(raw json.RawMessage) (*args, error) {
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		raw = json.RawMessage("{}")
 	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	v, err := decodeJSON(raw)
 	if err != nil {
 		return nil, apperr.New(apperr.InvalidArgument, "arguments are not valid JSON: %v", err).
 			WithHint("pass the arguments as one JSON object").With("reason_code", "invalid_argument")
 	}
-	if err := t.compiled.Validate(v); err != nil {
-		var verr *jsonschema.ValidationError
-		if !errors.As(err, &verr) {
-			return nil, apperr.Wrap(err, apperr.Unexpected, "cannot validate the arguments of %s", t.name)
-		}
-		var probs []problem
-		collectProblems(verr, &probs)
+	var probs []problem
+	if t.compiled.validate(v, nil, &probs); len(probs) > 0 {
 		return nil, t.argError(probs)
 	}
 	var a args
@@ -154,40 +136,4 @@ func (t *tool) propertyNames() []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-// collectProblems flattens a jsonschema error tree into its leaves.
-func collectProblems(e *jsonschema.ValidationError, out *[]problem) {
-	if len(e.Causes) > 0 {
-		for _, c := range e.Causes {
-			collectProblems(c, out)
-		}
-		return
-	}
-	loc := e.InstanceLocation
-	at := "/" + strings.Join(loc, "/")
-	property := ""
-	if len(loc) > 0 {
-		property = loc[0]
-	}
-	switch k := e.ErrorKind.(type) {
-	case *kind.Required:
-		for _, name := range k.Missing {
-			p := property
-			if p == "" {
-				p = name
-			}
-			*out = append(*out, problem{property: p, pointer: strings.TrimSuffix(at, "/") + "/" + name, message: "required argument is missing"})
-		}
-	case *kind.AdditionalProperties:
-		for _, name := range k.Properties {
-			p := property
-			if p == "" {
-				p = name
-			}
-			*out = append(*out, problem{property: p, pointer: strings.TrimSuffix(at, "/") + "/" + name, message: "unknown argument"})
-		}
-	default:
-		*out = append(*out, problem{property: property, pointer: at, message: e.ErrorKind.LocalizedString(printer)})
-	}
 }

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/agentpack/agentpack/engine"
-	"github.com/agentpack/agentpack/schemas"
+	"github.com/agentpack/agentpack/schemas/schematest"
 	"github.com/agentpack/agentpack/targets"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -203,10 +203,10 @@ func jsonEqual(t testing.TB, a, b []byte) bool {
 	return bytes.Equal(xa, ya)
 }
 
-// validateEnvelope checks doc with schemas.Validate.
+// validateEnvelope checks doc with schematest.Validate.
 func validateEnvelope(t testing.TB, doc []byte) {
 	t.Helper()
-	if err := schemas.Validate(doc); err != nil {
+	if err := schematest.Validate(doc); err != nil {
 		t.Fatalf("envelope does not validate: %v\n%s", err, doc)
 	}
 }

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/lazyregexp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -19,7 +19,7 @@ const argumentsPlaceholder = "$ARGUMENTS"
 // promptArgName is the one argument a prompt may take.
 const promptArgName = "arguments"
 
-var unsafePromptChars = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+var unsafePromptChars = lazyregexp.New(`[^A-Za-z0-9_-]`)
 
 // PromptName is the MCP prompt name of a module id: every character other
 // than A-Z a-z 0-9 _ - becomes '_' (command:ap-plan → command_ap-plan).

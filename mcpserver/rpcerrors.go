@@ -2,16 +2,17 @@ package mcpserver
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/agentpack/agentpack/internal/lazyregexp"
 )
 
 // maxRPCMessage caps the message of a JSON-RPC error the server sends.
 const maxRPCMessage = 1024
 
-var reBeforeInit = regexp.MustCompile(`^method "(.*)" is invalid during session initialization$`)
+var reBeforeInit = lazyregexp.New(`^method "(.*)" is invalid during session initialization$`)
 
 // cleanRPCError rewrites, in place, the JSON-RPC errors the SDK answers
 // protocol faults with, and reports whether it changed e:

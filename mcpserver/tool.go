@@ -7,7 +7,6 @@ import (
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/internal/envelope"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // Toolsets.
@@ -41,7 +40,7 @@ type tool struct {
 	commandID string
 	run       func(ctx context.Context, c *call) *envelope.Envelope
 
-	compiled *jsonschema.Schema
+	compiled *argSchema
 }
 
 // def returns the tool as listed in tools/list.

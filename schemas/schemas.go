@@ -1,30 +1,31 @@
 // Package schemas holds the JSON Schemas (draft 2020-12) of agentpack's
-// --json envelope and of each command's data, and validates documents
-// against them.
+// --json envelope and of each command's data.
 //
 // The schema files are the source of truth for the machine-readable
 // contract: `agentpack schema --json` prints them, and every package's tests
-// check real output with [Validate].
+// check real output with schematest.Validate. The validator lives in that
+// package so that the binary, which only prints the schemas, does not link
+// a JSON Schema compiler (whose package init alone cost every command
+// 2.5 ms).
 package schemas
 
 import (
 	"embed"
 	"encoding/json"
-	"fmt"
+	"io/fs"
 	"path"
 	"slices"
 	"strings"
-	"sync"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // BaseURL is the fake base URL the schemas are identified by ($id). Nothing
 // is fetched from it: every URL under it is served from the embedded files.
 const BaseURL = "https://agentpack.dev/schemas/"
 
+// EnvelopeFile is the name of the envelope's schema among [FS]'s files.
+const EnvelopeFile = "envelope.schema.json"
+
 const (
-	envelopeFile  = "envelope.schema.json"
 	commandsDir   = "commands"
 	commandSuffix = ".schema.json"
 )
@@ -34,7 +35,7 @@ var files embed.FS
 
 // Envelope returns the schema of the --json envelope.
 func Envelope() json.RawMessage {
-	b, err := files.ReadFile(envelopeFile)
+	b, err := files.ReadFile(EnvelopeFile)
 	if err != nil {
 		panic("schemas: envelope schema not embedded: " + err.Error())
 	}
@@ -47,7 +48,7 @@ func Command(name string) (json.RawMessage, bool) {
 	if name == "" || strings.ContainsAny(name, `/\.`) {
 		return nil, false
 	}
-	b, err := files.ReadFile(commandFile(name))
+	b, err := files.ReadFile(CommandFile(name))
 	if err != nil {
 		return nil, false
 	}
@@ -71,66 +72,12 @@ func CommandNames() []string {
 	return names
 }
 
-func commandFile(name string) string {
+// FS returns the schema files: [EnvelopeFile] and one [CommandFile] per
+// command.
+func FS() fs.FS { return files }
+
+// CommandFile returns the name of the named command's data schema among
+// [FS]'s files, e.g. "commands/plan.schema.json".
+func CommandFile(name string) string {
 	return path.Join(commandsDir, name+commandSuffix)
-}
-
-// compiled holds every schema, compiled once.
-type compiled struct {
-	envelope *jsonschema.Schema
-	commands map[string]*jsonschema.Schema
-	err      error
-}
-
-var (
-	compileOnce sync.Once
-	schemaSet   compiled
-)
-
-// compiledSchemas compiles the envelope and every command schema on first
-// use. A schema that does not compile is a bug in this package; it is
-// reported by every later Validate call and by this package's tests.
-func compiledSchemas() *compiled {
-	compileOnce.Do(func() { schemaSet = compileAll() })
-	return &schemaSet
-}
-
-func compileAll() compiled {
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	c.UseLoader(jsonschema.SchemeURLLoader{"https": embeddedLoader{}})
-
-	env, err := c.Compile(BaseURL + envelopeFile)
-	if err != nil {
-		return compiled{err: fmt.Errorf("schemas: compile %s: %w", envelopeFile, err)}
-	}
-	cmds := map[string]*jsonschema.Schema{}
-	for _, name := range CommandNames() {
-		sch, err := c.Compile(BaseURL + commandFile(name))
-		if err != nil {
-			return compiled{err: fmt.Errorf("schemas: compile %s: %w", commandFile(name), err)}
-		}
-		cmds[name] = sch
-	}
-	return compiled{envelope: env, commands: cmds}
-}
-
-// embeddedLoader serves URLs under BaseURL from the embedded files and
-// refuses every other URL, so compiling never touches the network. The
-// draft meta-schemas are built into jsonschema and never reach it.
-type embeddedLoader struct{}
-
-// Load implements jsonschema.URLLoader.
-func (embeddedLoader) Load(url string) (any, error) {
-	name, ok := strings.CutPrefix(url, BaseURL)
-	if !ok {
-		return nil, fmt.Errorf("schemas: refusing to load %s: only %s* is served", url, BaseURL)
-	}
-	f, err := files.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return jsonschema.UnmarshalJSON(f)
 }

@@ -114,11 +114,3 @@ func writeFile(sys fsys.System, path fsys.AbsPath, data []byte) error {
 func (s *Store) writeState(path fsys.AbsPath, data []byte) error {
 	return writeFile(s.sys, path, data)
 }
-
-// writeDurable writes one state file through s's durable System: file and
-// folder are on disk when it returns, whatever AGENTPACK_FSYNC says, because
-// the journal must survive a power cut that the target files it protects
-// might not.
-func (s *Store) writeDurable(path fsys.AbsPath, data []byte) error {
-	return writeFile(s.durable, path, data)
-}

@@ -51,15 +51,10 @@ func (s *Store) WriteJournal(j *Journal) error {
 	if c.Files == nil {
 		c.Files = []FileChange{}
 	}
-	data, err := json.MarshalIndent(&c, "", "  ")
-	if err != nil {
-		return apperr.Wrap(err, apperr.Unexpected, "cannot encode the journal")
-	}
-	data = append(data, '\n')
-	if err := s.writeDurable(s.blobDir(j.ID).JoinName(journalCopyName), data); err != nil {
+	if err := s.writeJSON(s.durable, s.blobDir(j.ID).JoinName(journalCopyName), &c); err != nil {
 		return err
 	}
-	return s.writeDurable(s.journalPath(), data)
+	return s.writeJSON(s.durable, s.journalPath(), &c)
 }
 
 // ReadJournal returns the journal, or nil, nil when there is none. When

@@ -1,12 +1,19 @@
 package snapshots
 
 import (
+	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
+	"maps"
+	"slices"
 	"sort"
+	"strconv"
+	"sync"
 
 	"github.com/agentpack/agentpack/internal/fsys"
 )
@@ -26,36 +33,132 @@ func (s *Store) SavePack(id string, datas [][]byte) ([]string, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
-	shas := make([]string, len(datas))
-	idx := packIndex{}
-	var pack []byte
-	order := make([]int, 0, len(datas))
-	for i, d := range datas {
-		sum := sha256.Sum256(d)
-		shas[i] = hex.EncodeToString(sum[:])
-		if _, ok := idx[shas[i]]; ok {
-			continue
-		}
-		idx[shas[i]] = [2]int64{int64(len(pack)), int64(len(d))}
-		pack = append(pack, d...)
-		order = append(order, i)
+	if len(datas) == 0 {
+		return []string{}, nil
 	}
-	if len(order) == 0 {
-		return shas, nil
-	}
-	if err := s.writeState(s.blobDir(id).JoinName(packName), pack); err != nil {
+	p, err := s.NewPack(id)
+	if err != nil {
 		return nil, err
 	}
-	data, err := json.Marshal(idx)
-	if err != nil {
-		return nil, ioError(err, "cannot encode the pack index of snapshot %s", id)
+	shas := make([]string, len(datas))
+	for i, d := range datas {
+		if shas[i], err = p.Add(d); err != nil {
+			_ = p.Close()
+			return nil, err
+		}
 	}
-	// The index is written last: a pack without an index is ignored.
-	if err := s.writeState(s.blobDir(id).JoinName(packName+".idx"), data); err != nil {
+	return shas, p.Close()
+}
+
+// Pack writes the pack of one snapshot blob by blob, so a deploy of ten
+// thousand files never holds their bytes at once: each is added as it is
+// written. Blobs added are readable ([Store.ReadBlob]) once [Pack.Commit]
+// returns. It is safe for concurrent use by goroutines.
+type Pack struct {
+	s   *Store
+	id  string
+	out fsys.Stream
+	buf *bufio.Writer
+
+	mu   sync.Mutex
+	idx  map[[sha256.Size]byte][2]int64
+	size int64
+	err  error // the first write error; every later call returns it
+}
+
+// NewPack starts snapshot id's pack, empty.
+func (s *Store) NewPack(id string) (*Pack, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	dir := s.blobDir(id)
+	if err := ensureDir(s.sys, dir); err != nil {
+		return nil, err
+	}
+	out, err := fsys.CreateStream(s.sys, dir.JoinName(packName), filePerm)
+	if err != nil {
 		return nil, err
 	}
 	s.packs.Delete(id)
-	return shas, nil
+	return &Pack{s: s, id: id, out: out, buf: bufio.NewWriterSize(out, 64<<10), idx: map[[sha256.Size]byte][2]int64{}}, nil
+}
+
+// Add appends data to the pack, unless bytes with its hash are there
+// already, and returns that hash in hex.
+func (p *Pack) Add(data []byte) (string, error) {
+	sum := sha256.Sum256(data)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err != nil {
+		return "", p.err
+	}
+	if _, ok := p.idx[sum]; !ok {
+		if _, err := p.buf.Write(data); err != nil {
+			p.err = err
+			return "", err
+		}
+		p.idx[sum] = [2]int64{p.size, int64(len(data))}
+		p.size += int64(len(data))
+	}
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// Commit makes every blob added so far readable: it flushes and syncs the
+// pack, then replaces its index. A pack is only read through its index,
+// so a crash at any point leaves it readable up to the last commit.
+func (p *Pack) Commit() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err != nil {
+		return p.err
+	}
+	if p.err = p.buf.Flush(); p.err == nil {
+		p.err = p.out.Sync()
+	}
+	if p.err == nil {
+		p.err = fsys.WriteStream(p.s.sys, p.s.blobDir(p.id).JoinName(packName+".idx"), filePerm, p.writeIndex)
+	}
+	p.s.packs.Delete(p.id)
+	return p.err
+}
+
+// writeIndex writes the index as JSON: each hash, sorted, with the offset
+// and length of its bytes.
+func (p *Pack) writeIndex(w io.Writer) error {
+	keys := slices.Collect(maps.Keys(p.idx))
+	slices.SortFunc(keys, func(a, b [sha256.Size]byte) int { return bytes.Compare(a[:], b[:]) })
+	line := make([]byte, 0, 128)
+	for i, k := range keys {
+		line = append(line[:0], ',')
+		if i == 0 {
+			line[0] = '{'
+		}
+		line = append(line, '"')
+		line = hex.AppendEncode(line, k[:])
+		line = append(line, '"', ':', '[')
+		line = strconv.AppendInt(line, p.idx[k][0], 10)
+		line = append(line, ',')
+		line = strconv.AppendInt(line, p.idx[k][1], 10)
+		line = append(line, ']')
+		if _, err := w.Write(line); err != nil {
+			return err
+		}
+	}
+	if len(keys) == 0 {
+		_, err := io.WriteString(w, "{}")
+		return err
+	}
+	_, err := io.WriteString(w, "}")
+	return err
+}
+
+// Close commits the pack and ends it.
+func (p *Pack) Close() error {
+	err := p.Commit()
+	if cerr := p.out.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // readPacked returns the bytes of sha from id's pack, or fs.ErrNotExist.

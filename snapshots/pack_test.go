@@ -1,7 +1,9 @@
 package snapshots
 
 import (
+	"fmt"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,4 +39,53 @@ func TestSavePackRoundTrip(t *testing.T) {
 	}
 	_, err = NewStore(s.Dir()).ReadBlob(id, shas[0])
 	wantCode(t, err, apperr.SnapshotCorrupted)
+}
+
+// TestPackGrowsBlobByBlob: a pack written blob by blob (in parallel, as a
+// deploy adds each file it writes) serves what was added up to its last
+// commit, deduplicated, and the rest once it is closed.
+func TestPackGrowsBlobByBlob(t *testing.T) {
+	s := NewStore(t.TempDir())
+	id := s.NewID(time.Now())
+	p, err := s.NewPack(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	early, err := p.Add([]byte("before bytes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.ReadBlob(id, early); err != nil || string(got) != "before bytes" {
+		t.Fatalf("after Commit: %q, %v", got, err)
+	}
+	shas := make([]string, 64)
+	var wg sync.WaitGroup
+	for i := range shas {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			shas[i], _ = p.Add([]byte(fmt.Sprintf("file %d", i%32)))
+		}()
+	}
+	wg.Wait()
+	if _, err := s.ReadBlob(id, shas[0]); apperr.CodeOf(err) != apperr.SnapshotCorrupted {
+		t.Fatalf("a blob added after the last commit was readable (%v)", err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i, sha := range shas {
+		if got, err := s.ReadBlob(id, sha); err != nil || string(got) != fmt.Sprintf("file %d", i%32) {
+			t.Fatalf("blob %d: %q, %v", i, got, err)
+		}
+	}
+	if n := len(s.packedHashes(id)); n != 33 {
+		t.Errorf("%d distinct blobs in the pack, want 33", n)
+	}
+	if fi, err := os.Stat(s.blobDir(id).JoinName(packName).String()); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("pack mode %v, %v; want 0600", fi.Mode(), err)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/fsys"
+	"github.com/agentpack/agentpack/internal/jsonstream"
 )
 
 // IDLayout is the time layout of snapshot ids: UTC with nanoseconds, so ids
@@ -118,16 +120,29 @@ func (s *Store) Save(r *Record) error {
 	if c.Targets == nil {
 		c.Targets = []string{}
 	}
-	c.Files = slices.Clone(r.Files)
 	if c.Files == nil {
 		c.Files = []FileChange{}
 	}
-	slices.SortFunc(c.Files, compareFiles)
-	data, err := json.MarshalIndent(&c, "", "  ")
-	if err != nil {
-		return apperr.Wrap(err, apperr.Unexpected, "cannot encode snapshot record %s", r.ID)
+	if !slices.IsSortedFunc(c.Files, compareFiles) {
+		c.Files = slices.Clone(c.Files)
+		slices.SortFunc(c.Files, compareFiles)
 	}
-	return s.writeState(s.recordPath(r.ID), append(data, '\n'))
+	return s.writeJSON(s.sys, s.recordPath(r.ID), &c)
+}
+
+// writeJSON writes v to path through sys atomically as indented JSON and
+// a newline (what json.MarshalIndent gives), with mode 0600, encoding a
+// record's files one by one instead of the whole document at once.
+func (s *Store) writeJSON(sys fsys.System, path fsys.AbsPath, v any) error {
+	if err := ensureDir(sys, path.Dir()); err != nil {
+		return err
+	}
+	return fsys.WriteStream(sys, path, filePerm, func(w io.Writer) error {
+		if err := jsonstream.Encode(w, v, jsonstream.Options{Indent: "  ", EscapeHTML: true}); err != nil {
+			return apperr.Wrap(err, apperr.Unexpected, "cannot encode %s", path)
+		}
+		return nil
+	})
 }
 
 func compareFiles(a, b FileChange) int {

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"regexp"
 
 	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/engine/target"
 	"github.com/agentpack/agentpack/internal/frontmatter"
+	"github.com/agentpack/agentpack/internal/lazyregexp"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -77,7 +77,7 @@ func (Cursor) render(rc *target.RenderContext, modules []*module.LoadedModule, w
 	return r.output(), nil
 }
 
-var unsafeKeyChar = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+var unsafeKeyChar = lazyregexp.New(`[^A-Za-z0-9_-]`)
 
 // CursorRuleKey is the file name (without .mdc) of a module's Cursor rule:
 // the id with every character outside [A-Za-z0-9_-] replaced by '_', cut at

@@ -46,7 +46,6 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		app.progressOut = stderr
 	}
 	app.Globals.JSON = jsonMode
-	var cli CLI
 	defer func() {
 		if r := recover(); r != nil {
 			if ep, ok := r.(exitPanic); ok {
@@ -57,31 +56,22 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 			code = app.fail(commandFromArgs(args), err)
 		}
 	}()
-	parser, err := kong.New(&cli,
-		kong.Name("agentpack"),
-		kong.Description("Compile AI-coding assets (instructions, skills, prompts, commands, agents) into files for codex, claude_code, cursor and vscode, and deploy them safely."),
-		kong.Writers(stdout, stderr),
-		kong.Exit(func(c int) { panic(exitPanic{c}) }),
-		kong.UsageOnError(),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-		kong.Bind(app),
-		kong.Vars{"version": envelope.Version},
-	)
+	parser, kctx, globals, err := parse(args, app)
 	if err != nil {
-		return app.fail("agentpack", apperr.Wrap(err, apperr.Unexpected, "cannot build the command line"))
-	}
-	app.parser = parser
-	kctx, err := parser.Parse(args)
-	if err != nil {
+		var be buildError
+		if errors.As(err, &be) {
+			return app.fail("agentpack", apperr.Wrap(be.error, apperr.Unexpected, "cannot build the command line"))
+		}
 		// `mcp serve`'s stdout belongs to JSON-RPC: its flag errors go to stderr.
 		app.Globals.JSON = jsonMode && commandFromArgs(args) != "mcp"
 		return app.fail(commandFromArgs(args), apperr.New(apperr.InvalidArgument, "%s", err.Error()).
 			WithHint("run `agentpack --help` for usage"))
 	}
+	app.parser = parser
 	if err := emptyGlobalValue(args); err != nil {
 		return app.fail(commandFromArgs(args), err)
 	}
-	app.Globals = cli.Globals
+	app.Globals = globals
 	app.kctx = kctx
 	if err := kctx.Run(app); err != nil {
 		var ec exitCode
@@ -143,14 +133,10 @@ func wantsJSON(args []string) bool {
 // the DIR of --repo DIR, never does).
 func commandFromArgs(args []string) string {
 	names := map[string]bool{}
-	t := reflect.TypeOf(CLI{})
+	t := reflect.TypeFor[CLI]()
 	for i := 0; i < t.NumField(); i++ {
 		if _, ok := t.Field(i).Tag.Lookup("cmd"); ok {
-			name := t.Field(i).Tag.Get("name")
-			if name == "" {
-				name = strings.ToLower(t.Field(i).Name)
-			}
-			names[name] = true
+			names[commandName(t.Field(i))] = true
 		}
 	}
 	for _, a := range args {

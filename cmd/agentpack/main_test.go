@@ -14,7 +14,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/internal/fsys"
-	"github.com/agentpack/agentpack/schemas"
+	"github.com/agentpack/agentpack/schemas/schematest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -118,7 +118,7 @@ func cmdValidEnvelope(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: validenv file")
 	}
 	data := readArg(ts, args[0])
-	err := schemas.Validate(data)
+	err := schematest.Validate(data)
 	if neg {
 		if err == nil {
 			ts.Fatalf("envelope unexpectedly valid")

@@ -5,7 +5,6 @@ package aampkg
 import (
 	"bytes"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/lazyregexp"
 	"github.com/agentpack/agentpack/internal/yamlerr"
 )
 
@@ -94,8 +94,8 @@ func (p Problem) String() string {
 }
 
 var (
-	nameRE     = regexp.MustCompile(`^(@[a-z0-9][a-z0-9_-]{0,63}/)?[a-z0-9][a-z0-9-]{0,63}$`)
-	artifactRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
+	nameRE     = lazyregexp.New(`^(@[a-z0-9][a-z0-9_-]{0,63}/)?[a-z0-9][a-z0-9-]{0,63}$`)
+	artifactRE = lazyregexp.New(`^[a-z0-9][a-z0-9-]{0,63}$`)
 )
 
 // ValidName reports whether name is a valid package name.

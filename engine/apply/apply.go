@@ -59,7 +59,11 @@ func (wr *Writer) Apply(d Deployment) (string, bool, error) {
 	}
 	rec := &snapshots.Record{ID: id, Kind: snapshots.KindDeploy, CreatedAt: now.UTC(), Command: d.Command,
 		Repo: d.Repo, Project: d.Project, Profile: d.Profile, Targets: d.Targets, Machine: d.Machine}
-	if err := wr.commit(rec, writes, manifests, nil); err != nil {
+	pack, err := wr.newPack(id)
+	if err != nil {
+		return "", false, err
+	}
+	if err := wr.commit(rec, pack, writes, manifests, nil); err != nil {
 		return "", false, err
 	}
 	wr.cacheWritten(d.Plan.StatCache, writes)
@@ -89,13 +93,14 @@ func (wr *Writer) undoFailed(err error) error {
 // performAll runs writes on sys: target files first (in parallel: they are
 // independent and the disk, not the CPU, is the limit), then the last
 // nManifests manifests that record them, calling tick after each target
-// file it changes. Apply and dry run share it.
-func (wr *Writer) performAll(sys fsys.System, writes []write, nManifests int, tick func()) error {
+// file it changes and, when set, wrote with the bytes of each file it
+// writes (a transaction saves them in its pack). Apply and dry run share it.
+func (wr *Writer) performAll(sys fsys.System, writes []write, nManifests int, tick func(), wrote func(*write, []byte) error) error {
 	files, manifests := writes[:len(writes)-nManifests], writes[len(writes)-nManifests:]
 	guard := plan.NewLinkGuard(sys)
 	errs := make([]error, len(files))
 	workers.Parallel(len(files), func(i int) {
-		errs[i] = wr.perform(sys, guard, files[i])
+		errs[i] = wr.perform(sys, guard, &files[i], wrote)
 		if !files[i].noop {
 			tick()
 		}
@@ -110,11 +115,11 @@ func (wr *Writer) performAll(sys fsys.System, writes []write, nManifests int, ti
 	// Folders the removals emptied go once all files are done: one look
 	// at each folder, not one per file removed from it.
 	emptied.prune(sys)
-	for _, w := range manifests {
-		if err := wr.perform(sys, guard, w); err != nil {
+	for i := range manifests {
+		if err := wr.perform(sys, guard, &manifests[i], wrote); err != nil {
 			return err
 		}
-		emptied.removed(w)
+		emptied.removed(manifests[i])
 	}
 	emptied.prune(sys)
 	return nil
@@ -129,7 +134,7 @@ func (wr *Writer) DryRun(d Deployment) ([]fsys.Op, error) {
 		return nil, err
 	}
 	sys := fsys.NewDryRunSystem(wr.Sys)
-	if err := wr.performAll(sys, writes, manifests, func() {}); err != nil {
+	if err := wr.performAll(sys, writes, manifests, func() {}, nil); err != nil {
 		return nil, err
 	}
 	return sys.Ops(), nil
@@ -143,7 +148,7 @@ func (wr *Writer) cacheWritten(cache *plan.StatCache, ws []write) {
 	}
 	workers.Parallel(len(ws), func(i int) {
 		w := ws[i]
-		if w.data == nil {
+		if w.remove {
 			cache.Forget(w.path)
 			return
 		}
@@ -155,9 +160,10 @@ func (wr *Writer) cacheWritten(cache *plan.StatCache, ws []write) {
 }
 
 // perform executes one write or removal of a transaction on sys, after
-// checking that no folder below its root is a link. The folders a removal
-// empties are left to [emptiedDirs].
-func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w write) error {
+// checking that no folder below its root is a link, and hands the bytes
+// written to wrote (when set). The folders a removal empties are left to
+// [emptiedDirs].
+func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w *write, wrote func(*write, []byte) error) error {
 	if w.noop {
 		return nil
 	}
@@ -165,14 +171,24 @@ func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w write) error
 		return err
 	}
 	if w.shared {
-		if err := unchangedSincePlan(sys, w); err != nil {
+		if err := unchangedSincePlan(sys, *w); err != nil {
 			return err
 		}
 	}
-	if w.data != nil {
-		return sys.WriteFile(w.path, w.data, w.mode)
+	if w.remove {
+		return sys.Remove(w.path)
 	}
-	return sys.Remove(w.path)
+	data, err := w.bytes()
+	if err != nil {
+		return err
+	}
+	if err := sys.WriteFile(w.path, data, w.mode); err != nil {
+		return err
+	}
+	if wrote != nil {
+		return wrote(w, data)
+	}
+	return nil
 }
 
 // unchangedSincePlan refuses to write a key-level file that changed since

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"io/fs"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/internal/checksum"
-	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/internal/workers"
 	"github.com/agentpack/agentpack/snapshots"
 )
@@ -27,54 +27,146 @@ type Restored struct {
 // targets it covers (nil: those of restores) and undoneDirs the folders the
 // undone applies created, removed once empty. Every saved byte is read and
 // verified before the first write, so a damaged snapshot changes nothing.
+// What each path holds now goes into the rollback's pack as it is read,
+// and the bytes restored are held only up to [restoreHeld] in all: past
+// that, a file's are read again, from the pack that was just checked, when
+// it is written.
 func (wr *Writer) Restore(restores []snapshots.Restore, contents *snapshots.Contents, state []StateFile, to string, targets []string, undoneDirs []string) (*Restored, error) {
 	store := wr.Store
-	type op struct {
-		r snapshots.Restore
-		// root and path are r.Root and r.Path.
-		root, path fsys.AbsPath
-		data       []byte
-		cur        []byte
-		has        bool
-		mode       fs.FileMode // of cur
-		// noop: the path already holds the wanted bytes. It is still recorded
-		// (Before == After), so this rollback record is authoritative for
-		// every path it covers when a later `rollback --to` reads it.
-		noop bool
+	now := time.Now()
+	id := store.NewID(now)
+	pack, err := wr.newPack(id)
+	if err != nil {
+		return nil, err
 	}
-	var ops []op
+	ws, err := wr.restoreWrites(restores, contents, pack)
+	if err != nil {
+		_ = pack.Close()
+		_ = store.DeleteBlobs(id)
+		return nil, err
+	}
+	rec := &snapshots.Record{ID: id, Kind: snapshots.KindRollback, CreatedAt: now.UTC(), Command: "rollback", Targets: targetsOf(restores, targets)}
+	if to != "" {
+		rec.RolledBackTo = &to
+	}
+	// The same transaction as a deploy's: files first, then the manifests
+	// and state files that describe them.
+	ws = wr.restoreState(ws, state)
+	files := make([]write, 0, len(ws))
+	var tail []write
+	out := &Restored{ID: id}
+	for i := range ws {
+		w := &ws[i]
+		if w.change.Manifest {
+			tail = append(tail, w.write)
+		} else {
+			files = append(files, w.write)
+		}
+		if !w.noop {
+			out.Changed = append(out.Changed, w.restore)
+		}
+	}
+	ws = nil
+	if err := wr.commit(rec, pack, append(files, tail...), len(tail), undoneDirs); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// restoreHeld is how many restored bytes a rollback keeps from the check
+// of every saved byte to the write; the rest are read again.
+const restoreHeld = 8 << 20
+
+// restoreWrites reads, in parallel, what each path of restores holds now
+// and turns it into a write: its current bytes go into pack (a manifest's
+// are kept: they anchor its deltas), its saved bytes are read and checked.
+// A path that must not exist and does not is left out. A link at the path
+// or above it (below its root) is refused, not replaced: a link stays a
+// link, and nothing is read through it.
+func (wr *Writer) restoreWrites(restores []snapshots.Restore, contents *snapshots.Contents, pack *snapshots.Pack) ([]restoreWrite, error) {
 	guard := plan.NewLinkGuard(wr.Sys)
-	// What each path holds now, read in parallel; a link at the path or
-	// above it (below its root) is refused, not replaced: a link stays a
-	// link, and nothing is read through it.
-	actuals := make([]plan.Actual, len(restores))
+	ws := make([]restoreWrite, len(restores))
+	keep := make([]bool, len(restores))
 	errs := make([]error, len(restores))
+	var held atomic.Int64
 	workers.Parallel(len(restores), func(i int) {
-		root, path := recorded(restores[i].Root, restores[i].Path)
-		actuals[i], errs[i] = plan.ReadActual(wr.Sys, guard, nil, root, path, "")
-	})
-	for i, r := range restores {
-		o := op{r: r}
-		o.root, o.path = recorded(r.Root, r.Path)
-		a, err := actuals[i], errs[i]
-		if err != nil {
-			return nil, err
+		r := restores[i]
+		root, path := recorded(r.Root, r.Path)
+		a, err := plan.ReadActual(wr.Sys, guard, nil, root, path, "")
+		if err != nil || (r.Content == nil && !a.Exists) {
+			errs[i] = err
+			return
+		}
+		w := restoreWrite{restore: r, write: write{change: snapshots.FileChange{Target: r.Target, Root: r.Root, Path: r.Path, Manifest: r.Manifest, After: r.Content},
+			root: root, path: path, remove: r.Content == nil}}
+		w.change.Op = plan.OpCreate
+		switch {
+		case r.Content == nil:
+			w.change.Op = plan.OpDelete
+		case a.Exists:
+			w.change.Op = plan.OpUpdate
 		}
 		if a.Exists {
-			o.cur, o.has, o.mode = a.Data, true, a.Mode
+			w.change.Before = &snapshots.Content{SHA256: a.SHA256, Size: int64(len(a.Data)), Mode: uint32(a.Mode)}
+			if r.Manifest {
+				w.before = a.Data
+			} else {
+				if _, errs[i] = pack.Add(a.Data); errs[i] != nil {
+					return
+				}
+				w.beforeSaved = true
+			}
 		}
 		if r.Content != nil {
-			data, err := contents.Read(r.Target, r.Path, r.BlobID, r.Content, o.cur)
+			w.mode = fs.FileMode(r.Content.Mode)
+			w.noop = a.Exists && a.SHA256 == r.Content.SHA256 && a.Mode == w.mode.Perm()
+		}
+		// A target file's saved bytes are whole (only manifests save
+		// deltas), read straight from their pack, which is safe in
+		// parallel; a manifest's are read below, one at a time.
+		if r.Content != nil && !w.noop && !r.Manifest && r.Content.Delta == nil {
+			data, err := contents.Read(r.Target, r.Path, r.BlobID, r.Content, nil)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			if held.Add(int64(len(data))) <= restoreHeld {
+				w.data = data
+			} else {
+				w.load = func() ([]byte, error) { return contents.Read(r.Target, r.Path, r.BlobID, r.Content, nil) }
+			}
+		}
+		ws[i], keep[i] = w, true
+	})
+	out := ws[:0]
+	for i := range ws {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		if !keep[i] {
+			continue
+		}
+		w := ws[i]
+		if c := w.restore.Content; c != nil && !w.noop && w.data == nil && w.load == nil {
+			data, err := contents.Read(w.restore.Target, w.restore.Path, w.restore.BlobID, c, w.before)
 			if err != nil {
 				return nil, err
 			}
-			o.data = data
-			o.noop = o.has && bytes.Equal(o.cur, data) && o.mode == fs.FileMode(r.Content.Mode).Perm()
-		} else if !o.has {
-			continue
+			w.data = data
 		}
-		ops = append(ops, o)
+		out = append(out, w)
 	}
+	return out, nil
+}
+
+// restoreWrite is a write of a rollback and the restore it comes from.
+type restoreWrite struct {
+	write
+	restore snapshots.Restore
+}
+
+// restoreState adds the writes of the state files whose bytes change.
+func (wr *Writer) restoreState(ws []restoreWrite, state []StateFile) []restoreWrite {
 	for _, f := range state {
 		cur, err := wr.Sys.ReadFile(f.Path)
 		has := err == nil
@@ -82,50 +174,16 @@ func (wr *Writer) Restore(restores []snapshots.Restore, contents *snapshots.Cont
 			continue
 		}
 		content := &snapshots.Content{SHA256: checksum.SHA256Hex(f.Data), Size: int64(len(f.Data)), Mode: 0o600}
-		ops = append(ops, op{r: snapshots.Restore{Target: snapshots.StateTarget, Root: f.Path.Dir().String(), Path: f.Path.String(), Manifest: true, Content: content},
-			root: f.Path.Dir(), path: f.Path, data: f.Data, cur: cur, has: has, mode: wr.modeOf(f.Path)})
-	}
-	now := time.Now()
-	id := store.NewID(now)
-	rec := &snapshots.Record{ID: id, Kind: snapshots.KindRollback, CreatedAt: now.UTC(), Command: "rollback", Targets: targetsOf(restores, targets)}
-	if to != "" {
-		rec.RolledBackTo = &to
-	}
-	// The same transaction as a deploy's: files first, then the manifests
-	// and state files that describe them.
-	var files, tail []write
-	out := &Restored{ID: id}
-	for _, o := range ops {
-		w := write{change: snapshots.FileChange{Target: o.r.Target, Root: o.r.Root, Path: o.r.Path, Manifest: o.r.Manifest, After: o.r.Content},
-			root: o.root, path: o.path, data: o.data, noop: o.noop}
-		if o.has {
-			w.before = o.cur
-			w.change.Before = &snapshots.Content{SHA256: checksum.SHA256Hex(o.cur), Size: int64(len(o.cur)), Mode: uint32(o.mode)}
-		}
-		switch {
-		case o.r.Content == nil:
-			w.change.Op = plan.OpDelete
-		case o.has:
+		w := write{change: snapshots.FileChange{Target: snapshots.StateTarget, Root: f.Path.Dir().String(), Path: f.Path.String(), Manifest: true, Op: plan.OpCreate, After: content},
+			root: f.Path.Dir(), path: f.Path, data: f.Data, mode: 0o600}
+		if has {
+			w.before = cur
 			w.change.Op = plan.OpUpdate
-		default:
-			w.change.Op = plan.OpCreate
+			w.change.Before = &snapshots.Content{SHA256: checksum.SHA256Hex(cur), Size: int64(len(cur)), Mode: uint32(wr.modeOf(f.Path))}
 		}
-		if o.r.Content != nil {
-			w.mode = fs.FileMode(o.r.Content.Mode)
-		}
-		if o.r.Manifest {
-			tail = append(tail, w)
-		} else {
-			files = append(files, w)
-		}
-		if !o.noop {
-			out.Changed = append(out.Changed, o.r)
-		}
+		ws = append(ws, restoreWrite{write: w, restore: snapshots.Restore{Target: w.change.Target, Root: w.change.Root, Path: w.change.Path, Manifest: true, Content: content}})
 	}
-	if err := wr.commit(rec, append(files, tail...), len(tail), undoneDirs); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return ws
 }
 
 // targetsOf is the targets a rollback record names: the filter, else

@@ -10,37 +10,40 @@ import (
 )
 
 // commit runs the transaction of SPEC §6 that deploys and rollbacks share:
-// it saves the bytes every path had and gets in one pack (one write,
-// however many files), writes the journal, performs writes (files, then the
-// last nTail manifests and state files), removes the undone folders that
-// are empty again, saves rec (its Files and CreatedDirs filled in here) and
-// drops the journal. A failed write rolls everything back. Before bytes
-// undo the transaction; After bytes let `rollback --to` return to exactly
-// what it wrote, even after a later hand edit. A noop write is recorded,
-// not performed. A target manifest's bytes are saved as deltas
-// ([savedBytes]), so a small deploy saves a small pack.
-func (wr *Writer) commit(rec *snapshots.Record, writes []write, nTail int, undoneDirs []string) error {
+// it saves the bytes every path has in the snapshot's pack, writes the
+// journal, performs writes (files, then the last nTail manifests and state
+// files) adding the bytes each file gets to the pack as it is written,
+// removes the undone folders that are empty again, commits the pack, saves
+// rec (its Files and CreatedDirs filled in here) and drops the journal. A
+// failed write rolls everything back. Before bytes undo the transaction;
+// After bytes let `rollback --to` return to exactly what it wrote, even
+// after a later hand edit. A noop write is recorded, not performed. A
+// target manifest's bytes are saved as deltas ([savedBytes]), so a small
+// deploy saves a small pack. No file's bytes are held longer than it takes
+// to write them.
+//
+// pack is rec's pack ([Writer.newPack]), begun by the caller, who may have
+// added bytes already; commit ends it, and on a failure drops it.
+func (wr *Writer) commit(rec *snapshots.Record, pack *snapshots.Pack, writes []write, nTail int, undoneDirs []string) error {
 	store := wr.Store
-	var blobs [][]byte
-	for i := range writes {
-		blobs = append(blobs, savedBytes(&writes[i])...)
-	}
-	if _, err := store.SavePack(rec.ID, blobs); err != nil {
+	if err := savePack(pack, writes); err != nil {
+		_ = pack.Close()
 		_ = store.DeleteBlobs(rec.ID)
-		return apperr.Wrap(err, apperr.IOFailed, "cannot save snapshot bytes").WithHint("check free space under %s", store.Dir())
+		return packFailed(err, store)
 	}
 	wr.checkpoint("pack saved")
 	paths := make([]fsys.AbsPath, 0, len(writes))
 	rec.Files = make([]snapshots.FileChange, 0, len(writes))
 	for _, w := range writes {
 		rec.Files = append(rec.Files, w.change)
-		if w.data != nil && !w.noop {
+		if !w.remove && !w.noop {
 			paths = append(paths, w.path)
 		}
 	}
 	rec.CreatedDirs = createdDirs(wr.Sys, paths)
 	j := &snapshots.Journal{ID: rec.ID, Command: rec.Command, PID: os.Getpid(), StartedAt: rec.CreatedAt, Files: rec.Files, CreatedDirs: rec.CreatedDirs}
 	if err := store.WriteJournal(j); err != nil {
+		_ = pack.Close()
 		_ = store.DeleteBlobs(rec.ID)
 		return err
 	}
@@ -55,11 +58,23 @@ func (wr *Writer) commit(rec *snapshots.Record, writes []write, nTail int, undon
 	// one fsync each, and before the record says they were written: a
 	// crash never leaves a record of bytes that did not reach the disk.
 	sys, barrier := fsys.Batched(wr.Sys)
-	if err := wr.performAll(sys, writes, nTail, wr.progress(changing)); err != nil {
+	saveAfter := func(w *write, data []byte) error {
+		if w.change.Manifest {
+			return nil // saved with the Before bytes ([savedBytes])
+		}
+		w.change.After.Size = int64(len(data))
+		_, err := pack.Add(data)
+		return err
+	}
+	if err := wr.performAll(sys, writes, nTail, wr.progress(changing), saveAfter); err != nil {
+		_ = pack.Close()
 		return wr.undoFailed(err)
 	}
 	// Folders the undone applies created go too, once nothing is left in them.
 	removeEmptyCreatedDirs(sys, undoneDirs)
+	if err := pack.Close(); err != nil {
+		return wr.undoFailed(packFailed(err, store))
+	}
 	if err := barrier(); err != nil {
 		return wr.undoFailed(err)
 	}
@@ -75,27 +90,59 @@ func (wr *Writer) commit(rec *snapshots.Record, writes []write, nTail int, undon
 	return nil
 }
 
+// newPack begins snapshot id's pack.
+func (wr *Writer) newPack(id string) (*snapshots.Pack, error) {
+	pack, err := wr.Store.NewPack(id)
+	if err != nil {
+		_ = wr.Store.DeleteBlobs(id)
+		return nil, packFailed(err, wr.Store)
+	}
+	return pack, nil
+}
+
+func packFailed(err error, store *snapshots.Store) error {
+	return apperr.Wrap(err, apperr.IOFailed, "cannot save snapshot bytes").WithHint("check free space under %s", store.Dir())
+}
+
+// savePack adds to pack what undoing writes needs (the bytes each path
+// has, [savedBytes]) and commits it, so it is on disk before the journal
+// names it. Each Before is let go once saved.
+func savePack(pack *snapshots.Pack, writes []write) error {
+	for i := range writes {
+		for _, b := range savedBytes(&writes[i]) {
+			if _, err := pack.Add(b); err != nil {
+				return err
+			}
+		}
+		writes[i].before = nil
+	}
+	return pack.Commit()
+}
+
 // deltaMin is the size from which a manifest's bytes are saved as deltas.
 const deltaMin = 4 << 10
 
-// savedBytes returns the blobs w's change saves and sets its contents to
-// match. A manifest or state file that is updated saves two deltas (undo:
-// after → before, redo: before → after) instead of both texts whole when
-// they are less than half the size: a manifest lists every file of its
-// root, but a deploy changes few of its lines. The disk holds the after
-// bytes, so undo rebuilds the before bytes from it; a rollback further
-// back chains the undos of the newer snapshots. Contents read from older
-// records are copied without their deltas: these bytes are saved here.
+// savedBytes returns the blobs w's change saves before any file is
+// written and sets its contents to match: the bytes it replaces, and a
+// manifest's or state file's new bytes; a target file's new bytes are
+// saved as it is written ([Writer.commit]). A manifest or state file that
+// is updated saves two deltas (undo: after → before, redo: before → after)
+// instead of both texts whole when they are less than half the size: a
+// manifest lists every file of its root, but a deploy changes few of its
+// lines. The disk holds the after bytes, so undo rebuilds the before bytes
+// from it; a rollback further back chains the undos of the newer
+// snapshots. Contents read from older records are copied without their
+// deltas: these bytes are saved here.
 func savedBytes(w *write) [][]byte {
 	w.change.Before, w.change.After = w.change.Before.Plain(), w.change.After.Plain()
 	var out [][]byte
-	if w.change.Before != nil {
+	if w.change.Before != nil && !w.beforeSaved {
 		out = append(out, w.before)
 	}
-	if w.data == nil || w.noop {
+	if w.remove || w.noop || !w.change.Manifest {
 		return out
 	}
-	if !w.change.Manifest || w.change.Before == nil || len(w.before)+len(w.data) < deltaMin {
+	if w.change.Before == nil || len(w.before)+len(w.data) < deltaMin {
 		return append(out, w.data)
 	}
 	undo, redo := snapshots.ComputeDelta(w.data, w.before), snapshots.ComputeDelta(w.before, w.data)

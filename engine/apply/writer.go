@@ -83,7 +83,7 @@ func newEmptiedDirs() emptiedDirs { return emptiedDirs{} }
 
 // removed notes the folders above w's path if w removed it.
 func (e emptiedDirs) removed(w write) {
-	if w.data != nil || w.noop {
+	if !w.remove || w.noop {
 		return
 	}
 	for d := w.path.Dir(); w.root.Contains(d) && d != w.root; d = d.Dir() {

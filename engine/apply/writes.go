@@ -14,7 +14,6 @@ import (
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/fsys"
-	"github.com/agentpack/agentpack/internal/workers"
 	"github.com/agentpack/agentpack/snapshots"
 )
 
@@ -23,9 +22,19 @@ type write struct {
 	change snapshots.FileChange
 	// root and path are change.Root and change.Path.
 	root, path fsys.AbsPath
-	data       []byte // nil for a removal
-	mode       fs.FileMode
-	before     []byte // the bytes it replaces (nil when the path is new)
+	// data is the bytes written when they are held (manifests, state
+	// files, restores); nil for a removal and when load reads them.
+	data []byte
+	// load reads the bytes to write of a file whose desired state kept
+	// only their hash: read as the file is written and let go after, so a
+	// deploy of ten thousand files never holds all their bytes.
+	load   func() ([]byte, error)
+	remove bool
+	mode   fs.FileMode
+	before []byte // the bytes it replaces (nil when the path is new)
+	// beforeSaved: the bytes it replaces are in the pack already (a
+	// rollback adds them as it reads them), so before is nil.
+	beforeSaved bool
 	// noop: the path already holds data. It is recorded (Before == After)
 	// but not written.
 	noop bool
@@ -36,24 +45,35 @@ type write struct {
 	shared bool
 }
 
+// bytes returns the bytes w writes.
+func (w *write) bytes() ([]byte, error) {
+	if w.load == nil {
+		return w.data, nil
+	}
+	return w.load()
+}
+
 // transactionWrites turns a plan into the ordered writes of its transaction:
 // target files, then the manifests recording them (the last nManifests).
+// The bytes of a file the desired state kept only the hash of are read when
+// it is written; their size is recorded then.
 func (wr *Writer) transactionWrites(d Deployment, id string, now time.Time) (writes []write, nManifests int, err error) {
 	writes = make([]write, 0, len(d.Plan.Changes))
-	after, err := afterBytes(d.Plan.Changes)
-	if err != nil {
-		return nil, 0, err
-	}
-	for i, c := range d.Plan.Changes {
+	for _, c := range d.Plan.Changes {
 		w := write{change: snapshots.FileChange{Target: c.Target, Root: c.Root.String(), Path: c.Path.String(), Op: c.Op},
 			root: c.Root, path: c.Path, shared: len(c.Entries) > 0}
 		if c.BeforeSHA256 != nil {
 			w.before = c.Before
 			w.change.Before = &snapshots.Content{SHA256: *c.BeforeSHA256, Size: int64(len(c.Before)), Mode: uint32(wr.modeOf(c.Path))}
 		}
-		if c.Op != plan.OpDelete {
-			w.data, w.mode = after[i], c.Mode
-			w.change.After = &snapshots.Content{SHA256: *c.AfterSHA256, Size: int64(len(after[i])), Mode: uint32(c.Mode.Perm())}
+		if c.Op == plan.OpDelete {
+			w.remove = true
+		} else {
+			w.data, w.mode = c.After, c.Mode
+			if c.After == nil {
+				w.load = c.Load
+			}
+			w.change.After = &snapshots.Content{SHA256: *c.AfterSHA256, Size: int64(len(c.After)), Mode: uint32(c.Mode.Perm())}
 		}
 		writes = append(writes, w)
 	}
@@ -67,24 +87,6 @@ func (wr *Writer) transactionWrites(d Deployment, id string, now time.Time) (wri
 		manifests = append(manifests, wr.stateWrites(d.State)...)
 	}
 	return append(writes, manifests...), len(manifests), nil
-}
-
-// afterBytes returns the desired bytes of each change, reading in parallel
-// those the desired state kept only the hash of.
-func afterBytes(changes []plan.Change) ([][]byte, error) {
-	out := make([][]byte, len(changes))
-	errs := make([]error, len(changes))
-	workers.Parallel(len(changes), func(i int) {
-		if changes[i].Op != plan.OpDelete {
-			out[i], errs[i] = changes[i].AfterBytes()
-		}
-	})
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }
 
 // stateWrites returns the writes of state files whose bytes change.
@@ -109,6 +111,17 @@ func (wr *Writer) stateWrites(files []StateFile) []write {
 	return out
 }
 
+// relBelow is filepath.Rel(root, path) for a desired file's path, which
+// compiling made clean: below root it is the rest of path, no new string.
+func relBelow(root, path fsys.AbsPath) (string, error) {
+	r, p := string(root), string(path)
+	if len(p) > len(r)+1 && p[:len(r)] == r && p[len(r)] == filepath.Separator && r[len(r)-1] != filepath.Separator &&
+		filepath.Clean(p) == p {
+		return p[len(r)+1:], nil
+	}
+	return filepath.Rel(r, p)
+}
+
 // manifestWrites returns the manifest files whose content must change after
 // applying d's plan: each root lists the desired files under it.
 func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time) ([]write, error) {
@@ -131,12 +144,23 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time) ([]writ
 			}
 		}
 	}
+	if !d.Partial {
+		// Room for each root's files at once: appending 10,000 entries one
+		// by one would copy them over and over.
+		counts := map[desired.Root]int{}
+		for _, f := range d.Desired.Files {
+			counts[desired.Root{Target: f.Target, Path: f.Root}]++
+		}
+		for r, n := range counts {
+			perRoot[r] = make([]plan.ManagedFile, 0, n)
+		}
+	}
 	for _, f := range d.Desired.Files {
 		if d.Partial && !inPlan[f.Path] {
 			continue
 		}
 		r := desired.Root{Target: f.Target, Path: f.Root}
-		rel, err := filepath.Rel(f.Root.String(), f.Path.String())
+		rel, err := relBelow(f.Root, f.Path)
 		if err != nil {
 			return nil, apperr.Wrap(err, apperr.Unexpected, "path %s outside root %s", f.Path, f.Root)
 		}
@@ -185,7 +209,7 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time) ([]writ
 		}
 		out = append(out, write{change: snapshots.FileChange{Target: root.Target, Root: root.Path.String(), Path: path.String(), Op: plan.OpDelete, Manifest: true,
 			Before: &snapshots.Content{SHA256: checksum.SHA256Hex(before), Size: int64(len(before)), Mode: uint32(wr.modeOf(path))}},
-			root: root.Path, path: path, before: before})
+			root: root.Path, path: path, before: before, remove: true})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
 	return out, nil

@@ -5,10 +5,10 @@ package gitsource
 
 import (
 	"net/url"
-	"regexp"
 	"strings"
 
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/lazyregexp"
 )
 
 // The kinds of [Spec].
@@ -39,11 +39,11 @@ const specHint = "accepted forms: <path>, local:<path>, git:<url>#ref=<ref>&subd
 	"file:///path/to/repo, pkg:<@scope/name>[@<constraint>][#<artifact>]"
 
 var (
-	schemePrefix = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]+:`)
-	urlPrefix    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]+://`)
-	ghOwner      = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}$`)
-	ghRepo       = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
-	pkgName      = regexp.MustCompile(`^(@[a-z0-9][a-z0-9_-]{0,63}/)?[a-z0-9][a-z0-9-]{0,63}$`)
+	schemePrefix = lazyregexp.New(`^[A-Za-z][A-Za-z0-9+.-]+:`)
+	urlPrefix    = lazyregexp.New(`^[A-Za-z][A-Za-z0-9+.-]+://`)
+	ghOwner      = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}$`)
+	ghRepo       = lazyregexp.New(`^[A-Za-z0-9._-]+$`)
+	pkgName      = lazyregexp.New(`^(@[a-z0-9][a-z0-9_-]{0,63}/)?[a-z0-9][a-z0-9-]{0,63}$`)
 )
 
 func invalidSpec(s, format string, args ...any) *apperr.Error {

@@ -4,16 +4,16 @@ import (
 	"net/url"
 	"path"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/lazyregexp"
 )
 
 const urlHint = "use https://host/org/repo.git, ssh://git@host/org/repo.git, git@host:org/repo.git, git+https://… or file:///abs/path/to/repo"
 
 // scpLike matches scp-style ssh addresses such as git@github.com:org/repo.git.
-var scpLike = regexp.MustCompile(`^[A-Za-z0-9._~-]+@[A-Za-z0-9.-]+:[^/\\]`)
+var scpLike = lazyregexp.New(`^[A-Za-z0-9._~-]+@[A-Za-z0-9.-]+:[^/\\]`)
 
 // ValidateURL reports whether u is a git remote agentpack accepts: https,
 // ssh (ssh:// or git@host:path), git+https / git+ssh, file:// or an absolute

@@ -2,9 +2,10 @@ package lockfile
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/agentpack/agentpack/internal/lazyregexp"
 )
 
 // Package is one resolved package pinned by the lockfile.
@@ -35,7 +36,7 @@ type PackageFile struct {
 	SHA256 string `json:"sha256"`
 }
 
-var checksumRe = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+var checksumRe = lazyregexp.New(`^sha256:[0-9a-f]{64}$`)
 
 // FindPackage returns the locked package named name, or nil.
 func (l *Lockfile) FindPackage(name string) *Package {

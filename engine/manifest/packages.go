@@ -1,11 +1,11 @@
 package manifest
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/lazyregexp"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -23,7 +23,7 @@ type PackageEntry struct {
 	Line int `yaml:"-" json:"-"`
 }
 
-var pkgNameRe = regexp.MustCompile(`^(@[a-z0-9][a-z0-9_-]{0,63}/)?[a-z0-9][a-z0-9-]{0,63}$`)
+var pkgNameRe = lazyregexp.New(`^(@[a-z0-9][a-z0-9_-]{0,63}/)?[a-z0-9][a-z0-9-]{0,63}$`)
 
 // FindPackage returns the entry named name, or nil.
 func (m *Manifest) FindPackage(name string) *PackageEntry {

@@ -29,9 +29,9 @@ type Actual struct {
 // when the stat cache vouches that the file still has hash want, it skips
 // reading it. A missing file is no error. cache may be nil.
 func ReadActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path fsys.AbsPath, want string) (Actual, error) {
-	fi, missing, err := guard.lstat(root, path)
+	fi, missing, err := guard.readData(root, path)
 	if missing || err != nil {
-		if missing || errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		if missing || errors.Is(err, syscall.ENOTDIR) {
 			cache.Forget(path) // keeps the cache to the files that exist
 			return Actual{}, nil
 		}
@@ -41,16 +41,16 @@ func ReadActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path 
 		return Actual{}, apperr.New(apperr.IOInvalidPath, "%s is a directory where agentpack manages a file", path).
 			WithHint("move the directory away").With("path", path.String())
 	}
-	if sha, ok := cache.lookup(path, fi); ok && want != "" && sha == want {
-		return Actual{Exists: true, SHA256: sha, Mode: fi.Mode().Perm()}, nil
+	if want != "" && cache.vouches(path, fi, want) {
+		return Actual{Exists: true, SHA256: want, Mode: fi.Mode.Perm()}, nil
 	}
 	data, err := sys.ReadFile(path)
 	if err != nil {
 		return Actual{}, err
 	}
 	sha := checksum.SHA256Hex(data)
-	cache.Record(path, fi, sha)
-	return Actual{Exists: true, Data: data, SHA256: sha, Mode: fi.Mode().Perm()}, nil
+	cache.record(path, fi, sha)
+	return Actual{Exists: true, Data: data, SHA256: sha, Mode: fi.Mode.Perm()}, nil
 }
 
 // Compute compares the desired state d of profile with what sys shows and
@@ -58,39 +58,50 @@ func ReadActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path 
 // is the folder whose git index marks manifests that came with a clone;
 // warn receives warnings. cache may be nil.
 func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.System, cache *StatCache, warn func(string)) (*Plan, error) {
-	p := &Plan{Profile: profile, Targets: append([]string{}, d.Targets...), Changes: []Change{}, Manifests: map[desired.Root]*TargetManifest{}, Actual: map[fsys.AbsPath]string{}, StatCache: cache}
-	managed := map[fsys.AbsPath]ManagedFile{} // last applied
-	p.Managed = managed
-	managedTarget := map[fsys.AbsPath]desired.Root{}
+	p := &Plan{Profile: profile, Targets: append([]string{}, d.Targets...), Changes: []Change{}, Manifests: map[desired.Root]*TargetManifest{},
+		StatCache: cache, Guard: NewLinkGuard(sys)}
 	tracked := NewGitTracked(sys, project)
-	for _, r := range append(append([]desired.Root{}, d.Roots...), d.Stale...) {
+	roots := append(append([]desired.Root{}, d.Roots...), d.Stale...)
+	n := 0
+	for _, r := range roots {
 		m := ReadTargetManifestCached(sys, tracked, cache, r.Path, r.Target, warn)
 		p.Manifests[r] = m
+		if m != nil {
+			n += len(m.ManagedFiles)
+		}
+	}
+	managed := make(map[fsys.AbsPath]Managed, n) // last applied
+	p.Managed = managed
+	p.ManagedPaths = managedPaths(roots, p.Manifests)
+	for _, r := range roots {
+		m := p.Manifests[r]
 		if m == nil {
 			continue
 		}
-		for _, f := range m.ManagedFiles {
-			abs := f.In(r.Path)
+		for i := range m.ManagedFiles {
+			f := &m.ManagedFiles[i]
+			abs := p.ManagedPaths[r][i]
 			// The deepest root wins when roots nest (a project root holding .agents/skills).
-			if prev, ok := managedTarget[abs]; ok && len(prev.Path) > len(r.Path) {
+			if prev, ok := managed[abs]; ok && len(prev.Root.Path) > len(r.Path) {
 				continue
 			}
-			managed[abs] = f
-			managedTarget[abs] = r
+			managed[abs] = Managed{ManagedFile: f, Root: r}
 		}
 	}
 
 	var err error
 	actuals := make([]Actual, len(d.Files))
 	errs := make([]error, len(d.Files))
-	guard := NewLinkGuard(sys)
-	workers.Parallel(len(d.Files), func(i int) {
+	guard := p.Guard
+	workers.Chunks(len(d.Files), func(i int) bool {
 		f := d.Files[i]
 		actuals[i], errs[i] = ReadActual(sys, guard, cache, f.Root, f.Path, f.SHA256)
+		return true
 	})
+	p.Actual = make(map[fsys.AbsPath]string, len(d.Files))
 	// Room for every change at once: growing a slice of 10,000 changes by
 	// doubling would copy it over and over.
-	n := 0
+	n = 0
 	for i, a := range actuals {
 		if !a.Exists || a.SHA256 != d.Files[i].SHA256 || d.Files[i].Keyed != nil {
 			n++
@@ -101,6 +112,10 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 		a := actuals[i]
 		if errs[i] != nil {
 			return nil, errs[i]
+		}
+		if f.Keyed == nil && a.Exists && a.SHA256 == f.SHA256 && (a.Mode&0o111 == f.Mode&0o111) {
+			p.Actual[f.Path] = a.SHA256 // unchanged: the common case, kept cheap
+			continue
 		}
 		after := f.SHA256
 		c := Change{Target: f.Target, Path: f.Path, PathPosix: f.Path.ToSlash(), AfterSHA256: &after,
@@ -119,7 +134,7 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 			}
 			var last *ManagedFile
 			if m, ok := managed[f.Path]; ok {
-				last = &m
+				last = m.ManagedFile
 			}
 			kc, digest, err := keyedChange(c, keyedSpec{format: f.Keyed.Format, container: f.Keyed.Container, want: f.Keyed}, last, a)
 			if err != nil {
@@ -170,8 +185,8 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 	for _, r := range d.Stale {
 		staleRoot[r] = true
 	}
-	for abs := range managed {
-		r := managedTarget[abs]
+	for abs, m := range managed {
+		r := m.Root
 		if d.File(abs) == nil && (slices.Contains(d.Targets, r.Target) || staleRoot[r]) {
 			stale = append(stale, abs)
 		}
@@ -180,7 +195,7 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 	staleActual := make([]Actual, len(stale))
 	staleErrs := make([]error, len(stale))
 	workers.Parallel(len(stale), func(i int) {
-		staleActual[i], staleErrs[i] = ReadActual(sys, guard, nil, managedTarget[stale[i]].Path, stale[i], "")
+		staleActual[i], staleErrs[i] = ReadActual(sys, guard, nil, managed[stale[i]].Root.Path, stale[i], "")
 	})
 	for i, abs := range stale {
 		a := staleActual[i]
@@ -193,12 +208,12 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 			continue
 		}
 		p.Actual[abs] = a.SHA256
-		last, r := managed[abs], managedTarget[abs]
+		last, r := managed[abs].ManagedFile, managed[abs].Root
 		if last.keyed() {
 			// A key-level file no module writes to any more: remove the
 			// entries agentpack owns there, and nothing else.
 			base := Change{Target: r.Target, Path: abs, PathPosix: abs.ToSlash(), ModuleIDs: []string{}, Root: r.Path}
-			kc, digest, err := keyedChange(base, keyedSpec{format: cfgedit.Format(last.Format), container: last.Container}, &last, a)
+			kc, digest, err := keyedChange(base, keyedSpec{format: cfgedit.Format(last.Format), container: last.Container}, last, a)
 			if err != nil {
 				return nil, err
 			}
@@ -232,6 +247,33 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 		}
 	}
 	return p, nil
+}
+
+// managedPaths is where each file of each root's manifest lies ([ManagedFile.In]),
+// built in one arena.
+func managedPaths(roots []desired.Root, manifests map[desired.Root]*TargetManifest) map[desired.Root][]fsys.AbsPath {
+	size := 0
+	for _, r := range roots {
+		if m := manifests[r]; m != nil {
+			for _, f := range m.ManagedFiles {
+				size += len(r.Path) + 1 + len(f.Path)
+			}
+		}
+	}
+	strs := newArena(size)
+	out := make(map[desired.Root][]fsys.AbsPath, len(roots))
+	for _, r := range roots {
+		m := manifests[r]
+		if m == nil || out[r] != nil {
+			continue
+		}
+		paths := make([]fsys.AbsPath, len(m.ManagedFiles))
+		for i, f := range m.ManagedFiles {
+			paths[i] = f.in(r.Path, strs)
+		}
+		out[r] = paths
+	}
+	return out
 }
 
 func sortChanges(cs []Change) {

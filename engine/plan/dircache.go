@@ -23,14 +23,18 @@ type DirEntry struct {
 
 // ReadDirCached lists dir as sys.ReadDir does (sorted by name, following a
 // link at dir itself), from cache when dir's stat data is unchanged since
-// it was listed; cache may be nil.
-func ReadDirCached(sys fsys.System, cache *StatCache, dir fsys.AbsPath) ([]DirEntry, error) {
+// it was listed; cache may be nil. When guard (which may be nil) has seen
+// dir to be a real folder, its look stands for dir's stat.
+func ReadDirCached(sys fsys.System, cache *StatCache, guard *LinkGuard, dir fsys.AbsPath) ([]DirEntry, error) {
 	if cache == nil {
 		return readDir(sys, dir)
 	}
-	fi, err := sys.Stat(dir)
-	if err != nil {
-		return nil, err
+	fi, ok := guard.Dir(dir)
+	if !ok {
+		var err error
+		if fi, err = fsys.StatDataFollow(sys, dir); err != nil {
+			return nil, err
+		}
 	}
 	if data, ok := cache.dirs.get(sys, dir, fi); ok {
 		if out, err := decodeDirEntries(data); err == nil {
@@ -43,7 +47,7 @@ func ReadDirCached(sys fsys.System, cache *StatCache, dir fsys.AbsPath) ([]DirEn
 	}
 	// fi was taken before the listing: an entry added meanwhile leaves
 	// stat data that no longer matches it.
-	cache.dirs.put(sys, dir, fi, encodeDirEntries(out))
+	cache.dirs.put(sys, dir, &fi, encodeDirEntries(out))
 	return out, nil
 }
 

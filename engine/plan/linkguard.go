@@ -20,119 +20,235 @@ import (
 // write, write or delete. It refuses what [fsys.CheckBeneath] refuses, with
 // messages naming what to change in agentpack's terms, and it remembers the
 // folders it has seen to be real folders, which matters at 10,000 files
-// sharing a few folders.
+// sharing a few folders: each folder is stat'ed once, however many workers
+// ask about it at the same time.
 type LinkGuard struct {
-	sys  fsys.System
-	dirs sync.Map // fsys.AbsPath → struct{}: folders already seen to be real folders
-	// missing are folders [LinkGuard.Lstat] found missing: every path
-	// below one is missing too, without a stat (a plan into an empty
-	// project asks for 10,000 paths below a few hundred missing folders).
-	// Check never trusts it: a writer looks again. A root found missing
-	// (followed: a root may be a link) is in it too.
-	missing sync.Map
-	// roots are the roots Lstat has looked for.
+	sys fsys.System
+
+	mu   sync.Mutex
+	dirs map[fsys.AbsPath]*guardDir
+	// gone are the folders (and roots) found missing. Reads (ReadActual)
+	// take every path below one as missing without a stat: a plan into a
+	// fresh project asks for 10,000 paths below a few hundred missing
+	// folders. Check and the writers never trust it and look again.
+	gone sync.Map
+	// roots are the roots reads have looked for.
 	roots sync.Map
 }
 
+// guardDir is one folder's Lstat, taken once; only real folders stay in
+// the guard's memory (a folder missing now may be made later).
+type guardDir struct {
+	once sync.Once
+	data fsys.StatData
+	err  error
+}
+
 // NewLinkGuard returns a [LinkGuard] that looks with sys.
-func NewLinkGuard(sys fsys.System) *LinkGuard { return &LinkGuard{sys: sys} }
+func NewLinkGuard(sys fsys.System) *LinkGuard {
+	return &LinkGuard{sys: sys, dirs: map[fsys.AbsPath]*guardDir{}}
+}
 
 // Check walks from root down to path with Lstat. A missing component ends
 // the walk: nothing exists through it. It returns E_IO_INVALID_PATH naming
 // the first link, or when path is not strictly inside root. root and path
 // may come from a damaged record, so neither is trusted to be clean.
 func (g *LinkGuard) Check(root, path fsys.AbsPath) error {
-	_, _, err := g.walk(root, path, false)
-	return err
+	_, err := g.LstatData(root, path)
+	if err != nil && apperr.CodeOf(err) == apperr.IOInvalidPath {
+		return err
+	}
+	return nil
 }
 
-// Lstat is [LinkGuard.Check] followed by an Lstat of path, sharing the
-// Lstat the walk makes of path itself: plan stats each managed file once.
-// A refused path returns the guard's error; otherwise the Lstat's result.
+// Lstat is [LinkGuard.Check] followed by an Lstat of path: plan stats each
+// managed file once. A refused path returns the guard's error; otherwise
+// the Lstat's result.
 func (g *LinkGuard) Lstat(root, path fsys.AbsPath) (fs.FileInfo, error) {
-	fi, missing, err := g.lstat(root, path)
-	if missing {
-		return nil, fsys.ErrMissing(path)
+	p, err := g.parents(root, path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := g.sys.Lstat(p)
+	if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, linkError(root, path, p)
 	}
 	return fi, err
 }
 
-// lstat is Lstat with a path found missing said by missing rather than by
-// an error (a plan into a fresh project finds 10,000 of them).
-func (g *LinkGuard) lstat(root, path fsys.AbsPath) (fi fs.FileInfo, missing bool, err error) {
-	fi, done, err := g.walk(root, path, true)
-	switch {
-	case err != nil:
-		return nil, false, err
-	case done:
-		return fi, fi == nil, nil
+// LstatData is [LinkGuard.Lstat] as an [fsys.StatData].
+func (g *LinkGuard) LstatData(root, path fsys.AbsPath) (fsys.StatData, error) {
+	p, err := g.parents(root, path)
+	if err != nil {
+		return fsys.StatData{}, err
 	}
-	fi, err = g.sys.Lstat(path)
-	return fi, false, err
+	d, err := fsys.LstatData(g.sys, p)
+	if err == nil && d.IsLink() {
+		return fsys.StatData{}, linkError(root, path, p)
+	}
+	return d, err
 }
 
-// walk is Check; done says the walk reached path itself, whose Lstat is
-// fi, or (fi nil) found it missing. remember lets it skip, and record,
-// folders found missing.
-func (g *LinkGuard) walk(root, path fsys.AbsPath, remember bool) (fi fs.FileInfo, done bool, err error) {
-	rel, err := filepath.Rel(root.String(), path.String())
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || !filepath.IsAbs(root.String()) {
-		return nil, false, apperr.New(apperr.IOInvalidPath, "%s is not inside the managed folder %s", path, root).
-			WithHint("the record naming this path is damaged or was not written by agentpack").
-			With("path", path.String()).With("path_posix", path.ToSlash()).With("root", root.String()).With("root_posix", root.ToSlash())
+// readData is [LinkGuard.LstatData] for a read: missing says path is not
+// there, found from a missing folder above it when one was seen before.
+func (g *LinkGuard) readData(root, path fsys.AbsPath) (d fsys.StatData, missing bool, err error) {
+	if g.goneAbove(root, path) {
+		return fsys.StatData{}, true, nil
 	}
-	if remember && g.rootMissing(root) {
-		return nil, true, nil
+	d, err = g.LstatData(root, path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fsys.StatData{}, true, nil
 	}
-	parts := strings.Split(rel, string(filepath.Separator))
-	cur := root
-	for i, part := range parts {
-		// Not JoinName: a damaged record may hold a name it would refuse.
-		cur = fsys.AbsPath(filepath.Join(cur.String(), part))
-		last := i == len(parts)-1
-		if !last {
-			if _, ok := g.dirs.Load(cur); ok {
-				continue
-			}
-			if _, ok := g.missing.Load(cur); ok && remember {
-				return nil, true, nil
-			}
-		}
-		fi, err := g.sys.Lstat(cur)
-		if err != nil {
-			if !errors.Is(err, fs.ErrNotExist) {
-				return nil, false, nil
-			}
-			if remember && !last {
-				g.missing.Store(cur, struct{}{})
-			}
-			return nil, true, nil
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			return nil, false, linkError(root, path, cur)
-		}
-		if last {
-			return fi, true, nil
-		}
-		if !fi.IsDir() {
-			return nil, false, nil
-		}
-		g.dirs.Store(cur, struct{}{})
-	}
-	return nil, false, nil
+	return d, false, err
 }
 
-// rootMissing reports whether root does not exist, asking once per root:
-// a plan into a fresh project finds every file below a missing root.
-func (g *LinkGuard) rootMissing(root fsys.AbsPath) bool {
+// goneAbove reports whether root, or a folder between root and path, was
+// found missing. The root is looked for once (followed: a root may be a
+// link).
+func (g *LinkGuard) goneAbove(root, path fsys.AbsPath) bool {
 	if _, seen := g.roots.Load(root); !seen {
-		if _, err := g.sys.Stat(root); errors.Is(err, fs.ErrNotExist) {
-			g.missing.Store(root, struct{}{})
+		if _, err := fsys.StatDataFollow(g.sys, root); errors.Is(err, fs.ErrNotExist) {
+			g.gone.Store(root, struct{}{})
 		}
 		g.roots.Store(root, struct{}{})
 	}
-	_, ok := g.missing.Load(root)
-	return ok
+	if !root.Contains(path) {
+		return false
+	}
+	for p := path.Dir(); len(p) >= len(root); p = p.Dir() {
+		if _, ok := g.gone.Load(p); ok {
+			return true
+		}
+		if p == root {
+			break
+		}
+	}
+	return false
+}
+
+// Dir is the Lstat the guard took of dir when it found it a real folder;
+// ok is false when it has not looked at dir or found something else.
+func (g *LinkGuard) Dir(dir fsys.AbsPath) (d fsys.StatData, ok bool) {
+	if g == nil {
+		return fsys.StatData{}, false
+	}
+	g.mu.Lock()
+	e := g.dirs[dir]
+	g.mu.Unlock()
+	if e == nil {
+		return fsys.StatData{}, false
+	}
+	g.look(e, dir)
+	return e.data, e.err == nil && e.data.IsDir()
+}
+
+// parents checks the folders between root and path and returns path as the
+// walk reached it (cleaned). A missing or non-folder component ends the
+// walk without error: the Lstat of path then says it does not exist.
+func (g *LinkGuard) parents(root, path fsys.AbsPath) (fsys.AbsPath, error) {
+	r, p := root.String(), path.String()
+	if filepath.Separator != '/' || !cleanAbs(r) || !cleanAbs(p) || len(p) <= len(r)+1 || p[:len(r)] != r || (p[len(r)] != '/' && r != "/") {
+		return g.parentsSlow(root, path)
+	}
+	start := len(r) + 1
+	if r == "/" {
+		start = 1
+	}
+	for i := start; i < len(p); i++ {
+		if p[i] != '/' {
+			continue
+		}
+		ok, err := g.dir(root, path, fsys.AbsPath(p[:i]))
+		if err != nil || !ok {
+			return path, err
+		}
+	}
+	return path, nil
+}
+
+// parentsSlow is parents for paths that may be unclean or outside root.
+func (g *LinkGuard) parentsSlow(root, path fsys.AbsPath) (fsys.AbsPath, error) {
+	rel, err := filepath.Rel(root.String(), path.String())
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || !filepath.IsAbs(root.String()) {
+		return "", apperr.New(apperr.IOInvalidPath, "%s is not inside the managed folder %s", path, root).
+			WithHint("the record naming this path is damaged or was not written by agentpack").
+			With("path", path.String()).With("path_posix", path.ToSlash()).With("root", root.String()).With("root_posix", root.ToSlash())
+	}
+	parts := strings.Split(rel, string(filepath.Separator))
+	cur := root
+	for _, part := range parts[:len(parts)-1] {
+		// Not JoinName: a damaged record may hold a name it would refuse.
+		cur = fsys.AbsPath(filepath.Join(cur.String(), part))
+		ok, err := g.dir(root, path, cur)
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			break
+		}
+	}
+	return fsys.AbsPath(filepath.Join(root.String(), rel)), nil
+}
+
+// dir reports whether cur, a folder on the way from root to path, is a
+// real folder; a link there is refused.
+func (g *LinkGuard) dir(root, path, cur fsys.AbsPath) (bool, error) {
+	g.mu.Lock()
+	e := g.dirs[cur]
+	if e == nil {
+		e = &guardDir{}
+		g.dirs[cur] = e
+	}
+	g.mu.Unlock()
+	g.look(e, cur)
+	if e.err != nil {
+		return false, nil
+	}
+	if e.data.IsLink() {
+		return false, linkError(root, path, cur)
+	}
+	return e.data.IsDir(), nil
+}
+
+// look takes e's Lstat of dir, once; what is not a real folder is
+// forgotten, so a later question looks again.
+func (g *LinkGuard) look(e *guardDir, dir fsys.AbsPath) {
+	e.once.Do(func() {
+		e.data, e.err = fsys.LstatData(g.sys, dir)
+		if errors.Is(e.err, fs.ErrNotExist) {
+			g.gone.Store(dir, struct{}{})
+		}
+		if e.err != nil || !e.data.IsDir() {
+			g.mu.Lock()
+			delete(g.dirs, dir)
+			g.mu.Unlock()
+		}
+	})
+}
+
+// cleanAbs reports whether p is an absolute '/' path that filepath.Clean
+// leaves as it is.
+func cleanAbs(p string) bool {
+	return p == "/" || (len(p) > 1 && p[0] == '/' && cleanElems(p[1:]))
+}
+
+// cleanElems reports whether p is one or more '/'-separated elements, none
+// of them empty, "." or "..": a relative path Clean leaves as it is.
+func cleanElems(p string) bool {
+	for {
+		i := strings.IndexByte(p, '/')
+		elem := p
+		if i >= 0 {
+			elem = p[:i]
+		}
+		if elem == "" || elem == "." || elem == ".." {
+			return false
+		}
+		if i < 0 {
+			return true
+		}
+		p = p[i+1:]
+	}
 }
 
 func linkError(root, path, link fsys.AbsPath) error {

@@ -3,7 +3,6 @@ package plan
 import (
 	"bytes"
 	"encoding/hex"
-	"io/fs"
 	"slices"
 	"sync"
 
@@ -38,7 +37,7 @@ type statBlobs struct {
 }
 
 type statBlob struct {
-	stat statEntry // SHA256 unused
+	stat statEntry // no hash
 	data []byte
 }
 
@@ -67,34 +66,34 @@ func (b *statBlobs) load(sys fsys.System) {
 	})
 }
 
-// get returns the blob of path when fi, path's stat data now, is the
+// get returns the blob of path when d, path's stat data now, is the
 // stat data it was recorded with.
-func (b *statBlobs) get(sys fsys.System, path fsys.AbsPath, fi fs.FileInfo) ([]byte, bool) {
+func (b *statBlobs) get(sys fsys.System, path fsys.AbsPath, d fsys.StatData) ([]byte, bool) {
 	b.load(sys)
 	b.mu.Lock()
 	e, ok := b.entries[path.String()]
 	b.mu.Unlock()
-	if !ok || e.stat != entryFor(fi, "") || e.stat.Ino == 0 {
+	if !ok || e.stat != entryFor(d, [32]byte{}, false) || e.stat.Ino == 0 {
 		return nil, false
 	}
 	return e.data, true
 }
 
-// put records data for path, whose stat data before it was read was fi,
-// unless that is racy; nil data or fi forgets path.
-func (b *statBlobs) put(sys fsys.System, path fsys.AbsPath, fi fs.FileInfo, data []byte) {
+// put records data for path, whose stat data before it was read was d,
+// unless that is racy; nil data or d forgets path.
+func (b *statBlobs) put(sys fsys.System, path fsys.AbsPath, d *fsys.StatData, data []byte) {
 	b.load(sys)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if _, had := b.entries[path.String()]; data == nil || fi == nil {
+	if _, had := b.entries[path.String()]; data == nil || d == nil {
 		if had {
 			delete(b.entries, path.String())
 			b.dirty = true
 		}
 		return
 	}
-	e := entryFor(fi, "")
-	if racy(e, fi) || e.Ino == 0 {
+	e := entryFor(*d, [32]byte{}, false)
+	if racy(e) || e.Ino == 0 {
 		return
 	}
 	if old, ok := b.entries[path.String()]; ok && old.stat == e && bytes.Equal(old.data, data) {
@@ -134,27 +133,27 @@ func (b *statBlobs) save(sys fsys.System) {
 // data (following links, as reading it does) is unchanged, with that stat
 // data; nil when there is none or it is stale. fi is nil when the Stat
 // failed.
-func (c *StatCache) manifest(path fsys.AbsPath) (m *TargetManifest, fi fs.FileInfo) {
+func (c *StatCache) manifest(path fsys.AbsPath) (m *TargetManifest, fi *fsys.StatData) {
 	if c == nil {
 		return nil, nil
 	}
-	fi, err := c.sys.Stat(path)
+	d, err := fsys.StatDataFollow(c.sys, path)
 	if err != nil {
 		return nil, nil
 	}
-	data, ok := c.manifests.get(c.sys, path, fi)
+	data, ok := c.manifests.get(c.sys, path, d)
 	if !ok {
-		return nil, fi
+		return nil, &d
 	}
 	if m, err = decodeManifest(data); err != nil {
-		return nil, fi
+		return nil, &d
 	}
-	return m, fi
+	return m, &d
 }
 
 // recordManifest caches m, as decoded from path whose stat data before the
 // read was fi, unless that stat data is racy; m nil forgets path.
-func (c *StatCache) recordManifest(path fsys.AbsPath, fi fs.FileInfo, m *TargetManifest) {
+func (c *StatCache) recordManifest(path fsys.AbsPath, fi *fsys.StatData, m *TargetManifest) {
 	if c == nil {
 		return
 	}
@@ -208,16 +207,22 @@ func encodeManifest(m *TargetManifest) []byte {
 func decodeManifest(data []byte) (*TargetManifest, error) {
 	r := &bincodec.Reader{B: data}
 	m := &TargetManifest{SchemaVersion: int(r.Int()), GeneratedAt: r.String(), Tool: r.String(), SnapshotID: r.String(), Profile: r.String(), Repo: r.String()}
-	if n, isNil := r.Len(8); !isNil {
+	n, isNil := r.Len(8)
+	if !isNil {
 		m.ManagedFiles = make([]ManagedFile, n)
 	}
+	// Paths and hashes go into one arena; other strings (module ids,
+	// formats) are parts of data, a blob of the cache file that nothing
+	// changes.
+	strs := newArena(len(data) + n*64)
+	r.Share()
 	var prev ManagedFile
 	for i := range m.ManagedFiles {
 		shared := r.Uint()
 		if shared > uint64(len(prev.Path)) {
 			return nil, bincodec.ErrDamaged
 		}
-		f := ManagedFile{Path: prev.Path[:shared] + r.String(), SHA256: readHash(r), OwnedSHA256: readHash(r)}
+		f := ManagedFile{Path: strs.join(prev.Path[:shared], r.Bytes()), SHA256: readHash(r, strs), OwnedSHA256: readHash(r, strs)}
 		if r.Bool() {
 			f.ModuleIDs = slices.Clone(prev.ModuleIDs) // not shared: as decoded from JSON
 		} else {
@@ -228,7 +233,7 @@ func decodeManifest(data []byte) (*TargetManifest, error) {
 			f.Entries = make([]ManagedEntry, n)
 		}
 		for j := range f.Entries {
-			f.Entries[j] = ManagedEntry{Name: r.String(), SHA256: readHash(r), ModuleIDs: r.Strings()}
+			f.Entries[j] = ManagedEntry{Name: r.String(), SHA256: readHash(r, strs), ModuleIDs: r.Strings()}
 		}
 		f.Created = r.Bool()
 		m.ManagedFiles[i] = f
@@ -253,9 +258,9 @@ func writeHash(w *bincodec.Writer, h string) {
 	w.String(h)
 }
 
-func readHash(r *bincodec.Reader) string {
+func readHash(r *bincodec.Reader, strs *arena) string {
 	if r.Bool() {
-		return hex.EncodeToString(r.Raw(32))
+		return strs.hex(r.Raw(32))
 	}
 	return r.String()
 }

@@ -86,13 +86,26 @@ type Plan struct {
 
 	// Manifests are the last-applied manifests per root (nil when absent).
 	Manifests map[desired.Root]*TargetManifest `json:"-"`
-	// Managed maps each last-applied absolute path to its manifest entry.
-	Managed map[fsys.AbsPath]ManagedFile `json:"-"`
+	// Managed maps each last-applied absolute path to its manifest entry
+	// and the root whose manifest lists it.
+	Managed map[fsys.AbsPath]Managed `json:"-"`
+	// ManagedPaths are where the files of each root's manifest lie:
+	// ManagedPaths[r][i] is Manifests[r].ManagedFiles[i].In(r.Path).
+	ManagedPaths map[desired.Root][]fsys.AbsPath `json:"-"`
 	// Actual maps each path plan looked at and found to its sha256.
 	Actual map[fsys.AbsPath]string `json:"-"`
 	// StatCache is the stat cache the plan was computed with (nil for
 	// none), so apply records what it writes without loading it again.
 	StatCache *StatCache `json:"-"`
+	// Guard is the link guard the plan looked with: it knows the folders
+	// below the roots it found to be real folders.
+	Guard *LinkGuard `json:"-"`
+}
+
+// Managed is a last-applied file: its manifest entry and its root.
+type Managed struct {
+	*ManagedFile
+	Root desired.Root
 }
 
 // Hash identifies the plan's content; a confirm token binds to it.

@@ -34,7 +34,7 @@ type StatCache struct {
 	sys fsys.System
 	dir fsys.AbsPath
 
-	mu      sync.Mutex
+	mu      sync.RWMutex
 	entries map[string]statEntry // by fsys.AbsPath
 	baseGen uint64               // the generation of the base file loaded; 0: none
 	inDelta map[string]bool      // the paths the delta file loaded holds
@@ -44,12 +44,15 @@ type StatCache struct {
 	dirs      statBlobs // dircache.go
 }
 
+// statEntry is a file's stat identity and its sha256; a delta's
+// "forgotten" has no hash (Hashed false).
 type statEntry struct {
 	Size    int64
 	MtimeNS int64
 	CtimeNS int64
 	Ino     uint64
-	SHA256  string
+	Sum     [32]byte
+	Hashed  bool
 }
 
 // racyWindow: a file changed this recently may change again within the same
@@ -71,12 +74,13 @@ func LoadStatCache(sys fsys.System, stateDir fsys.AbsPath) *StatCache {
 	if err != nil {
 		return c
 	}
+	c.entries = make(map[string]statEntry, len(data)/64) // about one entry per 64 bytes
 	gen, err := decodeStatFile(data, statBaseMagic, c.entries)
 	if err != nil {
 		clear(c.entries) // a damaged cache only costs speed
 		return c
 	}
-	maps.DeleteFunc(c.entries, func(_ string, e statEntry) bool { return e.SHA256 == "" }) // a base forgets nothing
+	maps.DeleteFunc(c.entries, func(_ string, e statEntry) bool { return !e.Hashed }) // a base forgets nothing
 	c.baseGen = gen
 	if data, err := sys.ReadFile(c.dir.JoinName(statDeltaFile)); err == nil {
 		delta := map[string]statEntry{}
@@ -85,7 +89,7 @@ func LoadStatCache(sys fsys.System, stateDir fsys.AbsPath) *StatCache {
 		if gen, err := decodeStatFile(data, statDeltaMagic, delta); err == nil && gen == c.baseGen {
 			for k, e := range delta {
 				c.inDelta[k] = true
-				if e.SHA256 == "" {
+				if !e.Hashed {
 					delete(c.entries, k)
 				} else {
 					c.entries[k] = e
@@ -96,40 +100,70 @@ func LoadStatCache(sys fsys.System, stateDir fsys.AbsPath) *StatCache {
 	return c
 }
 
-func entryFor(fi fs.FileInfo, sha string) statEntry {
-	ctime, ino := fsys.ChangeTimeInode(fi)
-	return statEntry{Size: fi.Size(), MtimeNS: fi.ModTime().UnixNano(), CtimeNS: ctime, Ino: ino, SHA256: sha}
+// entryFor is the entry of a file with stat data d and hash sum (none
+// when hashed is false).
+// Preload reads the decoded manifests kept beside the cache now rather
+// than when the first manifest is looked up, for a caller that loads the
+// cache while it waits for something else; it returns c.
+func (c *StatCache) Preload() *StatCache {
+	c.manifests.load(c.sys)
+	return c
+}
+
+func entryFor(d fsys.StatData, sum [32]byte, hashed bool) statEntry {
+	return statEntry{Size: d.Size, MtimeNS: d.MtimeNS, CtimeNS: d.CtimeNS, Ino: d.Ino, Sum: sum, Hashed: hashed}
 }
 
 // lookup returns the cached hash of path when its stat identity is unchanged.
-func (c *StatCache) lookup(path fsys.AbsPath, fi fs.FileInfo) (string, bool) {
+func (c *StatCache) lookup(path fsys.AbsPath, d fsys.StatData) (string, bool) {
 	if c == nil {
 		return "", false
 	}
-	c.mu.Lock()
+	c.mu.RLock()
 	e, ok := c.entries[path.String()]
-	c.mu.Unlock()
-	want := entryFor(fi, e.SHA256)
-	return e.SHA256, ok && e == want && want.Ino != 0
+	c.mu.RUnlock()
+	if !ok || !e.Hashed || e != entryFor(d, e.Sum, true) || d.Ino == 0 {
+		return "", false
+	}
+	return hex.EncodeToString(e.Sum[:]), true
+}
+
+// vouches reports whether the cache holds hash want (lowercase hex) for
+// path with its stat identity unchanged: [StatCache.lookup] for a caller
+// that knows which hash it expects, without rendering one.
+func (c *StatCache) vouches(path fsys.AbsPath, d fsys.StatData, want string) bool {
+	sum, ok := parseSHA256(want)
+	if c == nil || !ok || d.Ino == 0 {
+		return false
+	}
+	c.mu.RLock()
+	e, found := c.entries[path.String()]
+	c.mu.RUnlock()
+	return found && e == entryFor(d, sum, true)
 }
 
 // racy reports whether e is too recent, or its mtime too coarse, to tell a
 // later same-size edit apart (git's "racy clean" problem).
-func racy(e statEntry, fi fs.FileInfo) bool {
+func racy(e statEntry) bool {
 	now := time.Now().UnixNano()
 	if now-e.MtimeNS < int64(racyWindow) || now-e.CtimeNS < int64(racyWindow) {
 		return true
 	}
-	return fi.ModTime().Nanosecond() == 0 && now-e.MtimeNS < int64(2*time.Second) // whole-second timestamps: wait longer
+	return e.MtimeNS%int64(time.Second) == 0 && now-e.MtimeNS < int64(2*time.Second) // whole-second timestamps: wait longer
 }
 
 // Record remembers path's hash, unless its stat data is racy.
 func (c *StatCache) Record(path fsys.AbsPath, fi fs.FileInfo, sha string) {
+	c.record(path, fsys.StatDataOf(fi), sha)
+}
+
+func (c *StatCache) record(path fsys.AbsPath, d fsys.StatData, sha string) {
 	if c == nil {
 		return
 	}
-	e := entryFor(fi, sha)
-	if racy(e, fi) || !validSHA256(sha) {
+	sum, ok := parseSHA256(sha)
+	e := entryFor(d, sum, true)
+	if racy(e) || !ok {
 		return
 	}
 	c.mu.Lock()
@@ -196,8 +230,29 @@ func (c *StatCache) Save() {
 	}
 }
 
-func validSHA256(s string) bool {
-	var b [32]byte
-	n, err := hex.Decode(b[:], []byte(s))
-	return err == nil && n == 32 && len(s) == 64
+// parseSHA256 is the 32 bytes of s, a sha256 in lowercase hex (as
+// agentpack renders every hash); ok is false for anything else.
+func parseSHA256(s string) (sum [32]byte, ok bool) {
+	if len(s) != 64 {
+		return sum, false
+	}
+	for i := range sum {
+		hi, ok1 := lowerHex(s[2*i])
+		lo, ok2 := lowerHex(s[2*i+1])
+		if !ok1 || !ok2 {
+			return sum, false
+		}
+		sum[i] = hi<<4 | lo
+	}
+	return sum, true
+}
+
+func lowerHex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
 }

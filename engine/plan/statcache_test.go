@@ -55,7 +55,12 @@ func cached(t *testing.T, sys fsys.System, state fsys.AbsPath, files []fsys.AbsP
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sha, ok := c.lookup(f, fi); ok {
+		want := checksum.SHA256Hex([]byte(f))
+		sha, ok := c.lookup(f, fsys.StatDataOf(fi))
+		if c.vouches(f, fsys.StatDataOf(fi), want) != ok || c.vouches(f, fsys.StatDataOf(fi), strings.ToUpper(want)) {
+			t.Fatalf("%s: vouches disagrees with lookup (%v)", f, ok)
+		}
+		if ok {
 			if sha != checksum.SHA256Hex([]byte(f)) {
 				t.Fatalf("%s: cached %s", f, sha)
 			}
@@ -286,7 +291,7 @@ func TestReadDirCachedSeesChanges(t *testing.T) {
 	dir := files[0].Dir()
 	names := func() []string {
 		c := LoadStatCache(sys, state)
-		es, err := ReadDirCached(sys, c, dir)
+		es, err := ReadDirCached(sys, c, nil, dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -308,7 +313,7 @@ func TestReadDirCachedSeesChanges(t *testing.T) {
 		}
 	}
 	fi, _ := sys.Stat(dir)
-	if _, ok := LoadStatCache(sys, state).dirs.get(sys, dir, fi); !ok {
+	if _, ok := LoadStatCache(sys, state).dirs.get(sys, dir, fsys.StatDataOf(fi)); !ok {
 		t.Fatal("the listing was not cached")
 	}
 	for _, step := range []struct {

@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"encoding/hex"
 	"slices"
 
 	"github.com/agentpack/agentpack/internal/bincodec"
@@ -26,7 +25,6 @@ func encodeStatFile(magic string, gen uint64, entries map[string]statEntry, keys
 	w := bincodec.NewWriter(magic, statVersion, 64+len(keys)*64)
 	w.Uint(gen)
 	w.Len(len(keys), false)
-	var sum [32]byte
 	prev := ""
 	for _, k := range keys {
 		shared := commonPrefix(prev, k)
@@ -34,7 +32,7 @@ func encodeStatFile(magic string, gen uint64, entries map[string]statEntry, keys
 		w.String(k[shared:])
 		prev = k
 		e, ok := entries[k]
-		if !ok {
+		if !ok || !e.Hashed {
 			w.Bool(false)
 			continue
 		}
@@ -43,14 +41,14 @@ func encodeStatFile(magic string, gen uint64, entries map[string]statEntry, keys
 		w.Int(e.MtimeNS)
 		w.Int(e.CtimeNS)
 		w.Uint(e.Ino)
-		hex.Decode(sum[:], []byte(e.SHA256)) // Record keeps only valid hashes
-		w.B = append(w.B, sum[:]...)
+		w.B = append(w.B, e.Sum[:]...)
 	}
 	return w.Finish()
 }
 
-// decodeStatFile adds a file's entries to out, a forgotten one with an
-// empty SHA256, and returns the file's generation.
+// decodeStatFile adds a file's entries to out, a forgotten one with no
+// hash, and returns the file's generation. The paths are decoded into one
+// string, not one allocation each.
 func decodeStatFile(data []byte, magic string, out map[string]statEntry) (uint64, error) {
 	r, err := bincodec.Open(data, magic, statVersion)
 	if err != nil {
@@ -58,24 +56,25 @@ func decodeStatFile(data []byte, magic string, out map[string]statEntry) (uint64
 	}
 	gen := r.Uint()
 	n, _ := r.Len(2)
-	var key []byte
+	keys := newArena(len(data))
+	prev := ""
 	for range n {
 		shared := r.Uint()
 		suffix := r.Bytes()
-		if r.Err != nil || shared > uint64(len(key)) {
+		if r.Err != nil || shared > uint64(len(prev)) {
 			return 0, bincodec.ErrDamaged
 		}
-		key = append(key[:shared], suffix...)
-		if !r.Bool() {
-			out[string(key)] = statEntry{}
-			continue
+		key := keys.join(prev[:shared], suffix)
+		prev = key
+		var e statEntry
+		if r.Bool() {
+			e = statEntry{Size: r.Int(), MtimeNS: r.Int(), CtimeNS: r.Int(), Ino: r.Uint(), Hashed: true}
+			copy(e.Sum[:], r.Raw(32))
 		}
-		e := statEntry{Size: r.Int(), MtimeNS: r.Int(), CtimeNS: r.Int(), Ino: r.Uint()}
-		e.SHA256 = hex.EncodeToString(r.Raw(32))
 		if r.Err != nil {
 			return 0, r.Err
 		}
-		out[string(key)] = e
+		out[key] = e
 	}
 	if r.Err != nil || len(r.B) != 0 || gen == 0 {
 		return 0, bincodec.ErrDamaged

@@ -8,22 +8,22 @@
 package resolve
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/lazyregexp"
 )
 
 // nameRe is the package name rule of aam.yaml: optional scope, then a name.
-var nameRe = regexp.MustCompile(`^(@[a-z0-9][a-z0-9_-]{0,63}/)?[a-z0-9][a-z0-9-]{0,63}$`)
+var nameRe = lazyregexp.New(`^(@[a-z0-9][a-z0-9_-]{0,63}/)?[a-z0-9][a-z0-9-]{0,63}$`)
 
 // tagRe is what a dist-tag looks like (npm: anything that is not a range).
-var tagRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9._-]{0,63}$`)
+var tagRe = lazyregexp.New(`^[A-Za-z][A-Za-z0-9._-]{0,63}$`)
 
 // preRe finds the versions with a pre-release part written in a constraint.
-var preRe = regexp.MustCompile(`v?(\d+)\.(\d+)\.(\d+)-[0-9A-Za-z.-]+`)
+var preRe = lazyregexp.New(`v?(\d+)\.(\d+)\.(\d+)-[0-9A-Za-z.-]+`)
 
 // Spec is one package request: a name and a constraint, which is an npm
 // range, a dist-tag, or empty (the "latest" tag, else the highest release).

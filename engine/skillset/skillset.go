@@ -10,7 +10,6 @@ import (
 	"math"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/frontmatter"
+	"github.com/agentpack/agentpack/internal/lazyregexp"
 )
 
 // Per-skill limits of the Skills extension: a skill over either is not
@@ -33,7 +33,7 @@ const SkillFile = "SKILL.md"
 
 // validName is the Agent Skills naming rule: lower-case letters, digits
 // and single hyphens, at most 64 characters.
-var validName = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+var validName = lazyregexp.New(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
 // ValidName reports whether name satisfies the Agent Skills naming rules.
 func ValidName(name string) bool { return len(name) <= 64 && validName.MatchString(name) }

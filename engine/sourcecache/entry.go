@@ -94,13 +94,15 @@ func sizeHint(e *Entry) int {
 }
 
 // Decode takes a cache file apart; anything but a complete file of this
-// version is an error (the caller rebuilds). The entry's file bytes share
-// data's memory.
+// version is an error (the caller rebuilds). data is handed over: the
+// entry's strings (paths, hashes) are parts of it, so nothing may change
+// it afterwards.
 func Decode(data []byte) (*Entry, error) {
 	br, err := bincodec.Open(data, magic, version)
 	if err != nil {
 		return nil, err
 	}
+	br.Share()
 	r := &reader{Reader: br}
 	e := &Entry{Key: r.String()}
 	n := r.Uint()
@@ -209,7 +211,7 @@ func decodeDesired(r *reader, fp []fsys.FingerprintEntry) *desired.State {
 		f.Path = fsys.AbsPath(prev)
 		switch src := r.Uint(); {
 		case src == 0:
-			f.Data = r.Bytes()
+			f.Data = bytes.Clone(r.Bytes()) // a slice of data would be writable
 		case src <= uint64(len(fp)):
 			f.Src = fp[src-1].Path
 		default:

@@ -4,14 +4,14 @@ package envelope
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/jsonstream"
+	"github.com/agentpack/agentpack/internal/lazyregexp"
 )
 
 // SchemaVersion is the envelope's schema_version.
@@ -103,32 +103,29 @@ func (e *Envelope) JSON() []byte {
 }
 
 // Encode writes the envelope to w as [Envelope.JSON] renders it, without
-// first building the whole document as a slice of its own: a command's
-// --json output goes straight to a buffered stdout. A value that cannot be
-// encoded is found before the first byte is written, and the envelope of
-// an E_UNEXPECTED error is written instead; an error of w is returned.
+// building the whole document first: the long arrays of data (the changes
+// of a plan of ten thousand files) are encoded element by element
+// ([jsonstream]) straight to w, a buffered stdout. A value that cannot be
+// encoded is normally found before the first byte is written, and the
+// envelope of an E_UNEXPECTED error is written instead; an error of w is
+// returned.
 func (e *Envelope) Encode(w io.Writer) error {
 	tw := &touchedWriter{w: w}
-	err := newEncoder(tw).Encode(e)
+	err := jsonstream.Encode(tw, e, encoding)
 	if err != nil && !tw.touched {
 		fallback := New(e.Command, e.CommandID).Fail(apperr.Wrap(err, apperr.Unexpected, "cannot encode result"), nil)
-		return newEncoder(w).Encode(fallback)
+		return jsonstream.Encode(w, fallback, encoding)
 	}
 	return err
 }
 
-// newEncoder indents by two spaces and leaves &, < and > as they are
+// encoding indents by two spaces and leaves &, < and > as they are
 // (source specs contain '&'; \u0026 is valid but unreadable).
-func newEncoder(w io.Writer) *json.Encoder {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc
-}
+var encoding = jsonstream.Options{Indent: "  "}
 
-// touchedWriter tells whether anything was written to w: json.Encoder
-// encodes the whole value before its first write, so an error with
-// nothing written is an encoding error, not one of w.
+// touchedWriter tells whether anything was written to w: jsonstream
+// encodes the document (long arrays cut short) before its first write, so
+// an error with nothing written is an encoding error, not one of w.
 type touchedWriter struct {
 	w       io.Writer
 	touched bool
@@ -141,7 +138,7 @@ func (t *touchedWriter) Write(p []byte) (int, error) {
 
 // pathKey matches the detail keys that name paths (path, paths, root,
 // link, module_root, journal, …).
-var pathKey = regexp.MustCompile(`(^|_)(path|paths|root|roots|dir|link|journal|file|repo|checkout|project|home)$`)
+var pathKey = lazyregexp.New(`(^|_)(path|paths|root|roots|dir|link|journal|file|repo|checkout|project|home)$`)
 
 // addPosixTwins gives every path field of details (an absolute path, or a
 // list of them, under a key that names a path) its '/'-separated twin under

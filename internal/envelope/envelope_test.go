@@ -65,3 +65,54 @@ func TestEncodeStreamsWhatJSONRenders(t *testing.T) {
 		t.Error("Encode to a failing writer reported no error")
 	}
 }
+
+// bigData is shaped like a plan's data: long arrays of structs beside
+// short fields.
+type bigData struct {
+	Profile string      `json:"profile"`
+	Targets []string    `json:"targets"`
+	Changes []bigChange `json:"changes"`
+	Summary struct {
+		Create int `json:"create"`
+	} `json:"summary"`
+	Files []string `json:"files,omitempty"`
+}
+
+type bigChange struct {
+	Path    string   `json:"path"`
+	Before  *string  `json:"before_sha256"`
+	Modules []string `json:"module_ids"`
+	Unified string   `json:"unified,omitempty"`
+}
+
+// TestEncodeStreamedMatchesWhole: an envelope whose data has arrays long
+// enough to be written element by element is byte for byte what encoding
+// it whole renders.
+func TestEncodeStreamedMatchesWhole(t *testing.T) {
+	d := &bigData{Profile: "default", Targets: []string{"codex"}}
+	for i := range 500 {
+		sha := strings.Repeat("ab", 32)
+		c := bigChange{Path: filepath.Join("/p", strings.Repeat("d", i%7), "f&<>.md"), Modules: []string{"skill:s"}}
+		if i%3 == 0 {
+			c.Before, c.Unified = &sha, "--- a\n+++ b\n@@ -1 +1 @@\n-x\n+\"y\"\t\n"
+		}
+		d.Changes = append(d.Changes, c)
+		d.Files = append(d.Files, c.Path)
+	}
+	d.Summary.Create = 500
+	env := New("diff", "diff").Succeed(d, []string{"w"})
+	var whole bytes.Buffer
+	enc := json.NewEncoder(&whole)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(env); err != nil {
+		t.Fatal(err)
+	}
+	var streamed bytes.Buffer
+	if err := env.Encode(&streamed); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(streamed.Bytes(), whole.Bytes()) {
+		t.Fatalf("streamed envelope differs from the whole one:\n%s\nwant:\n%s", streamed.Bytes(), whole.Bytes())
+	}
+}

@@ -5,10 +5,10 @@ package frontmatter
 import (
 	"bytes"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 
+	"github.com/agentpack/agentpack/internal/lazyregexp"
 	"github.com/agentpack/agentpack/internal/yamlerr"
 	"go.yaml.in/yaml/v3"
 )
@@ -61,7 +61,7 @@ func Parse(data []byte) (*Block, []byte, error) {
 	return fm, data, nil
 }
 
-var yamlLine = regexp.MustCompile(`\bline (\d+):`)
+var yamlLine = lazyregexp.New(`\bline (\d+):`)
 
 // fileLines turns the line numbers in msg, counted in the YAML between the
 // --- lines, into lines of the file, where that YAML starts on line 2.

@@ -80,8 +80,7 @@ func (p AbsPath) Contains(other AbsPath) bool {
 	if other == p {
 		return true
 	}
-	// Only a root such as "/" or `C:\` already ends in a separator. No
-	// prefix string is built: plans ask this of every file.
+	// Only a root such as "/" or `C:\` already ends in a separator.
 	if strings.HasSuffix(string(p), string(filepath.Separator)) {
 		return strings.HasPrefix(string(other), string(p))
 	}

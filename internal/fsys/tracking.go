@@ -2,12 +2,13 @@ package fsys
 
 import (
 	"io/fs"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentpack/agentpack/internal/workers"
 )
 
 // TrackingSystem forwards everything to a base [System] and remembers
@@ -131,26 +132,19 @@ func (fp *Fingerprint) Without(drop func(AbsPath) bool) *Fingerprint {
 }
 
 func statOf(sys System, path AbsPath, follow, listed bool) FingerprintEntry {
-	var fi fs.FileInfo
-	var err error
-	if follow {
-		fi, err = sys.Stat(path)
-	} else {
-		fi, err = sys.Lstat(path)
-	}
+	d, err := statDataOf(sys, path, follow)
 	if err != nil {
 		return FingerprintEntry{Path: path, Follow: follow, Listed: listed, Missing: true}
 	}
-	return entryOf(path, follow, listed, fi)
+	return entryOf(path, follow, listed, d)
 }
 
-// entryOf is the entry of path as fi describes it.
-func entryOf(path AbsPath, follow, listed bool, fi fs.FileInfo) FingerprintEntry {
-	if fi.IsDir() && !listed {
-		return FingerprintEntry{Path: path, Follow: follow, Mode: fi.Mode()}
+// entryOf is the entry of path as d describes it.
+func entryOf(path AbsPath, follow, listed bool, d StatData) FingerprintEntry {
+	if d.IsDir() && !listed {
+		return FingerprintEntry{Path: path, Follow: follow, Mode: d.Mode}
 	}
-	ctime, ino := statExtra(fi)
-	return FingerprintEntry{Path: path, Follow: follow, Listed: listed, Mode: fi.Mode(), Size: fi.Size(), MtimeNS: fi.ModTime().UnixNano(), CtimeNS: ctime, Ino: ino}
+	return FingerprintEntry{Path: path, Follow: follow, Listed: listed, Mode: d.Mode, Size: d.Size, MtimeNS: d.MtimeNS, CtimeNS: d.CtimeNS, Ino: d.Ino}
 }
 
 // coarseRacy is how long a whole-second timestamp stays untrusted: a file
@@ -186,13 +180,13 @@ func (t *TrackingSystem) Fingerprint(sys System, racy time.Duration) (fp *Finger
 	t.mu.Lock()
 	lstats, regular := t.lstats, t.regular
 	t.mu.Unlock()
-	parallelChunks(len(keys), func(i int) bool {
+	workers.Chunks(len(keys), func(i int) bool {
 		k := keys[i]
 		var e FingerprintEntry
 		if fi, ok := lstats[k.path]; ok && fi.Mode()&fs.ModeSymlink == 0 {
 			// Not a link: the lstat taken during the load stands for every
 			// look at this path (a stat following links sees the same).
-			e = entryOf(k.path, false, k.listed, fi)
+			e = entryOf(k.path, false, k.listed, StatDataOf(fi))
 		} else {
 			e = statOf(sys, k.path, k.follow, k.listed)
 		}
@@ -291,7 +285,7 @@ func cmpBool(a, b bool) int {
 // is checked in a few milliseconds.
 func (fp *Fingerprint) Unchanged(sys System) bool {
 	var changed atomic.Bool
-	parallelChunks(len(fp.entries), func(i int) bool {
+	workers.Chunks(len(fp.entries), func(i int) bool {
 		e := fp.entries[i]
 		if statOf(sys, e.Path, e.Follow, e.Listed) != e {
 			changed.Store(true)
@@ -300,36 +294,6 @@ func (fp *Fingerprint) Unchanged(sys System) bool {
 		return true
 	})
 	return !changed.Load()
-}
-
-// parallelChunks runs fn over 0..n-1 on every core in contiguous chunks
-// (cheaper than a channel send per item for stat-sized work); fn returning
-// false stops all workers early.
-func parallelChunks(n int, fn func(i int) bool) {
-	workers := min(runtime.GOMAXPROCS(0), (n+255)/256)
-	if workers <= 1 {
-		for i := range n {
-			if !fn(i) {
-				return
-			}
-		}
-		return
-	}
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	per := (n + workers - 1) / workers
-	for w := range workers {
-		wg.Add(1)
-		go func(lo, hi int) {
-			defer wg.Done()
-			for i := lo; i < hi && !stop.Load(); i++ {
-				if !fn(i) {
-					stop.Store(true)
-				}
-			}
-		}(w*per, min(n, (w+1)*per))
-	}
-	wg.Wait()
 }
 
 // Len is the number of paths fp describes.

@@ -5,6 +5,7 @@ package workers
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // Parallel runs fn(0..n-1) on a bounded pool.
@@ -45,4 +46,36 @@ func Count() int {
 		n = 2
 	}
 	return n
+}
+
+// Chunks runs fn(0..n-1) on one goroutine per usable CPU, each taking a
+// contiguous run of indexes: cheaper than Parallel's hand-off per item for
+// jobs as short as a stat, and neighbours (files of one folder, in sorted
+// order) mostly stay on one goroutine. fn returning false stops every
+// goroutine early.
+func Chunks(n int, fn func(i int) bool) {
+	w := min(runtime.GOMAXPROCS(0), (n+255)/256)
+	if w <= 1 {
+		for i := range n {
+			if !fn(i) {
+				return
+			}
+		}
+		return
+	}
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	per := (n + w - 1) / w
+	for lo := 0; lo < n; lo += per {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			for i := lo; i < hi && !stop.Load(); i++ {
+				if !fn(i) {
+					stop.Store(true)
+				}
+			}
+		}(lo, min(n, lo+per))
+	}
+	wg.Wait()
 }

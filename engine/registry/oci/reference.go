@@ -3,7 +3,6 @@ package oci
 import (
 	"net"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine/aampkg"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/lazyregexp"
 )
 
 // Scheme is the URL scheme of OCI registries in config.toml.
@@ -33,10 +33,10 @@ type Location struct {
 }
 
 // repoPath matches one OCI repository path (distribution spec).
-var repoPath = regexp.MustCompile(`^[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*(/[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*)*$`)
+var repoPath = lazyregexp.New(`^[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*(/[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*)*$`)
 
 // tagPattern matches one OCI tag (distribution spec).
-var tagPattern = regexp.MustCompile(`^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$`)
+var tagPattern = lazyregexp.New(`^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$`)
 
 // ParseURL parses oci://host[:port]/namespace. Credentials, queries and
 // fragments in the URL are refused so no secret ends up in config.toml.

@@ -1,11 +1,17 @@
-package schemas
+// Package schematest validates --json documents against the schemas in
+// package schemas. Tests use it; the agentpack binary does not link it, so
+// the JSON Schema compiler's package init (which compiles every draft's
+// meta-schema) costs no command anything.
+package schematest
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
+	"github.com/agentpack/agentpack/schemas"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
@@ -33,7 +39,7 @@ func (p Problem) String() string {
 // not match its schemas.
 type ValidationError struct {
 	// Schema is the file that rejected the document, e.g.
-	// "envelope.schema.json" or "commands/plan.schema.json".
+	// "envelope.schema.json" or "commands/plan.schema.json" ([schemas.FS]).
 	Schema   string
 	Problems []Problem
 }
@@ -59,10 +65,10 @@ func Validate(doc []byte) error {
 	}
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
 	if err != nil {
-		return &ValidationError{Schema: envelopeFile, Problems: []Problem{{Message: "not one JSON document: " + err.Error()}}}
+		return &ValidationError{Schema: schemas.EnvelopeFile, Problems: []Problem{{Message: "not one JSON document: " + err.Error()}}}
 	}
 	if err := set.envelope.Validate(v); err != nil {
-		return newValidationError(envelopeFile, "", err)
+		return newValidationError(schemas.EnvelopeFile, "", err)
 	}
 	env := v.(map[string]any) // the envelope schema guarantees an object
 	if env["ok"] != true {
@@ -71,13 +77,13 @@ func Validate(doc []byte) error {
 	name := env["command"].(string)
 	sch, found := set.commands[name]
 	if !found {
-		return &ValidationError{Schema: envelopeFile, Problems: []Problem{{
+		return &ValidationError{Schema: schemas.EnvelopeFile, Problems: []Problem{{
 			Pointer: "/command",
 			Message: fmt.Sprintf("no data schema for command %q (add schemas/commands/%s.schema.json)", name, name),
 		}}}
 	}
 	if err := sch.Validate(env["data"]); err != nil {
-		return newValidationError(commandFile(name), "/data", err)
+		return newValidationError(schemas.CommandFile(name), "/data", err)
 	}
 	return nil
 }
@@ -138,3 +144,63 @@ func pointer(tokens []string) string {
 var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
 func escape(token string) string { return pointerEscaper.Replace(token) }
+
+// compiled holds every schema, compiled once.
+type compiled struct {
+	envelope *jsonschema.Schema
+	commands map[string]*jsonschema.Schema
+	err      error
+}
+
+var (
+	compileOnce sync.Once
+	schemaSet   compiled
+)
+
+// compiledSchemas compiles the envelope and every command schema on first
+// use. A schema that does not compile is a bug in package schemas; it is
+// reported by every later Validate call and by this package's tests.
+func compiledSchemas() *compiled {
+	compileOnce.Do(func() { schemaSet = compileAll() })
+	return &schemaSet
+}
+
+func compileAll() compiled {
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	c.UseLoader(jsonschema.SchemeURLLoader{"https": embeddedLoader{}})
+
+	env, err := c.Compile(schemas.BaseURL + schemas.EnvelopeFile)
+	if err != nil {
+		return compiled{err: fmt.Errorf("schemas: compile %s: %w", schemas.EnvelopeFile, err)}
+	}
+	cmds := map[string]*jsonschema.Schema{}
+	for _, name := range schemas.CommandNames() {
+		sch, err := c.Compile(schemas.BaseURL + schemas.CommandFile(name))
+		if err != nil {
+			return compiled{err: fmt.Errorf("schemas: compile %s: %w", schemas.CommandFile(name), err)}
+		}
+		cmds[name] = sch
+	}
+	return compiled{envelope: env, commands: cmds}
+}
+
+// embeddedLoader serves URLs under schemas.BaseURL from the embedded files
+// and refuses every other URL, so compiling never touches the network. The
+// draft meta-schemas are built into jsonschema and never reach it.
+type embeddedLoader struct{}
+
+// Load implements jsonschema.URLLoader.
+func (embeddedLoader) Load(url string) (any, error) {
+	name, ok := strings.CutPrefix(url, schemas.BaseURL)
+	if !ok {
+		return nil, fmt.Errorf("schemas: refusing to load %s: only %s* is served", url, schemas.BaseURL)
+	}
+	f, err := schemas.FS().Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return jsonschema.UnmarshalJSON(f)
+}

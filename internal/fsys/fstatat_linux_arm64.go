@@ -1,0 +1,7 @@
+//go:build linux
+
+package fsys
+
+import "golang.org/x/sys/unix"
+
+const sysFstatat = unix.SYS_FSTATAT

@@ -1,0 +1,176 @@
+package fsys
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// Stream is a file written piece by piece, for bytes too many to hold at
+// once (the saved bytes of a snapshot of ten thousand files).
+type Stream interface {
+	io.Writer
+	// Sync makes what was written so far readable at the path and, when
+	// the System fsyncs, durable.
+	Sync() error
+	// Close syncs and ends the stream.
+	Close() error
+}
+
+// Streamer is implemented by a [System] that can write a file without
+// holding all of its bytes. A System that cannot is served by
+// [CreateStream] and [WriteStream] through a buffer and WriteFile.
+type Streamer interface {
+	// CreateStream creates path (emptying a file already there) with
+	// perm, creating missing parent folders, and returns a Stream writing
+	// it from its start. Readers see the file as it grows: it suits a
+	// file whose index says which part is complete.
+	CreateStream(path AbsPath, perm fs.FileMode) (Stream, error)
+	// WriteStream replaces path atomically, as WriteFile does, with what
+	// write writes, holding only a buffer of it. When write fails,
+	// nothing changes.
+	WriteStream(path AbsPath, perm fs.FileMode, write func(io.Writer) error) error
+}
+
+// CreateStream is sys's [Streamer.CreateStream], or, for a System that
+// cannot stream, a buffer that each Sync writes whole with WriteFile.
+func CreateStream(sys System, path AbsPath, perm fs.FileMode) (Stream, error) {
+	if s, ok := sys.(Streamer); ok {
+		return s.CreateStream(path, perm)
+	}
+	return &bufferStream{sys: sys, path: path, perm: perm}, nil
+}
+
+// WriteStream is sys's [Streamer.WriteStream], or, for a System that
+// cannot stream, one WriteFile of what write wrote to a buffer.
+func WriteStream(sys System, path AbsPath, perm fs.FileMode, write func(io.Writer) error) error {
+	if s, ok := sys.(Streamer); ok {
+		return s.WriteStream(path, perm, write)
+	}
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		return err
+	}
+	return sys.WriteFile(path, buf.Bytes(), perm)
+}
+
+// bufferStream is the Stream of a System that cannot stream (the ones in
+// memory and the recording one).
+type bufferStream struct {
+	sys  System
+	path AbsPath
+	perm fs.FileMode
+	buf  bytes.Buffer
+}
+
+func (b *bufferStream) Write(p []byte) (int, error) { return b.buf.Write(p) }
+func (b *bufferStream) Sync() error                 { return b.sys.WriteFile(b.path, b.buf.Bytes(), b.perm) }
+func (b *bufferStream) Close() error                { return b.Sync() }
+
+// CreateStream implements [Streamer]. With Fsync, the file's folder entry
+// is made durable at once and its bytes at each Sync.
+func (s *RealSystem) CreateStream(path AbsPath, perm fs.FileMode) (Stream, error) {
+	if fi, err := os.Lstat(string(path)); err == nil {
+		if err := refuseNonFile(path, fi.Mode()); err != nil {
+			return nil, err
+		}
+	}
+	dir := path.Dir()
+	if err := os.MkdirAll(string(dir), 0o755); err != nil {
+		return nil, IOError(err, "create folder", dir)
+	}
+	f, err := os.OpenFile(string(path), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm.Perm())
+	if err == nil {
+		err = f.Chmod(perm.Perm()) // the umask must not widen or narrow state files
+		if err != nil {
+			_ = f.Close()
+		}
+	}
+	if err != nil {
+		return nil, IOError(err, "write", path)
+	}
+	if s.dirty != nil {
+		s.dirty.add(dir)
+	}
+	if s.opts.Fsync {
+		if err := SyncDir(dir); err != nil {
+			_ = f.Close()
+			return nil, err
+		}
+	}
+	return &realStream{sys: s, f: f, path: path}, nil
+}
+
+// realStream is a [Stream] on the disk.
+type realStream struct {
+	sys  *RealSystem
+	f    *os.File
+	path AbsPath
+}
+
+func (r *realStream) Write(p []byte) (int, error) {
+	n, err := r.f.Write(p)
+	return n, IOError(err, "write", r.path)
+}
+
+func (r *realStream) Sync() error {
+	if !r.sys.opts.Fsync {
+		return nil
+	}
+	return IOError(r.f.Sync(), "sync", r.path)
+}
+
+func (r *realStream) Close() error {
+	err := r.Sync()
+	if cerr := r.f.Close(); err == nil {
+		err = IOError(cerr, "write", r.path)
+	}
+	if err == nil && r.sys.opts.AfterWrite != nil {
+		r.sys.opts.AfterWrite(r.path)
+	}
+	return err
+}
+
+// WriteStream implements [Streamer] with the atomic write of
+// [RealSystem.WriteFile] (temp file, mode, optional fsync, rename,
+// optional fsync of the folder), through a 64 KiB buffer.
+func (s *RealSystem) WriteStream(path AbsPath, perm fs.FileMode, write func(io.Writer) error) error {
+	if fi, err := os.Lstat(string(path)); err == nil {
+		if err := refuseNonFile(path, fi.Mode()); err != nil {
+			return err
+		}
+	}
+	dir := path.Dir()
+	if err := os.MkdirAll(string(dir), 0o755); err != nil {
+		return IOError(err, "create folder", dir)
+	}
+	f, err := os.CreateTemp(string(dir), TempPrefix+"*")
+	if err != nil {
+		return IOError(err, "write", path)
+	}
+	tmp := f.Name()
+	bw := bufio.NewWriterSize(f, 64<<10)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Chmod(perm.Perm())
+	}
+	if err == nil && s.opts.Fsync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, string(path))
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return IOError(err, "write", path)
+	}
+	return s.done(path, dir)
+}

@@ -1,0 +1,167 @@
+package jsonstream
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+type item struct {
+	Name  string            `json:"name"`
+	Tags  []string          `json:"tags,omitempty"`
+	Extra map[string]any    `json:"extra,omitempty"`
+	Sub   *item             `json:"sub,omitempty"`
+	Raw   []byte            `json:"raw,omitempty"`
+	Kids  []item            `json:"kids"`
+	Pairs map[string][2]int `json:"pairs,omitempty"`
+}
+
+type embedded struct {
+	item
+	Unified string `json:"unified,omitempty"`
+}
+
+// ptrMarshal marshals through a pointer receiver: only when addressable.
+type ptrMarshal struct{ N int }
+
+func (p *ptrMarshal) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]int{"n_times_two": p.N * 2})
+}
+
+type data struct {
+	Profile  string     `json:"profile"`
+	Targets  []string   `json:"targets"`
+	Changes  []embedded `json:"changes"`
+	Summary  struct{ A int }
+	Items    []item       `json:"items,omitempty"`
+	Marshals []ptrMarshal `json:"marshals"`
+	Nested   struct {
+		Deep []int `json:"deep"`
+	} `json:"nested"`
+	Empty   []item `json:"empty"`
+	Nil     []item `json:"nil"`
+	NoTag   []int
+	Skipped []int `json:"-"`
+	AsStr   int   `json:"as_str,string"`
+}
+
+type envelope struct {
+	OK       bool     `json:"ok"`
+	Data     any      `json:"data"`
+	Warnings []string `json:"warnings"`
+}
+
+func sample(n int) *envelope {
+	d := &data{Profile: "p<&>", Targets: []string{"codex"}, AsStr: 7}
+	for i := range n {
+		e := embedded{item: item{Name: strings.Repeat("x", i) + "<a&b>\n\"q\"", Tags: []string{"t"}, Raw: []byte{1, 2}}, Unified: "--- a\n+++ b\n"}
+		if i%2 == 0 {
+			e.Extra = map[string]any{"k": []any{1, "two", nil}, "e": map[string]any{}}
+			e.Sub = &item{Name: "sub", Kids: []item{{Name: "kid"}}}
+		}
+		d.Changes = append(d.Changes, e)
+		d.Items = append(d.Items, item{Name: "i", Kids: []item{}})
+		d.Marshals = append(d.Marshals, ptrMarshal{N: i})
+		d.Nested.Deep = append(d.Nested.Deep, i)
+		d.NoTag = append(d.NoTag, i)
+		d.Skipped = append(d.Skipped, i)
+	}
+	d.Empty = []item{}
+	return &envelope{OK: true, Data: d, Warnings: []string{"w"}}
+}
+
+func whole(t *testing.T, v any, opts Options) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := newEncoder(&buf, opts, "").Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestEncodeMatchesEncoder: streamed output is byte for byte what
+// json.Encoder writes, indented or compact, escaping HTML or not, for
+// arrays below and above the streaming length.
+func TestEncodeMatchesEncoder(t *testing.T) {
+	for _, opts := range []Options{
+		{Indent: "  ", MinLen: 2},
+		{Indent: "  ", EscapeHTML: true, MinLen: 2},
+		{Indent: "\t", MinLen: 3},
+		{MinLen: 2},
+		{EscapeHTML: true, MinLen: 2},
+		{Indent: "  "},
+	} {
+		for _, n := range []int{0, 1, 2, 5, 70} {
+			for _, v := range []any{sample(n), *sample(n), sample(n).Data, []any{sample(n)}, map[string]any{"e": sample(n)}} {
+				want := whole(t, v, opts)
+				var got bytes.Buffer
+				if err := Encode(&got, v, opts); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got.Bytes(), want) {
+					t.Fatalf("opts %+v, n %d, %T: streamed output differs\n got: %s\nwant: %s", opts, n, v, got.Bytes(), want)
+				}
+			}
+		}
+	}
+}
+
+// TestEncodeCutsLongArrays: the long arrays are really cut out of the
+// document encoded whole (else nothing is streamed).
+func TestEncodeCutsLongArrays(t *testing.T) {
+	var cuts []cut
+	small, changed := shrinkValue(sample(5), 2, &cuts)
+	if !changed || len(cuts) != 5 {
+		t.Fatalf("cut %d arrays (changed %v), want 5 (targets has 1 element, empty none)", len(cuts), changed)
+	}
+	if got := small.Data.(*data); len(got.Changes) != 1 || len(got.Nested.Deep) != 1 {
+		t.Errorf("shrunk copy holds %d changes, %d deep", len(got.Changes), len(got.Nested.Deep))
+	}
+	if n := len(sample(5).Data.(*data).Changes); n != 5 {
+		t.Errorf("the original lost changes: %d", n)
+	}
+}
+
+func shrinkValue(e *envelope, minLen int, cuts *[]cut) (*envelope, bool) {
+	v, changed := shrink(reflect.ValueOf(e), nil, minLen, cuts)
+	return v.Interface().(*envelope), changed
+}
+
+// conflict has a tag encoding/json finds invalid, so it names the field
+// by its Go name.
+type conflict struct {
+	A []int `json:"x\\y"`
+	C []int `json:"c"`
+}
+
+// TestEncodeFallsBackWhenItCannotFindAnArray: a document whose arrays it
+// cannot place is encoded whole, still byte for byte.
+func TestEncodeFallsBackWhenItCannotFindAnArray(t *testing.T) {
+	v := conflict{A: []int{1, 2, 3}, C: []int{7, 8, 9}}
+	opts := Options{Indent: "  ", MinLen: 2}
+	var got bytes.Buffer
+	if err := Encode(&got, v, opts); err != nil {
+		t.Fatal(err)
+	}
+	if want := whole(t, v, opts); !bytes.Equal(got.Bytes(), want) {
+		t.Fatalf("got %s, want %s", got.Bytes(), want)
+	}
+}
+
+type failing struct{}
+
+func (failing) MarshalJSON() ([]byte, error) { return nil, errors.New("no") }
+
+// TestEncodeReportsElementErrors: an element that cannot be encoded is an
+// error, as with json.Encoder.
+func TestEncodeReportsElementErrors(t *testing.T) {
+	v := struct {
+		L []failing `json:"l"`
+	}{L: make([]failing, 3)}
+	if err := Encode(&bytes.Buffer{}, v, Options{MinLen: 2}); err == nil {
+		t.Fatal("no error")
+	}
+}

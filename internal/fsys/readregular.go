@@ -58,7 +58,7 @@ func (t *TrackingSystem) ReadRegular(path AbsPath, buf []byte) ([]byte, fs.FileI
 	// A list, not the maps: a load reads 10,000 files this way, each once.
 	e := FingerprintEntry{Path: path, Missing: fi == nil}
 	if fi != nil {
-		e = entryOf(path, false, false, fi)
+		e = entryOf(path, false, false, StatDataOf(fi))
 	}
 	t.mu.Lock()
 	t.regular = append(t.regular, e)

@@ -85,35 +85,6 @@ func compactExtra(fi fs.FileInfo) (ctime int64, ino uint64, ok bool) {
 	return 0, 0, false
 }
 
-// modeOf is the os package's reading of st_mode.
-func modeOf(mode uint32) fs.FileMode {
-	m := fs.FileMode(mode & 0o777)
-	switch mode & syscall.S_IFMT {
-	case syscall.S_IFBLK:
-		m |= fs.ModeDevice
-	case syscall.S_IFCHR:
-		m |= fs.ModeDevice | fs.ModeCharDevice
-	case syscall.S_IFDIR:
-		m |= fs.ModeDir
-	case syscall.S_IFIFO:
-		m |= fs.ModeNamedPipe
-	case syscall.S_IFLNK:
-		m |= fs.ModeSymlink
-	case syscall.S_IFSOCK:
-		m |= fs.ModeSocket
-	}
-	if mode&syscall.S_ISGID != 0 {
-		m |= fs.ModeSetgid
-	}
-	if mode&syscall.S_ISUID != 0 {
-		m |= fs.ModeSetuid
-	}
-	if mode&syscall.S_ISVTX != 0 {
-		m |= fs.ModeSticky
-	}
-	return m
-}
-
 // unixMode is st_mode for a mode modeOf read.
 func unixMode(m fs.FileMode) uint32 {
 	mode := uint32(m.Perm())

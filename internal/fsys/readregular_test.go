@@ -51,7 +51,7 @@ func TestReadRegularDescribesAsLstat(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, want := entryOf(p, false, true, fi), entryOf(p, false, true, lfi)
+		got, want := entryOf(p, false, true, StatDataOf(fi)), entryOf(p, false, true, StatDataOf(lfi))
 		if got != want || fi.Name() != lfi.Name() || fi.IsDir() != lfi.IsDir() {
 			t.Errorf("%s: ReadRegular describes %+v (%s), Lstat %+v (%s)", p, got, fi.Name(), want, lfi.Name())
 		}

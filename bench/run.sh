@@ -23,11 +23,8 @@ work=$(mktemp -d)
 trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 go build -o "$work/agentpack" ./cmd/agentpack
 ap=$work/agentpack
-<<<<<<< HEAD
 chezmoi=${CHEZMOI:-$(command -v chezmoi || true)}
-=======
 repeat=${REPEAT:-3}
->>>>>>> perf-mem
 
 # best_of N cmd...: the fastest of N runs in milliseconds, and its peak RSS
 # in KiB, as "ms rss".
@@ -102,7 +99,6 @@ for n in "${sizes[@]}"; do
   row "diff" "$(best_of "$repeat" "$ap" --repo "$d/repo" diff)" "$hashfloor"
   rmfloor=$(best_of 1 sh -c "rm -rf '$d/cp'")
   row "rollback" "$(best_of 1 "$ap" --repo "$d/repo" rollback --last --yes)" "$rmfloor"
-<<<<<<< HEAD
   # A durable cold deploy (one syncfs barrier) after the rollback emptied
   # the tree, compared below with chezmoi's default apply.
   durable=$(best_of 1 env AGENTPACK_FSYNC=1 "$ap" --repo "$d/repo" deploy --apply --yes)
@@ -115,16 +111,12 @@ for n in "${sizes[@]}"; do
     cz=("$chezmoi" --source "$d/repo/modules" --destination "$d/cz" --no-tty)
     czapply=$(best_of 1 "${cz[@]}" apply --force)
     row "chezmoi apply (cold)" "$czapply" "$cpfloor"
-    czstatus=$(best_of 3 "${cz[@]}" status)
+    czstatus=$(best_of "$repeat" "${cz[@]}" status)
     row "chezmoi status" "$czstatus" "$hashfloor"
-    row "chezmoi apply (no-op)" "$(best_of 3 "${cz[@]}" apply --force)" "$hashfloor"
+    row "chezmoi apply (no-op)" "$(best_of "$repeat" "${cz[@]}" apply --force)" "$hashfloor"
     # The same agentpack rows with chezmoi as the floor: below 1 is faster.
-    row "status vs chezmoi" "$(best_of 3 "$ap" --repo "$d/repo" status)" "$czstatus"
+    row "status vs chezmoi" "$(best_of "$repeat" "$ap" --repo "$d/repo" status)" "$czstatus"
     row "durable vs chezmoi" "$durable" "$czapply"
-=======
-  if command -v chezmoi >/dev/null; then
-    row "chezmoi status" "$(best_of "$repeat" chezmoi --source "$d/repo/modules" --destination "$d/cz" status)" "$hashfloor"
->>>>>>> perf-mem
   fi
   cd - >/dev/null
 done

@@ -21,23 +21,30 @@ func noteLoad(ctx context.Context, h *cachedLoad) {
 	}
 }
 
-// memoized answers a read-only use case (status) from e.LoadCache when
+// memoized answers a read-only use case (status) from a kept answer when
 // nothing it read changed: fn runs through a System that tracks every path
-// it reads, lists or stats — the sources, the target files, the target
-// manifests, the stat cache — and its answer is kept with the stat data of
-// all of them. Only a watching cache memoizes: without a watcher, checking
-// the fingerprint would cost about what fn does. The answer is shared
-// between calls; callers must not change it. A dry run, or a disk with an
-// interrupted apply to roll back, always runs fn.
+// it reads, lists or stats — the sources, the target files and folders,
+// the target manifests, the stat cache — and its answer is kept with the
+// stat data of all of them. A watching e.LoadCache keeps answers in memory
+// (the MCP server: the watcher says when to look again); otherwise, with
+// e.SourceCache on (the CLI), answers are kept on disk and checked by
+// stat'ing every path, which costs a fraction of reading the caches and
+// computing the answer again. The answer is shared between calls; callers
+// must not change it. A dry run, or a disk with an interrupted apply to
+// roll back, always runs fn.
 func memoized[T any](ctx context.Context, e *Engine, key string, fn func(ctx context.Context) (*State, T, error)) (*State, T, error) {
 	c := e.LoadCache
-	if c == nil || !c.Watch || e.dryRun() || e.locked {
+	watching := c != nil && c.Watch
+	if (!watching && (c != nil || e.SourceCache == nil)) || e.dryRun() || e.locked {
 		return fn(ctx)
 	}
 	if _, err := e.Sys.Stat(abs(e.Env.StateDir()).JoinName("journal.json")); err == nil {
 		return fn(ctx)
 	}
 	key += "\x00" + e.cacheKey(Request{})
+	if !watching {
+		return keptOnDisk(ctx, e, key, fn)
+	}
 	c.mu.Lock()
 	hit := c.answers[key]
 	c.mu.Unlock()

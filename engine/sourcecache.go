@@ -130,24 +130,33 @@ func (e *Engine) sourceCacheHit(req Request, key string, path fsys.AbsPath) *Sta
 // old enough to trust and the System can write the cache folder; a dry run
 // records nothing. Failures only cost speed.
 func (e *Engine) saveSourceCache(key string, path fsys.AbsPath, tracker *fsys.TrackingSystem, st *State) {
-	racy := e.SourceCache.Racy
-	if racy == 0 {
-		racy = 100 * time.Millisecond
-	}
 	if e.dryRun() || st.Manifest == nil {
 		return
 	}
-	fp, ok := tracker.Fingerprint(e.Sys, racy)
+	roots := e.rootsPath()
+	fp, ok := tracker.FingerprintWithout(e.Sys, e.SourceCache.racy(), func(p fsys.AbsPath) bool { return p == roots })
 	if !ok {
 		return
 	}
-	roots := e.rootsPath()
-	fp = fp.Without(func(p fsys.AbsPath) bool { return p == roots })
 	data, err := sourcecache.Encode(&sourcecache.Entry{Key: key, Fingerprint: fp, Repo: st.Repo, Project: st.Project,
 		Profile: st.Profile, Targets: st.Targets, Configured: st.Manifest.TargetNames(), Warnings: st.Warnings, Desired: st.Desired})
 	if err != nil {
 		return
 	}
+	e.writeCacheFile(path, data)
+}
+
+// racy is c.Racy, or its default.
+func (c *SourceCache) racy() time.Duration {
+	if c.Racy == 0 {
+		return 100 * time.Millisecond
+	}
+	return c.Racy
+}
+
+// writeCacheFile writes one cache file (a source cache entry, a kept
+// answer) when the System can write its folder, then prunes the folder.
+func (e *Engine) writeCacheFile(path fsys.AbsPath, data []byte) {
 	dir := path.Dir()
 	if e.Sys.MkdirAll(dir, 0o700) != nil || !fsys.CanWrite(e.Sys, dir) {
 		return
@@ -157,7 +166,8 @@ func (e *Engine) saveSourceCache(key string, path fsys.AbsPath, tracker *fsys.Tr
 	}
 }
 
-// pruneSourceCache removes the oldest cache files past sourceCacheKeep.
+// pruneSourceCache removes the oldest cache files of dir past
+// sourceCacheKeep.
 func (e *Engine) pruneSourceCache(dir, keep fsys.AbsPath) {
 	ents, err := e.Sys.ReadDir(dir)
 	if err != nil || len(ents) <= sourceCacheKeep {

@@ -38,6 +38,7 @@ func ReadDirCached(sys fsys.System, cache *StatCache, guard *LinkGuard, dir fsys
 	}
 	if data, ok := cache.dirs.get(sys, dir, fi); ok {
 		if out, err := decodeDirEntries(data); err == nil {
+			fsys.NoteListed(sys, dir)
 			return out, nil
 		}
 	}

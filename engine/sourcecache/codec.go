@@ -4,8 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io/fs"
 
 	"github.com/agentpack/agentpack/internal/bincodec"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // errDamaged is every decoding failure: the caller only needs to know the
@@ -131,4 +133,43 @@ func (r *reader) sym() string {
 		return ""
 	}
 	return r.syms[i-1]
+}
+
+// fingerprint writes fp's entries. Sorted paths share long prefixes, and
+// files written together have close times and inode numbers: each entry
+// is written as what differs from the one before.
+func (w *writer) fingerprint(fp []fsys.FingerprintEntry) {
+	w.Uint(uint64(len(fp)))
+	var prev fsys.FingerprintEntry
+	for _, f := range fp {
+		w.path(string(prev.Path), string(f.Path))
+		w.Uint(flags(f.Follow, f.Listed, f.Missing))
+		w.Uint(uint64(f.Mode))
+		w.Int(f.Size)
+		w.Int(f.MtimeNS - prev.MtimeNS)
+		w.Int(f.CtimeNS - prev.CtimeNS)
+		w.Int(int64(f.Ino - prev.Ino))
+		prev = f
+	}
+}
+
+// fingerprint reads what [writer.fingerprint] wrote; nil when the count
+// cannot be right.
+func (r *reader) fingerprint() []fsys.FingerprintEntry {
+	n := r.Uint()
+	if n > uint64(len(r.B)) {
+		return nil
+	}
+	fp := make([]fsys.FingerprintEntry, n)
+	var prev fsys.FingerprintEntry
+	for i := range fp {
+		f := &fp[i]
+		f.Path = fsys.AbsPath(r.path(string(prev.Path)))
+		f.Follow, f.Listed, f.Missing = unflags(r)
+		f.Mode, f.Size = fs.FileMode(r.Uint()), r.Int()
+		f.MtimeNS, f.CtimeNS = prev.MtimeNS+r.Int(), prev.CtimeNS+r.Int()
+		f.Ino = prev.Ino + uint64(r.Int())
+		prev = *f
+	}
+	return fp
 }

@@ -48,21 +48,7 @@ func Encode(e *Entry) ([]byte, error) {
 	w := &writer{Writer: bincodec.NewWriter(magic, version, sizeHint(e))}
 	w.String(e.Key)
 	fp := e.Fingerprint.Entries()
-	w.Uint(uint64(len(fp)))
-	var prev fsys.FingerprintEntry
-	for _, f := range fp {
-		// Sorted paths share long prefixes, and files written together
-		// have close times and inode numbers: each is written as what
-		// differs from the entry before.
-		w.path(string(prev.Path), string(f.Path))
-		w.Uint(flags(f.Follow, f.Listed, f.Missing))
-		w.Uint(uint64(f.Mode))
-		w.Int(f.Size)
-		w.Int(f.MtimeNS - prev.MtimeNS)
-		w.Int(f.CtimeNS - prev.CtimeNS)
-		w.Int(int64(f.Ino - prev.Ino))
-		prev = f
-	}
+	w.fingerprint(fp)
 	w.String(e.Repo)
 	w.String(string(e.Project))
 	w.String(e.Profile)
@@ -105,20 +91,9 @@ func Decode(data []byte) (*Entry, error) {
 	br.Share()
 	r := &reader{Reader: br}
 	e := &Entry{Key: r.String()}
-	n := r.Uint()
-	if n > uint64(len(r.B)) {
+	fp := r.fingerprint()
+	if fp == nil {
 		return nil, errDamaged
-	}
-	fp := make([]fsys.FingerprintEntry, n)
-	var prev fsys.FingerprintEntry
-	for i := range fp {
-		f := &fp[i]
-		f.Path = fsys.AbsPath(r.path(string(prev.Path)))
-		f.Follow, f.Listed, f.Missing = unflags(r)
-		f.Mode, f.Size = fs.FileMode(r.Uint()), r.Int()
-		f.MtimeNS, f.CtimeNS = prev.MtimeNS+r.Int(), prev.CtimeNS+r.Int()
-		f.Ino = prev.Ino + uint64(r.Int())
-		prev = *f
 	}
 	e.Fingerprint = fsys.NewFingerprint(fp)
 	e.Repo, e.Project, e.Profile = r.String(), fsys.AbsPath(r.String()), r.String()

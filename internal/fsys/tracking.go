@@ -84,6 +84,22 @@ func (t *TrackingSystem) ReadDir(path AbsPath) ([]fs.DirEntry, error) {
 	return t.System.ReadDir(path)
 }
 
+// NoteListed records that dir's entries were used without a ReadDir — a
+// cache vouched for them by dir's stat data — so the fingerprint keeps
+// dir's times, as after a ReadDir: an entry added or removed since moves
+// them.
+func (t *TrackingSystem) NoteListed(dir AbsPath) {
+	t.see(trackKey{path: dir, listed: true})
+}
+
+// NoteListed tells sys, when it tracks what it is asked, that dir's
+// entries were used without a ReadDir (see [TrackingSystem.NoteListed]).
+func NoteListed(sys System, dir AbsPath) {
+	if t, ok := sys.(interface{ NoteListed(AbsPath) }); ok {
+		t.NoteListed(dir)
+	}
+}
+
 // Readlink implements [System].
 func (t *TrackingSystem) Readlink(path AbsPath) (string, error) {
 	t.track(path, false)
@@ -126,11 +142,6 @@ func NewFingerprint(entries []FingerprintEntry) *Fingerprint {
 // Entries are the paths fp describes, sorted; callers must not change them.
 func (fp *Fingerprint) Entries() []FingerprintEntry { return fp.entries }
 
-// Without is fp less the entries for paths drop reports.
-func (fp *Fingerprint) Without(drop func(AbsPath) bool) *Fingerprint {
-	return &Fingerprint{entries: slices.DeleteFunc(slices.Clone(fp.entries), func(e FingerprintEntry) bool { return drop(e.Path) })}
-}
-
 func statOf(sys System, path AbsPath, follow, listed bool) FingerprintEntry {
 	d, err := statDataOf(sys, path, follow)
 	if err != nil {
@@ -159,10 +170,20 @@ const coarseRacy = 2 * time.Second
 // racy before the tracking began — or [coarseRacy], for a timestamp with
 // no sub-second part — makes the fingerprint unusable.
 func (t *TrackingSystem) Fingerprint(sys System, racy time.Duration) (fp *Fingerprint, ok bool) {
+	return t.FingerprintWithout(sys, racy, nil)
+}
+
+// FingerprintWithout is [TrackingSystem.Fingerprint] of the paths drop
+// (which may be nil) does not report: agentpack's own records, rewritten
+// by the very command being fingerprinted, are left out before they are
+// judged too recent.
+func (t *TrackingSystem) FingerprintWithout(sys System, racy time.Duration, drop func(AbsPath) bool) (fp *Fingerprint, ok bool) {
 	t.mu.Lock()
 	keys := make([]trackKey, 0, len(t.seen))
 	for k := range t.seen {
-		keys = append(keys, k)
+		if drop == nil || !drop(k.path) {
+			keys = append(keys, k)
+		}
 	}
 	t.mu.Unlock()
 	slices.SortFunc(keys, func(a, b trackKey) int {
@@ -180,6 +201,9 @@ func (t *TrackingSystem) Fingerprint(sys System, racy time.Duration) (fp *Finger
 	t.mu.Lock()
 	lstats, regular := t.lstats, t.regular
 	t.mu.Unlock()
+	if drop != nil {
+		regular = slices.DeleteFunc(slices.Clone(regular), func(e FingerprintEntry) bool { return drop(e.Path) })
+	}
 	workers.Chunks(len(keys), func(i int) bool {
 		k := keys[i]
 		var e FingerprintEntry
@@ -287,6 +311,11 @@ func (fp *Fingerprint) Unchanged(sys System) bool {
 	var changed atomic.Bool
 	workers.Chunks(len(fp.entries), func(i int) bool {
 		e := fp.entries[i]
+		if e.Listed {
+			// A folder whose listing fp vouches for: a System tracking
+			// this check must keep its times too.
+			NoteListed(sys, e.Path)
+		}
 		if statOf(sys, e.Path, e.Follow, e.Listed) != e {
 			changed.Store(true)
 			return false

@@ -1,0 +1,66 @@
+package sourcecache
+
+import (
+	"github.com/agentpack/agentpack/internal/bincodec"
+	"github.com/agentpack/agentpack/internal/fsys"
+)
+
+// answerMagic starts every answer file; the byte after it is the format
+// version.
+const (
+	answerMagic   = "agentpack answer cache\n"
+	answerVersion = 1
+)
+
+// Answer is one kept answer of a read-only command (status): what it was
+// asked (Key), the stat data of everything it read, sources and targets
+// (Fingerprint), and what it answered — the data as JSON and the state a
+// renderer needs.
+type Answer struct {
+	Key         string
+	Fingerprint *fsys.Fingerprint
+	Repo        string
+	Project     fsys.AbsPath
+	Profile     string
+	Targets     []string
+	Warnings    []string
+	Data        []byte
+}
+
+// EncodeAnswer is a's file, with a CRC-32C like an [Entry]'s.
+func EncodeAnswer(a *Answer) []byte {
+	fp := a.Fingerprint.Entries()
+	w := &writer{Writer: bincodec.NewWriter(answerMagic, answerVersion, 1<<12+40*len(fp)+len(a.Data))}
+	w.String(a.Key)
+	w.fingerprint(fp)
+	w.String(a.Repo)
+	w.String(string(a.Project))
+	w.String(a.Profile)
+	w.Strings(a.Targets)
+	w.Strings(a.Warnings)
+	w.Bytes(a.Data)
+	return w.Finish()
+}
+
+// DecodeAnswer takes an answer file apart; anything but a complete file of
+// this version is an error. data is handed over, as to [Decode].
+func DecodeAnswer(data []byte) (*Answer, error) {
+	br, err := bincodec.Open(data, answerMagic, answerVersion)
+	if err != nil {
+		return nil, err
+	}
+	br.Share()
+	r := &reader{Reader: br}
+	a := &Answer{Key: r.String()}
+	fp := r.fingerprint()
+	if fp == nil {
+		return nil, errDamaged
+	}
+	a.Fingerprint = fsys.NewFingerprint(fp)
+	a.Repo, a.Project, a.Profile = r.String(), fsys.AbsPath(r.String()), r.String()
+	a.Targets, a.Warnings, a.Data = r.Strings(), r.Strings(), r.Bytes()
+	if r.Err != nil || len(r.B) != 0 {
+		return nil, errDamaged
+	}
+	return a, nil
+}

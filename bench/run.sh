@@ -84,16 +84,18 @@ for n in "${sizes[@]}"; do
     printf '%-8s %-22s %9s %9s %7s %9s\n' "$n" "$1" "$ms" "$fms" "$(ratio "$ms" "$fms")" "$(( rss / 1024 ))"
   }
   hashfloor=$(best_of "$repeat" sh -c "find '$d/repo/modules' -type f -print0 | xargs -0 sha256sum")
-  # cold: nothing cached (no stat cache, no source cache); the rows after
-  # it run with the source cache warm (the compiled state of an unchanged
-  # repo is loaded from one file instead of re-reading its sources).
-  nocache="rm -rf '$AGENTPACK_HOME/cache/load' &&"
-  rm -rf "$AGENTPACK_HOME/state" "$AGENTPACK_HOME/cache/load"
+  # cold: nothing cached (no stat cache, no source cache, no kept
+  # answers); the rows after it run with the caches warm: the compiled
+  # state of an unchanged repo is loaded from one file instead of
+  # re-reading its sources, and status, an empty diff and a deploy with
+  # nothing to do answer from their kept answer after one stat per path.
+  nocache="rm -rf '$AGENTPACK_HOME/cache/load' '$AGENTPACK_HOME/cache/answers' &&"
+  rm -rf "$AGENTPACK_HOME/state" "$AGENTPACK_HOME/cache"
   row "plan (cold)" "$(best_of 1 "$ap" --repo "$d/repo" plan)" "$hashfloor"
   row "plan" "$(best_of "$repeat" "$ap" --repo "$d/repo" plan)" "$hashfloor"
   cpfloor=$(best_of "$repeat" sh -c "rm -rf '$d/cp' && cp -r '$d/repo/modules' '$d/cp'")
   row "deploy (cold)" "$(best_of 1 "$ap" --repo "$d/repo" deploy --apply --yes)" "$cpfloor"
-  row "status (no src cache)" "$(best_of "$repeat" sh -c "$nocache '$ap' --repo '$d/repo' status")" "$hashfloor"
+  row "status (no caches)" "$(best_of "$repeat" sh -c "$nocache '$ap' --repo '$d/repo' status")" "$hashfloor"
   row "status" "$(best_of "$repeat" "$ap" --repo "$d/repo" status)" "$hashfloor"
   row "deploy (no-op)" "$(best_of "$repeat" "$ap" --repo "$d/repo" deploy --apply --yes)" "$hashfloor"
   row "diff" "$(best_of "$repeat" "$ap" --repo "$d/repo" diff)" "$hashfloor"

@@ -34,17 +34,16 @@ func noteLoad(ctx context.Context, h *cachedLoad) {
 // roll back, always runs fn.
 func memoized[T any](ctx context.Context, e *Engine, key string, fn func(ctx context.Context) (*State, T, error)) (*State, T, error) {
 	c := e.LoadCache
-	watching := c != nil && c.Watch
-	if (!watching && (c != nil || e.SourceCache == nil)) || e.dryRun() || e.locked {
+	if c == nil || !c.Watch {
+		return keptWhen(ctx, e, e.answerKey(key), fn, nil)
+	}
+	if e.dryRun() || e.locked {
 		return fn(ctx)
 	}
 	if _, err := e.Sys.Stat(abs(e.Env.StateDir()).JoinName("journal.json")); err == nil {
 		return fn(ctx)
 	}
 	key += "\x00" + e.cacheKey(Request{})
-	if !watching {
-		return keptOnDisk(ctx, e, key, fn)
-	}
 	c.mu.Lock()
 	hit := c.answers[key]
 	c.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 
 	"github.com/agentpack/agentpack/engine/plan"
@@ -17,17 +18,15 @@ import (
 // decode, and an unchanged tree's answer is a few hundred bytes.
 const maxKeptAnswer = 256 << 10
 
-// keptOnDisk is [memoized] for a process that lives for one command: the
-// answer of key is read from its file under the cache folder and used when
-// every path it was computed from has the same stat data; otherwise fn
-// runs through a tracking System and its answer is written for the next
-// command. T must survive a JSON round trip unchanged.
-func keptOnDisk[T any](ctx context.Context, e *Engine, key string, fn func(ctx context.Context) (*State, T, error)) (*State, T, error) {
-	key += "\x00" + e.SourceCache.Build
-	path := e.answerPath(key)
-	if st, out, ok := keptAnswer[T](e, key, path); ok {
-		return st, out, nil
-	}
+// Kept answers: a CLI process lives for one command, so status, an empty
+// plan or diff, and a deploy with nothing to do keep their answer in a file
+// under the cache folder with the stat data of every path it was computed
+// from; the next command stats those paths (one stat each, in parallel)
+// instead of decoding the caches and computing the plan again.
+
+// computeAndKeep runs fn through a tracking System and keeps its answer
+// when keep (nil: always) agrees.
+func computeAndKeep[T any](ctx context.Context, e *Engine, key string, path fsys.AbsPath, fn func(ctx context.Context) (*State, T, error), keep func(T) bool) (*State, T, error) {
 	tracker := fsys.NewTrackingSystem(e.Sys)
 	sys := e.Sys
 	e.Sys = tracker
@@ -36,8 +35,85 @@ func keptOnDisk[T any](ctx context.Context, e *Engine, key string, fn func(ctx c
 	if err != nil || st == nil {
 		return st, out, err
 	}
-	e.keepAnswer(key, path, tracker, st, out)
+	if keep == nil || keep(out) {
+		e.keepAnswer(key, path, tracker, st, out)
+	}
 	return st, out, nil
+}
+
+// keepsAnswers reports whether this engine keeps answers on disk: the
+// CLI's (the source cache on, no in-process cache), outside a dry run and
+// with no interrupted apply to roll back.
+func (e *Engine) keepsAnswers() bool {
+	if e.LoadCache != nil || e.SourceCache == nil || e.dryRun() {
+		return false
+	}
+	_, err := e.Sys.Stat(abs(e.Env.StateDir()).JoinName("journal.json"))
+	return err != nil
+}
+
+// answerKey is the full key of a use case's answer: what it was asked,
+// the environment and the build. Only for an engine that keeps answers.
+func (e *Engine) answerKey(what string) string {
+	build := ""
+	if e.SourceCache != nil {
+		build = e.SourceCache.Build
+	}
+	return what + "\x00" + e.cacheKey(Request{}) + "\x00" + build
+}
+
+// planKey names req's plan among kept answers.
+func (e *Engine) planKey(req Request) string { return e.answerKey(fmt.Sprintf("plan\x00%#v", req)) }
+
+// inSync is the plans worth keeping: an unchanged tree's, a few hundred
+// bytes. A plan with changes is computed again (its changes carry what
+// JSON does not, such as file modes).
+func inSync(p *plan.Plan) bool { return len(p.Changes) == 0 }
+
+// PlanView is [Engine.Plan] for a caller that only shows the plan (the
+// plan command): when the CLI keeps answers, an in-sync plan is kept on
+// disk and answered from there while nothing it read changed. The plan
+// has only what its JSON has (no manifests, no stat cache).
+func (e *Engine) PlanView(ctx context.Context, req Request) (*State, *plan.Plan, error) {
+	return keptWhen(ctx, e, e.planKey(req), func(ctx context.Context) (*State, *plan.Plan, error) { return e.Plan(ctx, req) }, inSync)
+}
+
+// keptWhen answers from the kept answer of key when there is a current
+// one, else computes and keeps the answer when keep says so; an engine
+// that keeps no answers just computes.
+func keptWhen[T any](ctx context.Context, e *Engine, key string, compute func(ctx context.Context) (*State, T, error), keep func(T) bool) (*State, T, error) {
+	if e.locked || !e.keepsAnswers() {
+		return compute(ctx)
+	}
+	path := e.answerPath(key)
+	if st, out, ok := keptAnswer[T](e, key, path); ok {
+		return st, out, nil
+	}
+	return computeAndKeep(ctx, e, key, path, compute, keep)
+}
+
+// keptInSync is the kept plan of req when it is current and has no
+// changes: a deploy with nothing to do needs neither the lock nor a plan.
+func (e *Engine) keptInSync(req Request) (*State, *plan.Plan, bool) {
+	if e.locked || !e.keepsAnswers() {
+		return nil, nil, false
+	}
+	key := e.planKey(req)
+	st, p, ok := keptAnswer[*plan.Plan](e, key, e.answerPath(key))
+	return st, p, ok && inSync(p)
+}
+
+// planKeepingInSync is Plan for a deploy under the lock. A plan with
+// nothing to do is made again through a tracking System and kept, so the
+// next deploy (or plan) with nothing to do answers from it; a deploy that
+// writes is not tracked (the tracker would hold every path it saw).
+func (e *Engine) planKeepingInSync(ctx context.Context, req Request) (*State, *plan.Plan, error) {
+	st, p, err := e.Plan(ctx, req)
+	if err != nil || !inSync(p) || !e.keepsAnswers() {
+		return st, p, err
+	}
+	key := e.planKey(req)
+	return computeAndKeep(ctx, e, key, e.answerPath(key), func(ctx context.Context) (*State, *plan.Plan, error) { return e.Plan(ctx, req) }, inSync)
 }
 
 // keptAnswer is the answer of key kept at path, when it decodes and

@@ -133,3 +133,100 @@ func TestKeptStatusSeesEveryTargetEdit(t *testing.T) {
 		}
 	}
 }
+
+// cliEngine is an engine as the CLI builds it (source cache, kept
+// answers), counting reads of the source cache: a command answered from a
+// kept answer reads none.
+func (w *cacheWorld) cliEngine(loads *atomic.Int64) *engine.Engine {
+	e := engine.New(w.env, targets.NewSet())
+	e.Sys = sourceReads{e.Sys, fsys.AbsPath(filepath.Join(w.env.CacheDir(), "load")), loads}
+	e.SourceCache = &engine.SourceCache{Build: "test"}
+	return e
+}
+
+// An empty plan and diff and a deploy with nothing to do are answered from
+// kept answers; after a source or a deployed file changes they are
+// computed again and equal a run with no cache.
+func TestKeptPlanDiffAndNoOpDeploy(t *testing.T) {
+	ctx := context.Background()
+	w := newCacheWorld(t)
+	w.deploy(w.engine(true))
+	var loads atomic.Int64
+	views := func() (planJSON, diffJSON string) {
+		e := w.cliEngine(&loads)
+		_, p, err := e.PlanView(ctx, w.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, d, err := e.Diff(ctx, w.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pj, _ := json.Marshal(p)
+		dj, _ := json.Marshal(d)
+		return string(pj), string(dj)
+	}
+	fresh := func() (planJSON, diffJSON string) {
+		e := w.engine(false)
+		_, p, err := e.Plan(ctx, w.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, d, err := e.Diff(ctx, w.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pj, _ := json.Marshal(p)
+		dj, _ := json.Marshal(d)
+		return string(pj), string(dj)
+	}
+	// Warm: the first runs after the deploy compute and keep.
+	for try := 0; try < 3; try++ {
+		time.Sleep(150 * time.Millisecond)
+		loads.Store(0)
+		views()
+		if _, d, err := w.cliEngine(&loads).Deploy(ctx, w.req, true, engine.ApplyOptions{}); err != nil || d.Applied || d.Reason != "no_changes" {
+			t.Fatalf("no-op deploy: %v %+v", err, d)
+		}
+		if loads.Load() == 0 {
+			break
+		}
+	}
+	if loads.Load() != 0 {
+		t.Fatal("plan, diff and a no-op deploy of an unchanged tree were not answered from kept answers")
+	}
+	p, d := views()
+	fp, fd := fresh()
+	if p != fp || d != fd {
+		t.Fatalf("kept answers differ from fresh ones:\nplan %s\nfresh %s\ndiff %s\nfresh %s", p, fp, d, fd)
+	}
+
+	// A source edited: the plan shows it, the deploy applies it.
+	mustWrite(t, filepath.Join(w.repo, "modules", "s0001", "SKILL.md"), "---\nname: s0001\ndescription: edited\n---\n")
+	p, d = views()
+	fp, fd = fresh()
+	if p != fp || d != fd || !strings.Contains(p, `"update":2`) {
+		t.Fatalf("after a source edit:\nplan %s\nfresh %s\ndiff %s\nfresh %s", p, fp, d, fd)
+	}
+	if _, dd, err := w.cliEngine(&loads).Deploy(ctx, w.req, true, engine.ApplyOptions{}); err != nil || !dd.Applied {
+		t.Fatalf("deploy after a source edit: %v %+v", err, dd)
+	}
+
+	// A deployed file edited by hand after a no-op deploy was kept: the
+	// next deploy refuses to overwrite it instead of saying nothing to do.
+	for try := 0; try < 3; try++ {
+		time.Sleep(150 * time.Millisecond)
+		loads.Store(0)
+		if _, _, err := w.cliEngine(&loads).Deploy(ctx, w.req, true, engine.ApplyOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if loads.Load() == 0 {
+			break
+		}
+	}
+	deployed := filepath.Join(filepath.Dir(w.env.Cwd), ".agents", "skills", "s0002", "SKILL.md")
+	mustWrite(t, deployed, "edited by hand\n")
+	if _, dd, err := w.cliEngine(&loads).Deploy(ctx, w.req, true, engine.ApplyOptions{}); err == nil {
+		t.Fatalf("a deploy over a hand-edited file did not refuse: %+v", dd)
+	}
+}

@@ -46,6 +46,13 @@ func (e *Engine) Deploy(ctx context.Context, req Request, doApply bool, opt Appl
 		}
 		return st, deployData(p), nil
 	}
+	if opt.ExpectPlanHash == "" {
+		if st, p, ok := e.keptInSync(req); ok {
+			out := deployData(p)
+			out.Reason = "no_changes"
+			return st, out, nil
+		}
+	}
 	var st *State
 	var out *DeployData
 	if opt.Command == "" {
@@ -65,7 +72,7 @@ func (e *Engine) Deploy(ctx context.Context, req Request, doApply bool, opt Appl
 func (e *Engine) applyLocked(ctx context.Context, req Request, opt ApplyOptions, recovered []string) (*State, *DeployData, error) {
 	var out *DeployData
 	st, err := func() (*State, error) {
-		st, p, err := e.Plan(ctx, req)
+		st, p, err := e.planKeepingInSync(ctx, req)
 		if st != nil {
 			st.Warnings = append(recovered, st.Warnings...)
 		}

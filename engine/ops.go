@@ -65,15 +65,18 @@ type DiffData struct {
 }
 
 // Diff returns the plan with a unified diff per change. Binary files and
-// diffs over 100 KiB are left out with a warning.
+// diffs over 100 KiB are left out with a warning. With the CLI's kept
+// answers on, an empty diff is kept like status.
 func (e *Engine) Diff(ctx context.Context, req Request) (*State, *DiffData, error) {
-	e.diffing = true
-	st, p, err := e.Plan(ctx, req)
-	e.diffing = false
-	if err != nil {
-		return st, nil, err
-	}
-	return st, diffData(st, p), nil
+	return keptWhen(ctx, e, e.answerKey(fmt.Sprintf("diff\x00%#v", req)), func(ctx context.Context) (*State, *DiffData, error) {
+		e.diffing = true
+		st, p, err := e.Plan(ctx, req)
+		e.diffing = false
+		if err != nil {
+			return st, nil, err
+		}
+		return st, diffData(st, p), nil
+	}, func(d *DiffData) bool { return len(d.Changes) == 0 })
 }
 
 func diffData(st *State, p *plan.Plan) *DiffData {

@@ -10,7 +10,7 @@ type PlanCmd struct {
 // Run implements the command.
 func (c *PlanCmd) Run(a *App) error {
 	return a.run("plan", "plan", func() (*result, error) {
-		st, p, err := a.Engine().Plan(a.Ctx(), a.Request())
+		st, p, err := a.Engine().PlanView(a.Ctx(), a.Request())
 		if err != nil {
 			return warningsOf(st), err
 		}

@@ -152,9 +152,14 @@ func TestKeptPlanDiffAndNoOpDeploy(t *testing.T) {
 	w := newCacheWorld(t)
 	w.deploy(w.engine(true))
 	var loads atomic.Int64
-	views := func() (planJSON, diffJSON string) {
-		e := w.cliEngine(&loads)
-		_, p, err := e.PlanView(ctx, w.req)
+	// show is the plan (as the plan command asks for it when view) and
+	// diff of e, as JSON.
+	show := func(e *engine.Engine, view bool) (planJSON, diffJSON string) {
+		planOf := e.Plan
+		if view {
+			planOf = e.PlanView
+		}
+		_, p, err := planOf(ctx, w.req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,20 +171,8 @@ func TestKeptPlanDiffAndNoOpDeploy(t *testing.T) {
 		dj, _ := json.Marshal(d)
 		return string(pj), string(dj)
 	}
-	fresh := func() (planJSON, diffJSON string) {
-		e := w.engine(false)
-		_, p, err := e.Plan(ctx, w.req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, d, err := e.Diff(ctx, w.req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pj, _ := json.Marshal(p)
-		dj, _ := json.Marshal(d)
-		return string(pj), string(dj)
-	}
+	views := func() (string, string) { return show(w.cliEngine(&loads), true) }
+	fresh := func() (string, string) { return show(w.engine(false), false) }
 	// Warm: the first runs after the deploy compute and keep.
 	for try := 0; try < 3; try++ {
 		time.Sleep(150 * time.Millisecond)

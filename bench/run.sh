@@ -103,6 +103,9 @@ for n in "${sizes[@]}"; do
   row "rollback" "$(best_of 1 "$ap" --repo "$d/repo" rollback --last --yes)" "$rmfloor"
   # A durable cold deploy (one syncfs barrier) after the rollback emptied
   # the tree, compared below with chezmoi's default apply.
+  # syncfs flushes every dirty page of the file system, so the copies the
+  # floors made are flushed first: each side pays for its own files.
+  sync
   durable=$(best_of 1 env AGENTPACK_FSYNC=1 "$ap" --repo "$d/repo" deploy --apply --yes)
   row "deploy (cold, durable)" "$durable" "$cpfloor"
   if [ -n "$chezmoi" ]; then
@@ -111,6 +114,7 @@ for n in "${sizes[@]}"; do
     # its state lives in the same throwaway HOME.
     mkdir -p "$d/cz"
     cz=("$chezmoi" --source "$d/repo/modules" --destination "$d/cz" --no-tty)
+    sync
     czapply=$(best_of 1 "${cz[@]}" apply --force)
     row "chezmoi apply (cold)" "$czapply" "$cpfloor"
     czstatus=$(best_of "$repeat" "${cz[@]}" status)

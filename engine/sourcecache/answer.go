@@ -45,18 +45,11 @@ func EncodeAnswer(a *Answer) []byte {
 // DecodeAnswer takes an answer file apart; anything but a complete file of
 // this version is an error. data is handed over, as to [Decode].
 func DecodeAnswer(data []byte) (*Answer, error) {
-	br, err := bincodec.Open(data, answerMagic, answerVersion)
+	r, key, fp, err := openKeyed(data, answerMagic, answerVersion)
 	if err != nil {
 		return nil, err
 	}
-	br.Share()
-	r := &reader{Reader: br}
-	a := &Answer{Key: r.String()}
-	fp := r.fingerprint()
-	if fp == nil {
-		return nil, errDamaged
-	}
-	a.Fingerprint = fsys.NewFingerprint(fp)
+	a := &Answer{Key: key, Fingerprint: fsys.NewFingerprint(fp)}
 	a.Repo, a.Project, a.Profile = r.String(), fsys.AbsPath(r.String()), r.String()
 	a.Targets, a.Warnings, a.Data = r.Strings(), r.Strings(), r.Bytes()
 	if r.Err != nil || len(r.B) != 0 {

@@ -173,3 +173,19 @@ func (r *reader) fingerprint() []fsys.FingerprintEntry {
 	}
 	return fp
 }
+
+// openKeyed opens a file of magic and version whose strings stay parts of
+// data, and reads the key and fingerprint every such file starts with.
+func openKeyed(data []byte, magic string, version byte) (r *reader, key string, fp []fsys.FingerprintEntry, err error) {
+	br, err := bincodec.Open(data, magic, version)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	br.Share()
+	r = &reader{Reader: br}
+	key = r.String()
+	if fp = r.fingerprint(); fp == nil {
+		return nil, "", nil, errDamaged
+	}
+	return r, key, fp, nil
+}

@@ -84,18 +84,11 @@ func sizeHint(e *Entry) int {
 // entry's strings (paths, hashes) are parts of it, so nothing may change
 // it afterwards.
 func Decode(data []byte) (*Entry, error) {
-	br, err := bincodec.Open(data, magic, version)
+	r, key, fp, err := openKeyed(data, magic, version)
 	if err != nil {
 		return nil, err
 	}
-	br.Share()
-	r := &reader{Reader: br}
-	e := &Entry{Key: r.String()}
-	fp := r.fingerprint()
-	if fp == nil {
-		return nil, errDamaged
-	}
-	e.Fingerprint = fsys.NewFingerprint(fp)
+	e := &Entry{Key: key, Fingerprint: fsys.NewFingerprint(fp)}
 	e.Repo, e.Project, e.Profile = r.String(), fsys.AbsPath(r.String()), r.String()
 	e.Targets, e.Configured, e.Warnings = r.Strings(), r.Strings(), r.Strings()
 	e.Desired = decodeDesired(r, fp)

@@ -35,12 +35,9 @@ func noteLoad(ctx context.Context, h *cachedLoad) {
 func memoized[T any](ctx context.Context, e *Engine, key string, fn func(ctx context.Context) (*State, T, error)) (*State, T, error) {
 	c := e.LoadCache
 	if c == nil || !c.Watch {
-		return keptWhen(ctx, e, e.answerKey(key), fn, nil)
+		return keptWhen(ctx, e, key, fn, nil)
 	}
-	if e.dryRun() || e.locked {
-		return fn(ctx)
-	}
-	if _, err := e.Sys.Stat(abs(e.Env.StateDir()).JoinName("journal.json")); err == nil {
+	if e.locked || e.mustCompute() {
 		return fn(ctx)
 	}
 	key += "\x00" + e.cacheKey(Request{})

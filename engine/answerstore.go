@@ -42,28 +42,30 @@ func computeAndKeep[T any](ctx context.Context, e *Engine, key string, path fsys
 }
 
 // keepsAnswers reports whether this engine keeps answers on disk: the
-// CLI's (the source cache on, no in-process cache), outside a dry run and
-// with no interrupted apply to roll back.
+// CLI's (the source cache on, no in-process cache), when no kept answer
+// may be trusted or written ([Engine.mustCompute]) otherwise.
 func (e *Engine) keepsAnswers() bool {
-	if e.LoadCache != nil || e.SourceCache == nil || e.dryRun() {
-		return false
+	return e.LoadCache == nil && e.SourceCache != nil && !e.mustCompute()
+}
+
+// mustCompute reports a disk no answer may be kept for: a dry run's, or
+// one with an interrupted apply to roll back.
+func (e *Engine) mustCompute() bool {
+	if e.dryRun() {
+		return true
 	}
 	_, err := e.Sys.Stat(abs(e.Env.StateDir()).JoinName("journal.json"))
-	return err != nil
+	return err == nil
 }
 
 // answerKey is the full key of a use case's answer: what it was asked,
 // the environment and the build. Only for an engine that keeps answers.
 func (e *Engine) answerKey(what string) string {
-	build := ""
-	if e.SourceCache != nil {
-		build = e.SourceCache.Build
-	}
-	return what + "\x00" + e.cacheKey(Request{}) + "\x00" + build
+	return what + "\x00" + e.cacheKey(Request{}) + "\x00" + e.SourceCache.Build
 }
 
-// planKey names req's plan among kept answers.
-func (e *Engine) planKey(req Request) string { return e.answerKey(fmt.Sprintf("plan\x00%#v", req)) }
+// planKey names req's plan among kept answers (before [Engine.answerKey]).
+func planKey(req Request) string { return fmt.Sprintf("plan\x00%#v", req) }
 
 // inSync is the plans worth keeping: an unchanged tree's, a few hundred
 // bytes. A plan with changes is computed again (its changes carry what
@@ -75,16 +77,17 @@ func inSync(p *plan.Plan) bool { return len(p.Changes) == 0 }
 // disk and answered from there while nothing it read changed. The plan
 // has only what its JSON has (no manifests, no stat cache).
 func (e *Engine) PlanView(ctx context.Context, req Request) (*State, *plan.Plan, error) {
-	return keptWhen(ctx, e, e.planKey(req), func(ctx context.Context) (*State, *plan.Plan, error) { return e.Plan(ctx, req) }, inSync)
+	return keptWhen(ctx, e, planKey(req), func(ctx context.Context) (*State, *plan.Plan, error) { return e.Plan(ctx, req) }, inSync)
 }
 
-// keptWhen answers from the kept answer of key when there is a current
+// keptWhen answers from the kept answer of what when there is a current
 // one, else computes and keeps the answer when keep says so; an engine
 // that keeps no answers just computes.
-func keptWhen[T any](ctx context.Context, e *Engine, key string, compute func(ctx context.Context) (*State, T, error), keep func(T) bool) (*State, T, error) {
+func keptWhen[T any](ctx context.Context, e *Engine, what string, compute func(ctx context.Context) (*State, T, error), keep func(T) bool) (*State, T, error) {
 	if e.locked || !e.keepsAnswers() {
 		return compute(ctx)
 	}
+	key := e.answerKey(what)
 	path := e.answerPath(key)
 	if st, out, ok := keptAnswer[T](e, key, path); ok {
 		return st, out, nil
@@ -98,7 +101,7 @@ func (e *Engine) keptInSync(req Request) (*State, *plan.Plan, bool) {
 	if e.locked || !e.keepsAnswers() {
 		return nil, nil, false
 	}
-	key := e.planKey(req)
+	key := e.answerKey(planKey(req))
 	st, p, ok := keptAnswer[*plan.Plan](e, key, e.answerPath(key))
 	return st, p, ok && inSync(p)
 }
@@ -112,7 +115,7 @@ func (e *Engine) planKeepingInSync(ctx context.Context, req Request) (*State, *p
 	if err != nil || !inSync(p) || !e.keepsAnswers() {
 		return st, p, err
 	}
-	key := e.planKey(req)
+	key := e.answerKey(planKey(req))
 	return computeAndKeep(ctx, e, key, e.answerPath(key), func(ctx context.Context) (*State, *plan.Plan, error) { return e.Plan(ctx, req) }, inSync)
 }
 

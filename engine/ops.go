@@ -1,11 +1,14 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/agentpack/agentpack/engine/plan"
+	"github.com/agentpack/agentpack/internal/jsonstream"
 	"github.com/agentpack/agentpack/internal/textdiff"
 )
 
@@ -53,7 +56,50 @@ func warnOtherRepo(st *State, p *plan.Plan) {
 // DiffChange is a plan change with its unified diff.
 type DiffChange struct {
 	plan.Change
-	Unified string `json:"unified,omitempty"`
+	// Unified is the change's unified diff, zero when there is none; the
+	// diff of a created or deleted file is written from the file's bytes
+	// when it is shown (see [textdiff.Diff]).
+	Unified textdiff.Diff `json:"unified,omitzero"`
+}
+
+// AppendJSON writes c as encoding/json does (it is a
+// [jsonstream.Appender]), with the diff's text escaped once: encoding/json
+// would escape it, then scan it again to check it and again to indent it,
+// which is most of the work of `diff --json` when 10,000 files are new.
+func (c *DiffChange) AppendJSON(dst []byte, prefix, indent string, escapeHTML bool) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(escapeHTML)
+	var err error
+	if c.Unified.IsZero() || escapeHTML {
+		err = enc.Encode(c)
+	} else {
+		// encoding/json writes an embedded struct's fields first.
+		err = enc.Encode(&c.Change)
+	}
+	if err != nil {
+		return dst, err
+	}
+	fields := buf.Bytes()[:buf.Len()-1] // Encode's newline
+	if c.Unified.IsZero() || escapeHTML {
+		if indent == "" {
+			return append(dst, fields...), nil
+		}
+		return jsonstream.AppendIndent(dst, fields, prefix, indent), nil
+	}
+	if len(fields) < 3 || fields[len(fields)-1] != '}' {
+		return dst, fmt.Errorf("unexpected JSON of a change: %.40q", fields)
+	}
+	// The change's fields, unclosed, then "unified" and the brace.
+	body := fields[:len(fields)-1]
+	if indent == "" {
+		dst = append(append(dst, body...), `,"unified":`...)
+		return append(c.Unified.AppendJSON(dst), '}'), nil
+	}
+	dst = append(jsonstream.AppendIndent(dst, body, prefix, indent), ",\n"...)
+	dst = append(append(append(dst, prefix...), indent...), `"unified": `...)
+	dst = c.Unified.AppendJSON(dst)
+	return append(append(append(dst, '\n'), prefix...), '}'), nil
 }
 
 // DiffData is the data of `agentpack diff`.
@@ -96,7 +142,7 @@ func diffData(st *State, p *plan.Plan) *DiffData {
 			for _, e := range c.Entries {
 				u.WriteString(e.Unified)
 			}
-			d.Changes[i].Unified = u.String()
+			d.Changes[i].Unified = textdiff.Text(u.String())
 			continue
 		}
 		after, err := c.AfterBytes()
@@ -104,7 +150,7 @@ func diffData(st *State, p *plan.Plan) *DiffData {
 			st.Warn("diff of %s omitted: %s", c.Path, err)
 			continue
 		}
-		u, ok := textdiff.Unified(from, to, c.Before, after)
+		u, ok := textdiff.UnifiedDiff(from, to, c.Before, after)
 		if !ok {
 			st.Warn("diff of %s omitted (binary or over 100 KiB)", c.Path)
 			continue
@@ -163,7 +209,7 @@ func (e *Engine) Preview(ctx context.Context, req Request, withDiff bool) (*Stat
 		for _, c := range dd.Changes {
 			pd.Files = append(pd.Files, PreviewFile{Target: c.Target, Root: c.Root.String(), RootPosix: c.Root.ToSlash(),
 				Path: c.Path.String(), PathPosix: c.PathPosix, Op: c.Op, BeforeHash: prefixed(c.BeforeSHA256),
-				AfterHash: prefixed(c.AfterSHA256), Unified: c.Unified})
+				AfterHash: prefixed(c.AfterSHA256), Unified: c.Unified.String()})
 		}
 		out.Diff = pd
 	}

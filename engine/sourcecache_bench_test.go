@@ -102,7 +102,7 @@ func BenchmarkSourceCacheBytes(b *testing.B) {
 		b.Run(fmt.Sprintf("diff/%d", files), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, d, err := newEngine().Diff(ctx, req); err != nil || d.Changes[0].Unified == "" {
+				if _, d, err := newEngine().Diff(ctx, req); err != nil || d.Changes[0].Unified.IsZero() {
 					b.Fatal(err)
 				}
 			}
@@ -135,7 +135,7 @@ func BenchmarkColdPlan(b *testing.B) {
 			return nil
 		}},
 		{"diff", func(e *engine.Engine) error {
-			if _, d, err := e.Diff(ctx, req); err != nil || d.Summary.Create != files || d.Changes[files-1].Unified == "" {
+			if _, d, err := e.Diff(ctx, req); err != nil || d.Summary.Create != files || d.Changes[files-1].Unified.IsZero() {
 				return fmt.Errorf("diff: %v", err)
 			}
 			return nil

@@ -204,7 +204,7 @@ func TestSourceCacheKeepsHashesNotBytes(t *testing.T) {
 	}
 	var shown bool
 	for _, c := range d.Changes {
-		shown = shown || strings.Contains(c.Unified, "+"+strings.SplitN(string(src), "\n", 2)[0])
+		shown = shown || strings.Contains(c.Unified.String(), "+"+strings.SplitN(string(src), "\n", 2)[0])
 	}
 	if !shown || w.reads.Load() == 0 {
 		t.Fatalf("the diff from a warm cache does not show the source's bytes (%d source reads)", w.reads.Load())

@@ -39,8 +39,8 @@ func (c *DiffCmd) Run(a *App) error {
 			}
 			for _, c := range d.Changes {
 				pr.Printf("%s %s %s\n", pr.bold(c.Target), c.Op, pr.Path(c.Path.String()))
-				if c.Unified != "" {
-					pr.Diff(c.Unified)
+				if !c.Unified.IsZero() {
+					pr.DiffOf(c.Unified)
 				}
 			}
 		}}, nil

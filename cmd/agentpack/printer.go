@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentpack/agentpack/internal/textdiff"
 )
 
 // Printer writes human output, coloured only when writing to a terminal and
@@ -59,6 +61,17 @@ func (p *Printer) Path(path string) string {
 		}
 	}
 	return path
+}
+
+// DiffOf prints d as [Printer.Diff] does.
+func (p *Printer) DiffOf(d textdiff.Diff) {
+	if !p.color {
+		// Straight from the file's bytes when the diff is all of a
+		// created or deleted file.
+		_, _ = d.WriteTo(p.W)
+		return
+	}
+	p.Diff(d.String())
 }
 
 // Diff prints a unified diff with coloured +/- lines.

@@ -70,6 +70,16 @@ func Encode(w io.Writer, v any, opts Options) error {
 	return err
 }
 
+// Appender is an element of a long array that writes its own JSON, for
+// an element encoding/json is slow at (a long string it would escape, then
+// scan twice more to check and indent it). AppendJSON appends to dst
+// exactly what a json.Encoder set up with SetIndent(prefix, indent) (when
+// indent is not "") and SetEscapeHTML(escapeHTML) writes for the element,
+// without Encode's trailing newline.
+type Appender interface {
+	AppendJSON(dst []byte, prefix, indent string, escapeHTML bool) ([]byte, error)
+}
+
 // cut is one long array: where it is in the shrunk document and its
 // elements.
 type cut struct {
@@ -254,9 +264,12 @@ func lineIndent(doc []byte, at int) string {
 // writeArray writes the elements of slice as the array they make at an
 // indent of indent, each encoded on its own.
 func writeArray(w io.Writer, slice reflect.Value, indent string, opts Options) error {
-	var buf bytes.Buffer
+	var buf, compact bytes.Buffer
 	inner := indent + opts.Indent
-	enc := newEncoder(&buf, opts, inner)
+	// Each element is encoded compact, then indented by AppendIndent,
+	// which copies strings whole: the Encoder's own indent scans every
+	// byte of them.
+	enc := newEncoder(&compact, Options{EscapeHTML: opts.EscapeHTML}, "")
 	buf.WriteByte('[')
 	for i := range slice.Len() {
 		if i > 0 {
@@ -268,10 +281,24 @@ func writeArray(w io.Writer, slice reflect.Value, indent string, opts Options) e
 		}
 		// Through a pointer, as the element is reached in its slice: a
 		// method on the pointer marshals it the same way.
-		if err := enc.Encode(slice.Index(i).Addr().Interface()); err != nil {
-			return err
+		elem := slice.Index(i).Addr().Interface()
+		if a, ok := elem.(Appender); ok {
+			b, err := a.AppendJSON(buf.AvailableBuffer(), inner, opts.Indent, opts.EscapeHTML)
+			if err != nil {
+				return err
+			}
+			buf.Write(b)
+		} else {
+			compact.Reset()
+			if err := enc.Encode(elem); err != nil {
+				return err
+			}
+			b := compact.Bytes()[:compact.Len()-1] // Encode's newline
+			if opts.Indent != "" {
+				b = AppendIndent(buf.AvailableBuffer(), b, inner, opts.Indent)
+			}
+			buf.Write(b)
 		}
-		buf.Truncate(buf.Len() - 1) // Encode's newline
 		if buf.Len() >= 32<<10 {
 			if _, err := w.Write(buf.Bytes()); err != nil {
 				return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -163,5 +164,65 @@ func TestEncodeReportsElementErrors(t *testing.T) {
 	}{L: make([]failing, 3)}
 	if err := Encode(&bytes.Buffer{}, v, Options{MinLen: 2}); err == nil {
 		t.Fatal("no error")
+	}
+}
+
+// appended writes its own JSON (jsonstream.Appender) as encoding/json
+// would, and counts the calls.
+type appended struct {
+	N     int `json:"n"`
+	calls *int
+}
+
+func (a *appended) AppendJSON(dst []byte, prefix, indent string, escapeHTML bool) ([]byte, error) {
+	*a.calls++
+	if indent == "" {
+		return fmt.Appendf(dst, `{"n":%d}`, a.N), nil
+	}
+	return fmt.Appendf(dst, "{\n%s%s\"n\": %d\n%s}", prefix, indent, a.N, prefix), nil
+}
+
+// TestEncodeLetsAppendersWriteThemselves: a long array's elements that are
+// Appenders write their own JSON, in place of encoding/json's.
+func TestEncodeLetsAppendersWriteThemselves(t *testing.T) {
+	calls := 0
+	v := struct {
+		L []appended `json:"l"`
+	}{}
+	for i := range 3 {
+		v.L = append(v.L, appended{N: i, calls: &calls})
+	}
+	for _, opts := range []Options{{Indent: "  ", MinLen: 2}, {MinLen: 2}} {
+		calls = 0
+		var got bytes.Buffer
+		if err := Encode(&got, v, opts); err != nil {
+			t.Fatal(err)
+		}
+		if want := whole(t, v, opts); !bytes.Equal(got.Bytes(), want) || calls != 3 {
+			t.Fatalf("%d calls; got %s, want %s", calls, got.Bytes(), want)
+		}
+	}
+}
+
+// TestAppendIndentMatchesIndent: AppendIndent indents as json.Indent does,
+// strings with escaped quotes and backslashes included.
+func TestAppendIndentMatchesIndent(t *testing.T) {
+	docs := []any{sample(3), sample(0), map[string]any{"a": "x\\", "b\\\"": []any{"\\\\\"", map[string]any{}, []any{}, nil, 1.5, true},
+		"c": []any{[]any{}, map[string]any{"": ""}}}, "", []any{}, 7, `"\`}
+	for _, v := range docs {
+		compact, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		compact = append(compact, '\n')
+		for _, ind := range [][2]string{{"", "  "}, {"    ", "\t"}, {">", ""}} {
+			var want bytes.Buffer
+			if err := json.Indent(&want, compact, ind[0], ind[1]); err != nil {
+				t.Fatal(err)
+			}
+			if got := AppendIndent([]byte("x"), compact, ind[0], ind[1]); string(got) != "x"+want.String() {
+				t.Errorf("%q %q:\ngot  %s\nwant %s", ind[0], ind[1], got[1:], want.Bytes())
+			}
+		}
 	}
 }

@@ -2,7 +2,6 @@
 package textdiff
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -42,41 +41,11 @@ func unified(fromName, toName string, a, b []byte, max int) (diff string, ok boo
 // oneSided is the unified diff of a and b when one is empty or both are
 // the same, as lineDiff writes it.
 func oneSided(fromName, toName string, a, b []byte, max int) (string, bool) {
-	var out strings.Builder
-	header := "--- " + fromName + "\n+++ " + toName + "\n"
-	if string(a) == string(b) {
-		return header, true
-	}
-	sign, text := byte('+'), b
-	if len(b) == 0 {
-		sign, text = '-', a
-	}
-	n := bytes.Count(text, []byte{'\n'})
-	if text[len(text)-1] != '\n' {
-		n++
-	}
-	out.Grow(len(header) + 32 + len(text) + n + len(noNewline))
-	out.WriteString(header)
-	if sign == '+' {
-		fmt.Fprintf(&out, "@@ -%s +%s @@\n", hunkRange(1, 0), hunkRange(1, n))
-	} else {
-		fmt.Fprintf(&out, "@@ -%s +%s @@\n", hunkRange(1, n), hunkRange(1, 0))
-	}
-	for len(text) > 0 {
-		i := bytes.IndexByte(text, '\n')
-		out.WriteByte(sign)
-		if i < 0 {
-			out.Write(text)
-			out.WriteString("\n" + noNewline)
-			break
-		}
-		out.Write(text[:i+1])
-		text = text[i+1:]
-	}
-	if max >= 0 && out.Len() > max {
+	d := oneSidedDiff(fromName, toName, a, b)
+	if d.sign != 0 && max >= 0 && d.Len() > max {
 		return "", false
 	}
-	return out.String(), true
+	return d.String(), true
 }
 
 // noNewline follows a last line that has no newline.
@@ -171,16 +140,6 @@ func lineDiff(fromName, toName string, a, b []byte, max int) (diff string, ok bo
 		}
 	}
 	return out.String(), true
-}
-
-func hunkRange(start, n int) string {
-	if n == 0 {
-		return fmt.Sprintf("%d,0", start-1)
-	}
-	if n == 1 {
-		return fmt.Sprintf("%d", start)
-	}
-	return fmt.Sprintf("%d,%d", start, n)
 }
 
 // SplitLines splits s into lines that keep their "\n" (the last may lack

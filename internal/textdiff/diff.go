@@ -1,0 +1,228 @@
+package textdiff
+
+import (
+	"bytes"
+	"io"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+)
+
+// Diff is a unified diff as [Unified] renders it, written out only when it
+// is shown: the diff of a created or deleted file is every line of the
+// file, so it keeps the file's bytes (which the caller holds anyway) and
+// writes the diff from them, instead of holding a second copy of each of
+// 10,000 created files. The zero Diff is no diff.
+type Diff struct {
+	text string // a line diff, written whole
+	// A one-sided diff: header, then every line of side with sign before it.
+	header string
+	sign   byte
+	lines  int
+	side   []byte
+}
+
+// UnifiedDiff is [Unified] as a [Diff]: ok=false for binary input or a
+// diff over MaxBytes. The diff of a created or deleted file is sized, not
+// built.
+func UnifiedDiff(fromName, toName string, a, b []byte) (Diff, bool) {
+	if !isText(a) || !isText(b) {
+		return Diff{}, false
+	}
+	if len(a) == 0 || len(b) == 0 || string(a) == string(b) {
+		d := oneSidedDiff(fromName, toName, a, b)
+		return d, d.sign == 0 || d.Len() <= MaxBytes
+	}
+	s, ok := lineDiff(fromName, toName, a, b, MaxBytes)
+	return Diff{text: s}, ok
+}
+
+// Text is the Diff whose text is s.
+func Text(s string) Diff { return Diff{text: s} }
+
+// oneSidedDiff is the unified diff of a and b when one is empty or both
+// are the same.
+func oneSidedDiff(fromName, toName string, a, b []byte) Diff {
+	d := Diff{header: "--- " + fromName + "\n+++ " + toName + "\n"}
+	if string(a) == string(b) {
+		return d
+	}
+	d.sign, d.side = '+', b
+	if len(b) == 0 {
+		d.sign, d.side = '-', a
+	}
+	d.lines = bytes.Count(d.side, []byte{'\n'})
+	if d.side[len(d.side)-1] != '\n' {
+		d.lines++
+	}
+	return d
+}
+
+// IsZero reports whether d is no diff (encoding/json's omitzero).
+func (d Diff) IsZero() bool { return d.text == "" && d.header == "" }
+
+// Len is the length of d's text.
+func (d Diff) Len() int {
+	if d.header == "" {
+		return len(d.text)
+	}
+	n := len(d.header)
+	if d.sign != 0 {
+		n += len(d.hunkHeader(nil)) + len(d.side) + d.lines
+		if d.side[len(d.side)-1] != '\n' {
+			n += 1 + len(noNewline)
+		}
+	}
+	return n
+}
+
+// String is d's text.
+func (d Diff) String() string {
+	if d.header == "" {
+		return d.text
+	}
+	return string(d.Append(make([]byte, 0, d.Len())))
+}
+
+// Append appends d's text to dst.
+func (d Diff) Append(dst []byte) []byte {
+	if d.header == "" {
+		return append(dst, d.text...)
+	}
+	dst = append(dst, d.header...)
+	if d.sign == 0 {
+		return dst
+	}
+	dst = d.hunkHeader(dst)
+	for text := d.side; len(text) > 0; {
+		i := bytes.IndexByte(text, '\n')
+		dst = append(dst, d.sign)
+		if i < 0 {
+			dst = append(dst, text...)
+			dst = append(dst, '\n')
+			return append(dst, noNewline...)
+		}
+		dst = append(dst, text[:i+1]...)
+		text = text[i+1:]
+	}
+	return dst
+}
+
+// hunkHeader appends the one hunk's "@@" line.
+func (d Diff) hunkHeader(dst []byte) []byte {
+	a, b := 0, d.lines
+	if d.sign == '-' {
+		a, b = b, a
+	}
+	dst = append(dst, "@@ -"...)
+	dst = appendHunkRange(dst, 1, a)
+	dst = append(dst, " +"...)
+	dst = appendHunkRange(dst, 1, b)
+	return append(dst, " @@\n"...)
+}
+
+// WriteTo writes d's text to w; a one-sided diff goes through a pooled
+// buffer, one write per diff.
+func (d Diff) WriteTo(w io.Writer) (int64, error) {
+	if d.header == "" {
+		n, err := io.WriteString(w, d.text)
+		return int64(n), err
+	}
+	buf := scratch.Get().(*[]byte)
+	defer scratch.Put(buf)
+	*buf = d.Append((*buf)[:0])
+	n, err := w.Write(*buf)
+	return int64(n), err
+}
+
+// scratch holds the buffers one-sided diffs are written through.
+var scratch = sync.Pool{New: func() any { return new([]byte) }}
+
+// AppendJSON appends d's text as a JSON string, escaped byte for byte as
+// encoding/json escapes a string with HTML escaping off.
+func (d Diff) AppendJSON(dst []byte) []byte {
+	if d.header == "" {
+		return AppendJSONString(dst, d.text)
+	}
+	buf := scratch.Get().(*[]byte)
+	defer scratch.Put(buf)
+	*buf = d.Append((*buf)[:0])
+	return AppendJSONString(dst, *buf)
+}
+
+// MarshalJSON encodes d as the JSON string of its text.
+func (d Diff) MarshalJSON() ([]byte, error) {
+	return d.AppendJSON(make([]byte, 0, d.Len()+d.Len()/8+2)), nil
+}
+
+// AppendJSONString appends s as a JSON string, escaped as encoding/json's
+// encoder with SetEscapeHTML(false) escapes it: control characters, '"'
+// and '\', U+2028 and U+2029, and each invalid UTF-8 byte as U+FFFD.
+func AppendJSONString[T string | []byte](dst []byte, s T) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= ' ' && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(string(s[i:min(len(s), i+utf8.UTFMax)]))
+		switch {
+		case c == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+		case c == '\u2028' || c == '\u2029':
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[c&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// appendHunkRange appends a hunk's line range as diff -u writes it.
+func appendHunkRange(dst []byte, start, n int) []byte {
+	switch n {
+	case 0:
+		return append(strconv.AppendInt(dst, int64(start-1), 10), ",0"...)
+	case 1:
+		return strconv.AppendInt(dst, int64(start), 10)
+	}
+	dst = strconv.AppendInt(dst, int64(start), 10)
+	dst = append(dst, ',')
+	return strconv.AppendInt(dst, int64(n), 10)
+}
+
+// hunkRange is appendHunkRange as a string.
+func hunkRange(start, n int) string {
+	var b [40]byte
+	return string(appendHunkRange(b[:0], start, n))
+}

@@ -220,9 +220,3 @@ func appendHunkRange(dst []byte, start, n int) []byte {
 	dst = append(dst, ',')
 	return strconv.AppendInt(dst, int64(n), 10)
 }
-
-// hunkRange is appendHunkRange as a string.
-func hunkRange(start, n int) string {
-	var b [40]byte
-	return string(appendHunkRange(b[:0], start, n))
-}

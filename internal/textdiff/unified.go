@@ -2,7 +2,6 @@
 package textdiff
 
 import (
-	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -51,24 +50,28 @@ func oneSided(fromName, toName string, a, b []byte, max int) (string, bool) {
 // noNewline follows a last line that has no newline.
 const noNewline = "\\ No newline at end of file\n"
 
-// lineDiff is the unified diff of a and b, line by line.
+// lineDiff is the unified diff of a and b, line by line: go-diff's
+// line-mode diff (each distinct line one rune, as its DiffLinesToChars
+// numbers them), written hunk by hunk straight into one buffer.
 func lineDiff(fromName, toName string, a, b []byte, max int) (diff string, ok bool) {
-	dmp := diffmatchpatch.New()
-	ca, cb, lines := dmp.DiffLinesToChars(string(a), string(b))
-	diffs := dmp.DiffCharsToLines(dmp.DiffMain(ca, cb, false), lines)
+	sa, sb := string(a), string(b)
+	lines := make([]string, 1, 64) // by number, from 1, as DiffLinesToChars numbers them
+	seen := make(map[string]rune, 64)
+	ra, rb := lineRunes(sa, &lines, seen), lineRunes(sb, &lines, seen)
+	diffs := diffmatchpatch.New().DiffMainRunes(ra, rb, false)
 
 	type line struct {
 		op   diffmatchpatch.Operation
 		text string
 	}
-	var all []line
+	all := make([]line, 0, len(ra)+len(rb))
 	for _, d := range diffs {
-		for _, l := range SplitLines(d.Text) {
-			all = append(all, line{d.Type, l})
+		for _, r := range d.Text {
+			all = append(all, line{d.Type, lines[runeLine(r)]})
 		}
 	}
-	var out strings.Builder
-	fmt.Fprintf(&out, "--- %s\n+++ %s\n", fromName, toName)
+	out := make([]byte, 0, 256)
+	out = append(append(append(append(append(out, "--- "...), fromName...), "\n+++ "...), toName...), '\n')
 	const ctx = 3
 	aLine, bLine := 1, 1
 	for i := 0; i < len(all); {
@@ -99,27 +102,36 @@ func lineDiff(fromName, toName string, a, b []byte, max int) (diff string, ok bo
 		if equalRun > ctx {
 			end -= equalRun - ctx
 		}
-		var body strings.Builder
 		na, nb := 0, 0
 		for j := start; j < end; j++ {
-			l := all[j]
-			text := l.text
-			noNL := !strings.HasSuffix(text, "\n")
-			text = strings.TrimSuffix(text, "\n")
-			switch l.op {
+			switch all[j].op {
 			case diffmatchpatch.DiffEqual:
-				body.WriteString(" " + text + "\n")
 				na++
 				nb++
 			case diffmatchpatch.DiffDelete:
-				body.WriteString("-" + text + "\n")
 				na++
 			case diffmatchpatch.DiffInsert:
-				body.WriteString("+" + text + "\n")
 				nb++
 			}
-			if noNL {
-				body.WriteString(noNewline)
+		}
+		out = append(out, "@@ -"...)
+		out = appendHunkRange(out, aStart, na)
+		out = append(out, " +"...)
+		out = appendHunkRange(out, bStart, nb)
+		out = append(out, " @@\n"...)
+		for j := start; j < end; j++ {
+			l := all[j]
+			switch l.op {
+			case diffmatchpatch.DiffEqual:
+				out = append(out, ' ')
+			case diffmatchpatch.DiffDelete:
+				out = append(out, '-')
+			case diffmatchpatch.DiffInsert:
+				out = append(out, '+')
+			}
+			out = append(out, l.text...)
+			if !strings.HasSuffix(l.text, "\n") {
+				out = append(append(out, '\n'), noNewline...)
 			}
 			if j >= i {
 				switch l.op {
@@ -133,13 +145,59 @@ func lineDiff(fromName, toName string, a, b []byte, max int) (diff string, ok bo
 				}
 			}
 		}
-		fmt.Fprintf(&out, "@@ -%s +%s @@\n%s", hunkRange(aStart, na), hunkRange(bStart, nb), body.String())
 		i = end
-		if max >= 0 && out.Len() > max {
+		if max >= 0 && len(out) > max {
 			return "", false
 		}
 	}
-	return out.String(), true
+	return string(out), true
+}
+
+// lineRunes numbers the lines of s (each with its "\n"; the last may lack
+// one) as go-diff's DiffLinesToChars does: a line seen before keeps its
+// number, a new one gets the next; each number becomes the rune go-diff
+// gives it, so DiffMainRunes sees the very runes DiffMain would.
+func lineRunes(s string, lines *[]string, seen map[string]rune) []rune {
+	out := make([]rune, 0, strings.Count(s, "\n")+1)
+	for s != "" {
+		i := strings.IndexByte(s, '\n') + 1
+		if i == 0 {
+			i = len(s)
+		}
+		l := s[:i]
+		s = s[i:]
+		r, ok := seen[l]
+		if !ok {
+			r = lineRune(len(*lines))
+			seen[l] = r
+			*lines = append(*lines, l)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// lineRune is the rune go-diff (v1.4.0's intToRune) encodes line number n
+// as: n itself below the surrogates, above them shifted past them.
+func lineRune(n int) rune {
+	switch {
+	case n < 0xD800:
+		return rune(n)
+	case n < 0x10000-0x800-3:
+		return rune(n + 0x800)
+	}
+	return rune(n + 0x800 + 3)
+}
+
+// runeLine is the line number lineRune encoded as r.
+func runeLine(r rune) int {
+	switch {
+	case r < 0xD800:
+		return int(r)
+	case r < 0x10000:
+		return int(r) - 0x800
+	}
+	return int(r) - 0x800 - 3
 }
 
 // SplitLines splits s into lines that keep their "\n" (the last may lack

@@ -95,6 +95,27 @@ func keptWhen[T any](ctx context.Context, e *Engine, what string, compute func(c
 	return computeAndKeep(ctx, e, key, path, compute, keep)
 }
 
+// keptWhenRecomputed is keptWhen for an answer that is seldom kept (an
+// empty diff): it is computed without a tracking System, which would
+// record every path the computation sees (20,000 for a cold diff of
+// 10,000 files, most of its answers not kept), and computed again
+// through one, from warm caches, only when keep says to keep it.
+func keptWhenRecomputed[T any](ctx context.Context, e *Engine, what string, compute func(ctx context.Context) (*State, T, error), keep func(T) bool) (*State, T, error) {
+	if e.locked || !e.keepsAnswers() {
+		return compute(ctx)
+	}
+	key := e.answerKey(what)
+	path := e.answerPath(key)
+	if st, out, ok := keptAnswer[T](e, key, path); ok {
+		return st, out, nil
+	}
+	st, out, err := compute(ctx)
+	if err != nil || st == nil || !keep(out) {
+		return st, out, err
+	}
+	return computeAndKeep(ctx, e, key, path, compute, keep)
+}
+
 // keptInSync is the kept plan of req when it is current and has no
 // changes: a deploy with nothing to do needs neither the lock nor a plan.
 func (e *Engine) keptInSync(req Request) (*State, *plan.Plan, bool) {

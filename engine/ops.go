@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/internal/jsonstream"
@@ -67,8 +68,10 @@ type DiffChange struct {
 // would escape it, then scan it again to check it and again to indent it,
 // which is most of the work of `diff --json` when 10,000 files are new.
 func (c *DiffChange) AppendJSON(dst []byte, prefix, indent string, escapeHTML bool) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	buf := changeJSON.Get().(*bytes.Buffer)
+	defer changeJSON.Put(buf)
+	buf.Reset()
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(escapeHTML)
 	var err error
 	if c.Unified.IsZero() || escapeHTML {
@@ -101,6 +104,9 @@ func (c *DiffChange) AppendJSON(dst []byte, prefix, indent string, escapeHTML bo
 	dst = c.Unified.AppendJSON(dst)
 	return append(append(append(dst, '\n'), prefix...), '}'), nil
 }
+
+// changeJSON holds the buffers DiffChange.AppendJSON encodes a change in.
+var changeJSON = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // DiffData is the data of `agentpack diff`.
 type DiffData struct {

@@ -139,15 +139,31 @@ func (d Diff) WriteTo(w io.Writer) (int64, error) {
 var scratch = sync.Pool{New: func() any { return new([]byte) }}
 
 // AppendJSON appends d's text as a JSON string, escaped byte for byte as
-// encoding/json escapes a string with HTML escaping off.
+// encoding/json escapes a string with HTML escaping off; a one-sided diff
+// is escaped line by line straight from the file's bytes.
 func (d Diff) AppendJSON(dst []byte) []byte {
 	if d.header == "" {
 		return AppendJSONString(dst, d.text)
 	}
-	buf := scratch.Get().(*[]byte)
-	defer scratch.Put(buf)
-	*buf = d.Append((*buf)[:0])
-	return AppendJSONString(dst, *buf)
+	dst = append(dst, '"')
+	dst = appendEscaped(dst, d.header)
+	if d.sign != 0 {
+		var hunk [64]byte
+		dst = appendEscaped(dst, d.hunkHeader(hunk[:0]))
+		for text := d.side; len(text) > 0; {
+			i := bytes.IndexByte(text, '\n')
+			dst = append(dst, d.sign)
+			if i < 0 {
+				dst = appendEscaped(dst, text)
+				dst = append(dst, `\n`...)
+				dst = appendEscaped(dst, noNewline)
+				break
+			}
+			dst = append(appendEscaped(dst, text[:i]), `\n`...)
+			text = text[i+1:]
+		}
+	}
+	return append(dst, '"')
 }
 
 // MarshalJSON encodes d as the JSON string of its text.
@@ -159,8 +175,12 @@ func (d Diff) MarshalJSON() ([]byte, error) {
 // encoder with SetEscapeHTML(false) escapes it: control characters, '"'
 // and '\', U+2028 and U+2029, and each invalid UTF-8 byte as U+FFFD.
 func AppendJSONString[T string | []byte](dst []byte, s T) []byte {
+	return append(appendEscaped(append(dst, '"'), s), '"')
+}
+
+// appendEscaped is AppendJSONString without the quotes.
+func appendEscaped[T string | []byte](dst []byte, s T) []byte {
 	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		if b := s[i]; b < utf8.RuneSelf {
@@ -204,8 +224,7 @@ func AppendJSONString[T string | []byte](dst []byte, s T) []byte {
 		i += size
 		start = i
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, s[start:]...)
 }
 
 // appendHunkRange appends a hunk's line range as diff -u writes it.

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"crypto/sha256"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/internal/envelope"
 )
 
 // benchSizes is how many files BenchmarkScale runs at: 1,000 and 10,000,
@@ -63,6 +65,15 @@ func BenchmarkScale(b *testing.B) {
 					if _, p, err := newEngine().Plan(ctx, req); err != nil || p.Summary.Create != files {
 						b.Fatal(err)
 					}
+				}
+			})
+			b.Run("diff-cold", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					b.StopTimer()
+					removeAll(b, loadCache, statCache)
+					b.StartTimer()
+					diffJSON(b, newEngine(), req, files, 0)
 				}
 			})
 			deployed := false
@@ -134,7 +145,53 @@ func BenchmarkScale(b *testing.B) {
 					b.StartTimer()
 				}
 			})
+			// Last, as it leaves the sources edited: one file in ten of
+			// the deployed tree changed, shown with nothing cached.
+			editSources(b, filepath.Join(req.Repo, "modules"))
+			time.Sleep(150 * time.Millisecond) // past the racy window of the edits
+			b.Run("diff-cold-updates", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					b.StopTimer()
+					removeAll(b, loadCache, filepath.Join(env.AgentpackHome, "cache", "answers"))
+					b.StartTimer()
+					diffJSON(b, newEngine(), req, 0, files/10)
+				}
+			})
 		})
+	}
+}
+
+// diffJSON runs a diff and writes its --json envelope to nowhere (the
+// diff of a created file is made only when it is written), checking it
+// found creates and updates.
+func diffJSON(b *testing.B, e *engine.Engine, req engine.Request, creates, updates int) {
+	st, d, err := e.Diff(context.Background(), req)
+	if err != nil || d.Summary.Create != creates || d.Summary.Update != updates {
+		b.Fatalf("diff: %v, %+v", err, d.Summary)
+	}
+	if err := envelope.New("diff", "diff").Succeed(d, st.Warnings).Encode(io.Discard); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// editSources changes a line of one file of each skill (its ref/f01.md):
+// one file in ten of benchRepo's.
+func editSources(b *testing.B, dir string) {
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.Name() != "f01.md" {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		lines := strings.SplitAfter(string(data), "\n")
+		lines[len(lines)/2] = "edited line\n"
+		return os.WriteFile(p, []byte(strings.Join(lines, "")), 0o644)
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
 }
 

@@ -15,11 +15,13 @@ import (
 // 10,000 created files. The zero Diff is no diff.
 type Diff struct {
 	text string // a line diff, written whole
-	// A one-sided diff: header, then every line of side with sign before it.
-	header string
-	sign   byte
-	lines  int
-	side   []byte
+	// A one-sided diff: the header naming from and to, then every line of
+	// side with sign before it (sign 0: no lines, the same file twice).
+	oneSided bool
+	sign     byte
+	from, to string
+	lines    int
+	side     []byte
 }
 
 // UnifiedDiff is [Unified] as a [Diff]: ok=false for binary input or a
@@ -43,7 +45,7 @@ func Text(s string) Diff { return Diff{text: s} }
 // oneSidedDiff is the unified diff of a and b when one is empty or both
 // are the same.
 func oneSidedDiff(fromName, toName string, a, b []byte) Diff {
-	d := Diff{header: "--- " + fromName + "\n+++ " + toName + "\n"}
+	d := Diff{oneSided: true, from: fromName, to: toName}
 	if string(a) == string(b) {
 		return d
 	}
@@ -59,14 +61,14 @@ func oneSidedDiff(fromName, toName string, a, b []byte) Diff {
 }
 
 // IsZero reports whether d is no diff (encoding/json's omitzero).
-func (d Diff) IsZero() bool { return d.text == "" && d.header == "" }
+func (d Diff) IsZero() bool { return d.text == "" && !d.oneSided }
 
 // Len is the length of d's text.
 func (d Diff) Len() int {
-	if d.header == "" {
+	if !d.oneSided {
 		return len(d.text)
 	}
-	n := len(d.header)
+	n := len("--- \n+++ \n") + len(d.from) + len(d.to)
 	if d.sign != 0 {
 		n += len(d.hunkHeader(nil)) + len(d.side) + d.lines
 		if d.side[len(d.side)-1] != '\n' {
@@ -78,7 +80,7 @@ func (d Diff) Len() int {
 
 // String is d's text.
 func (d Diff) String() string {
-	if d.header == "" {
+	if !d.oneSided {
 		return d.text
 	}
 	return string(d.Append(make([]byte, 0, d.Len())))
@@ -86,10 +88,10 @@ func (d Diff) String() string {
 
 // Append appends d's text to dst.
 func (d Diff) Append(dst []byte) []byte {
-	if d.header == "" {
+	if !d.oneSided {
 		return append(dst, d.text...)
 	}
-	dst = append(dst, d.header...)
+	dst = d.header(dst)
 	if d.sign == 0 {
 		return dst
 	}
@@ -108,6 +110,12 @@ func (d Diff) Append(dst []byte) []byte {
 	return dst
 }
 
+// header appends the "---" and "+++" lines.
+func (d Diff) header(dst []byte) []byte {
+	dst = append(append(append(dst, "--- "...), d.from...), "\n+++ "...)
+	return append(append(dst, d.to...), '\n')
+}
+
 // hunkHeader appends the one hunk's "@@" line.
 func (d Diff) hunkHeader(dst []byte) []byte {
 	a, b := 0, d.lines
@@ -124,7 +132,7 @@ func (d Diff) hunkHeader(dst []byte) []byte {
 // WriteTo writes d's text to w; a one-sided diff goes through a pooled
 // buffer, one write per diff.
 func (d Diff) WriteTo(w io.Writer) (int64, error) {
-	if d.header == "" {
+	if !d.oneSided {
 		n, err := io.WriteString(w, d.text)
 		return int64(n), err
 	}
@@ -142,11 +150,12 @@ var scratch = sync.Pool{New: func() any { return new([]byte) }}
 // encoding/json escapes a string with HTML escaping off; a one-sided diff
 // is escaped line by line straight from the file's bytes.
 func (d Diff) AppendJSON(dst []byte) []byte {
-	if d.header == "" {
+	if !d.oneSided {
 		return AppendJSONString(dst, d.text)
 	}
-	dst = append(dst, '"')
-	dst = appendEscaped(dst, d.header)
+	dst = append(dst, '"', '-', '-', '-', ' ')
+	dst = append(appendEscaped(dst, d.from), `\n+++ `...)
+	dst = append(appendEscaped(dst, d.to), `\n`...)
 	if d.sign != 0 {
 		var hunk [64]byte
 		dst = appendEscaped(dst, d.hunkHeader(hunk[:0]))

@@ -84,15 +84,9 @@ func (e *Engine) PlanView(ctx context.Context, req Request) (*State, *plan.Plan,
 // one, else computes and keeps the answer when keep says so; an engine
 // that keeps no answers just computes.
 func keptWhen[T any](ctx context.Context, e *Engine, what string, compute func(ctx context.Context) (*State, T, error), keep func(T) bool) (*State, T, error) {
-	if e.locked || !e.keepsAnswers() {
-		return compute(ctx)
-	}
-	key := e.answerKey(what)
-	path := e.answerPath(key)
-	if st, out, ok := keptAnswer[T](e, key, path); ok {
-		return st, out, nil
-	}
-	return computeAndKeep(ctx, e, key, path, compute, keep)
+	return keptElse(ctx, e, what, compute, func(key string, path fsys.AbsPath) (*State, T, error) {
+		return computeAndKeep(ctx, e, key, path, compute, keep)
+	})
 }
 
 // keptWhenRecomputed is keptWhen for an answer that is seldom kept (an
@@ -101,6 +95,19 @@ func keptWhen[T any](ctx context.Context, e *Engine, what string, compute func(c
 // 10,000 files, most of its answers not kept), and computed again
 // through one, from warm caches, only when keep says to keep it.
 func keptWhenRecomputed[T any](ctx context.Context, e *Engine, what string, compute func(ctx context.Context) (*State, T, error), keep func(T) bool) (*State, T, error) {
+	return keptElse(ctx, e, what, compute, func(key string, path fsys.AbsPath) (*State, T, error) {
+		st, out, err := compute(ctx)
+		if err != nil || st == nil || !keep(out) {
+			return st, out, err
+		}
+		return computeAndKeep(ctx, e, key, path, compute, keep)
+	})
+}
+
+// keptElse is the current kept answer of what, else what miss answers
+// with the answer's key and path; an engine that keeps no answers just
+// computes.
+func keptElse[T any](ctx context.Context, e *Engine, what string, compute func(ctx context.Context) (*State, T, error), miss func(key string, path fsys.AbsPath) (*State, T, error)) (*State, T, error) {
 	if e.locked || !e.keepsAnswers() {
 		return compute(ctx)
 	}
@@ -109,11 +116,7 @@ func keptWhenRecomputed[T any](ctx context.Context, e *Engine, what string, comp
 	if st, out, ok := keptAnswer[T](e, key, path); ok {
 		return st, out, nil
 	}
-	st, out, err := compute(ctx)
-	if err != nil || st == nil || !keep(out) {
-		return st, out, err
-	}
-	return computeAndKeep(ctx, e, key, path, compute, keep)
+	return miss(key, path)
 }
 
 // keptInSync is the kept plan of req when it is current and has no

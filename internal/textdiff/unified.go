@@ -54,22 +54,7 @@ const noNewline = "\\ No newline at end of file\n"
 // line-mode diff (each distinct line one rune, as its DiffLinesToChars
 // numbers them), written hunk by hunk straight into one buffer.
 func lineDiff(fromName, toName string, a, b []byte, max int) (diff string, ok bool) {
-	sa, sb := string(a), string(b)
-	lines := make([]string, 1, 64) // by number, from 1, as DiffLinesToChars numbers them
-	seen := make(map[string]rune, 64)
-	ra, rb := lineRunes(sa, &lines, seen), lineRunes(sb, &lines, seen)
-	diffs := diffmatchpatch.New().DiffMainRunes(ra, rb, false)
-
-	type line struct {
-		op   diffmatchpatch.Operation
-		text string
-	}
-	all := make([]line, 0, len(ra)+len(rb))
-	for _, d := range diffs {
-		for _, r := range d.Text {
-			all = append(all, line{d.Type, lines[runeLine(r)]})
-		}
-	}
+	all := lineOps(a, b)
 	out := make([]byte, 0, 256)
 	out = append(append(append(append(append(out, "--- "...), fromName...), "\n+++ "...), toName...), '\n')
 	const ctx = 3
@@ -151,6 +136,26 @@ func lineDiff(fromName, toName string, a, b []byte, max int) (diff string, ok bo
 		}
 	}
 	return string(out), true
+}
+
+// line is one line of a line diff: kept, deleted or inserted.
+type line struct {
+	op   diffmatchpatch.Operation
+	text string
+}
+
+// lineOps is go-diff's line-mode diff of a and b, a line at a time.
+func lineOps(a, b []byte) []line {
+	lines := make([]string, 1, 64) // by number, from 1, as DiffLinesToChars numbers them
+	seen := make(map[string]rune, 64)
+	ra, rb := lineRunes(string(a), &lines, seen), lineRunes(string(b), &lines, seen)
+	all := make([]line, 0, len(ra)+len(rb))
+	for _, d := range diffmatchpatch.New().DiffMainRunes(ra, rb, false) {
+		for _, r := range d.Text {
+			all = append(all, line{d.Type, lines[runeLine(r)]})
+		}
+	}
+	return all
 }
 
 // lineRunes numbers the lines of s (each with its "\n"; the last may lack

@@ -3,6 +3,7 @@ package textdiff
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"unicode/utf8"
 
 	"bytes"
@@ -90,10 +91,10 @@ func jsonOf(t *testing.T, s string) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// TestLineDiffMatchesGoDiffLineMode: lineDiff, which numbers lines itself,
-// writes byte for byte what the diff through go-diff's DiffLinesToChars,
-// DiffMain and DiffCharsToLines wrote, on random edits of random texts.
-func TestLineDiffMatchesGoDiffLineMode(t *testing.T) {
+// TestLineOpsMatchGoDiffLineMode: lineOps, which numbers lines itself,
+// finds the same line diff as go-diff's DiffLinesToChars, DiffMain and
+// DiffCharsToLines, on random edits of random texts.
+func TestLineOpsMatchGoDiffLineMode(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	words := []string{"a", "b", "c", "line of text", "", "x\ty", "é"}
 	text := func(n int) string {
@@ -130,12 +131,8 @@ func TestLineDiffMatchesGoDiffLineMode(t *testing.T) {
 		if rng.IntN(5) == 0 {
 			b = text(rng.IntN(60))
 		}
-		for _, max := range []int{-1, 200} {
-			got, gotOK := lineDiff("a/f", "b/f", []byte(a), []byte(b), max)
-			want, wantOK := oldLineDiff("a/f", "b/f", []byte(a), []byte(b), max)
-			if got != want || gotOK != wantOK {
-				t.Fatalf("%q -> %q (max %d):\ngot  %v %q\nwant %v %q", a, b, max, gotOK, got, wantOK, want)
-			}
+		if got, want := lineOps([]byte(a), []byte(b)), goDiffLineOps([]byte(a), []byte(b)); !slices.Equal(got, want) {
+			t.Fatalf("%q -> %q:\ngot  %v\nwant %v", a, b, got, want)
 		}
 	}
 	// Past the surrogates: more distinct lines than runes below U+D800.
@@ -146,10 +143,8 @@ func TestLineDiffMatchesGoDiffLineMode(t *testing.T) {
 			fmt.Fprintf(&b, "%d\n", i)
 		}
 	}
-	got, _ := lineDiff("a", "b", []byte(a.String()), []byte(b.String()), -1)
-	want, _ := oldLineDiff("a", "b", []byte(a.String()), []byte(b.String()), -1)
-	if got != want {
-		t.Fatalf("70,000 lines: got %.200q, want %.200q", got, want)
+	if got, want := lineOps([]byte(a.String()), []byte(b.String())), goDiffLineOps([]byte(a.String()), []byte(b.String())); !slices.Equal(got, want) {
+		t.Fatalf("70,000 lines: %d ops, want %d", len(got), len(want))
 	}
 	for n := range 0x110000 - 0x803 {
 		if runeLine(lineRune(n)) != n || !utf8.ValidRune(lineRune(n)) {
@@ -158,95 +153,17 @@ func TestLineDiffMatchesGoDiffLineMode(t *testing.T) {
 	}
 }
 
-// oldLineDiff is lineDiff as it was, through DiffLinesToChars and DiffMain: the oracle lineDiff is checked against.
-func oldLineDiff(fromName, toName string, a, b []byte, max int) (diff string, ok bool) {
+// goDiffLineOps is the line diff as lineDiff made it before lineOps, through
+// go-diff's DiffLinesToChars, DiffMain and DiffCharsToLines: the oracle
+// lineOps is checked against.
+func goDiffLineOps(a, b []byte) []line {
 	dmp := diffmatchpatch.New()
 	ca, cb, lines := dmp.DiffLinesToChars(string(a), string(b))
-	diffs := dmp.DiffCharsToLines(dmp.DiffMain(ca, cb, false), lines)
-
-	type line struct {
-		op   diffmatchpatch.Operation
-		text string
-	}
 	var all []line
-	for _, d := range diffs {
+	for _, d := range dmp.DiffCharsToLines(dmp.DiffMain(ca, cb, false), lines) {
 		for _, l := range SplitLines(d.Text) {
 			all = append(all, line{d.Type, l})
 		}
 	}
-	var out strings.Builder
-	fmt.Fprintf(&out, "--- %s\n+++ %s\n", fromName, toName)
-	const ctx = 3
-	aLine, bLine := 1, 1
-	for i := 0; i < len(all); {
-		if all[i].op == diffmatchpatch.DiffEqual {
-			i++
-			aLine++
-			bLine++
-			continue
-		}
-		// Hunk: back up ctx lines, then run until ctx*2 equal lines in a row.
-		start := i - ctx
-		if start < 0 {
-			start = 0
-		}
-		for start > 0 && all[start-1].op != diffmatchpatch.DiffEqual {
-			start--
-		}
-		aStart, bStart := aLine-(i-start), bLine-(i-start)
-		end, equalRun := i, 0
-		for end < len(all) && (equalRun < 2*ctx) {
-			if all[end].op == diffmatchpatch.DiffEqual {
-				equalRun++
-			} else {
-				equalRun = 0
-			}
-			end++
-		}
-		if equalRun > ctx {
-			end -= equalRun - ctx
-		}
-		var body strings.Builder
-		na, nb := 0, 0
-		for j := start; j < end; j++ {
-			l := all[j]
-			text := l.text
-			noNL := !strings.HasSuffix(text, "\n")
-			text = strings.TrimSuffix(text, "\n")
-			switch l.op {
-			case diffmatchpatch.DiffEqual:
-				body.WriteString(" " + text + "\n")
-				na++
-				nb++
-			case diffmatchpatch.DiffDelete:
-				body.WriteString("-" + text + "\n")
-				na++
-			case diffmatchpatch.DiffInsert:
-				body.WriteString("+" + text + "\n")
-				nb++
-			}
-			if noNL {
-				body.WriteString(noNewline)
-			}
-			if j >= i {
-				switch l.op {
-				case diffmatchpatch.DiffEqual:
-					aLine++
-					bLine++
-				case diffmatchpatch.DiffDelete:
-					aLine++
-				case diffmatchpatch.DiffInsert:
-					bLine++
-				}
-			}
-		}
-		fmt.Fprintf(&out, "@@ -%s +%s @@\n%s", hunkRange(aStart, na), hunkRange(bStart, nb), body.String())
-		i = end
-		if max >= 0 && out.Len() > max {
-			return "", false
-		}
-	}
-	return out.String(), true
+	return all
 }
-
-func hunkRange(start, n int) string { return string(appendHunkRange(nil, start, n)) }

@@ -11,6 +11,7 @@ import (
 	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/internal/jsonstream"
 	"github.com/agentpack/agentpack/internal/textdiff"
+	"github.com/agentpack/agentpack/internal/workers"
 )
 
 // Plan loads the request's desired state and compares it with the disk.
@@ -133,37 +134,52 @@ func (e *Engine) Diff(ctx context.Context, req Request) (*State, *DiffData, erro
 
 func diffData(st *State, p *plan.Plan) *DiffData {
 	d := &DiffData{Profile: p.Profile, Targets: p.Targets, Changes: make([]DiffChange, len(p.Changes)), Summary: p.Summary}
-	for i, c := range p.Changes {
-		d.Changes[i] = DiffChange{Change: c}
-		from, to := c.Path.ToSlash(), c.Path.ToSlash() // like diff -u of two files
-		if c.Op == plan.OpCreate {
-			from = "/dev/null"
-		} else if c.Op == plan.OpDelete {
-			to = "/dev/null"
+	// Each change's diff on its own, on every CPU (an update's diff is a
+	// line diff, a create's reads its bytes when they were dropped); the
+	// warnings in the changes' order.
+	omitted := make([]string, len(p.Changes))
+	workers.Chunks(len(p.Changes), func(i int) bool {
+		d.Changes[i], omitted[i] = diffChange(p.Changes[i])
+		return true
+	})
+	for _, w := range omitted {
+		if w != "" {
+			st.Warn("%s", w)
 		}
-		if len(c.Entries) > 0 {
-			// A key-level file: the diff of the entries agentpack edits, not
-			// of the whole file (~/.claude.json is large and mostly not ours).
-			var u strings.Builder
-			for _, e := range c.Entries {
-				u.WriteString(e.Unified)
-			}
-			d.Changes[i].Unified = textdiff.Text(u.String())
-			continue
-		}
-		after, err := c.AfterBytes()
-		if err != nil {
-			st.Warn("diff of %s omitted: %s", c.Path, err)
-			continue
-		}
-		u, ok := textdiff.UnifiedDiff(from, to, c.Before, after)
-		if !ok {
-			st.Warn("diff of %s omitted (binary or over 100 KiB)", c.Path)
-			continue
-		}
-		d.Changes[i].Unified = u
 	}
 	return d
+}
+
+// diffChange is c with its unified diff, or with none and the warning
+// saying why.
+func diffChange(c plan.Change) (DiffChange, string) {
+	dc := DiffChange{Change: c}
+	from, to := c.Path.ToSlash(), c.Path.ToSlash() // like diff -u of two files
+	if c.Op == plan.OpCreate {
+		from = "/dev/null"
+	} else if c.Op == plan.OpDelete {
+		to = "/dev/null"
+	}
+	if len(c.Entries) > 0 {
+		// A key-level file: the diff of the entries agentpack edits, not
+		// of the whole file (~/.claude.json is large and mostly not ours).
+		var u strings.Builder
+		for _, e := range c.Entries {
+			u.WriteString(e.Unified)
+		}
+		dc.Unified = textdiff.Text(u.String())
+		return dc, ""
+	}
+	after, err := c.AfterBytes()
+	if err != nil {
+		return dc, fmt.Sprintf("diff of %s omitted: %s", c.Path, err)
+	}
+	u, ok := textdiff.UnifiedDiff(from, to, c.Before, after)
+	if !ok {
+		return dc, fmt.Sprintf("diff of %s omitted (binary or over 100 KiB)", c.Path)
+	}
+	dc.Unified = u
+	return dc, ""
 }
 
 // PreviewData is the data of `agentpack preview`.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/internal/jsonstream"
 	"github.com/agentpack/agentpack/internal/textdiff"
+	"github.com/agentpack/agentpack/targets"
 )
 
 // TestDiffChangeJSONMatchesEncodingJSON: the changes of a diff, written by
@@ -69,5 +71,47 @@ func TestDiffChangeJSONMatchesEncodingJSON(t *testing.T) {
 		if !strings.Contains(whole.String(), `"unified": "--- /p/d0/f`) && opts.Indent != "" {
 			t.Fatalf("no diffs in %s", whole.Bytes())
 		}
+	}
+}
+
+// TestDiffOmitsBinaryAndLargeFilesInOrder: a diff leaves out the diff of
+// a binary file and of one whose diff is over 100 KiB, with one warning
+// each in the order of the changes (the diffs are made on every CPU), and
+// shows the others; more than a chunk of files, so several goroutines
+// share them.
+func TestDiffOmitsBinaryAndLargeFilesInOrder(t *testing.T) {
+	files := map[string]string{"agentpack.yaml": codexOnlyManifest, "modules/base/AGENTS.md": "# base\n",
+		"modules/s/SKILL.md": "---\nname: s\ndescription: d\n---\nbody\n"}
+	for i := range 600 {
+		files[fmt.Sprintf("modules/s/ref/f%03d.md", i)] = fmt.Sprintf("line %d\n", i)
+	}
+	files["modules/s/ref/f100.md"] = "bin\x00ary"
+	files["modules/s/ref/f500.md"] = strings.Repeat("a long line of text\n", 6000)
+	env := testEnv(t)
+	st, d, err := engine.New(env, targets.NewSet()).Diff(t.Context(), engine.Request{Repo: writeRepo(t, files)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var omitted []string
+	for _, w := range st.Warnings {
+		if strings.Contains(w, "omitted") {
+			omitted = append(omitted, w)
+		}
+	}
+	if len(omitted) != 2 || !strings.Contains(omitted[0], "f100.md omitted (binary") || !strings.Contains(omitted[1], "f500.md omitted (binary or over 100 KiB)") {
+		t.Fatalf("warnings %q", st.Warnings)
+	}
+	shown := 0
+	for _, c := range d.Changes {
+		if name := filepath.Base(c.Path.String()); name == "f100.md" || name == "f500.md" {
+			if !c.Unified.IsZero() {
+				t.Errorf("%s has a diff", name)
+			}
+		} else if strings.HasSuffix(name, ".md") && strings.Contains(c.Unified.String(), "+line ") {
+			shown++
+		}
+	}
+	if shown != 598 {
+		t.Errorf("%d diffs shown, want 598", shown)
 	}
 }

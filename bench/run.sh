@@ -27,12 +27,14 @@ chezmoi=${CHEZMOI:-$(command -v chezmoi || true)}
 repeat=${REPEAT:-3}
 
 # best_of N cmd...: the fastest of N runs in milliseconds, and its peak RSS
-# in KiB, as "ms rss".
+# in KiB, as "ms rss". $PREP, when set, is evaluated before each run and
+# not timed (a fresh folder, a sync).
 best_of() {
   local n=$1; shift
   local best="" rss=0
   for _ in $(seq "$n"); do
     local t0 t1 ms m
+    if [ -n "${PREP:-}" ]; then eval "$PREP"; fi
     t0=$(date +%s%N)
     /usr/bin/time -f '%M' -o "$work/rss" "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; cat "$work/rss" >&2; exit 1; }
     m=$(tail -1 "$work/rss")
@@ -41,6 +43,17 @@ best_of() {
     if [ -z "$best" ] || [ "$ms" -lt "$best" ]; then best=$ms; rss=$m; fi
   done
   echo "$best $rss"
+}
+
+# fresh DIR: a new empty folder under DIR, its path also written to
+# $work/fresh for the timed command to read. File systems here may create
+# files slowly right after many were deleted (online discard), so every
+# write-heavy run, floors included, writes into a folder never used before.
+fresh() {
+  local f
+  f=$(mktemp -d -p "$1" fresh.XXXXXX)
+  echo "$f" > "$work/fresh"
+  echo "$f"
 }
 
 # gen DIR FILES: a repo of FILES/10 skills with 10 files each, deployed to
@@ -93,36 +106,42 @@ for n in "${sizes[@]}"; do
   rm -rf "$AGENTPACK_HOME/state" "$AGENTPACK_HOME/cache"
   row "plan (cold)" "$(best_of 1 "$ap" --repo "$d/repo" plan)" "$hashfloor"
   row "plan" "$(best_of "$repeat" "$ap" --repo "$d/repo" plan)" "$hashfloor"
-  cpfloor=$(best_of "$repeat" sh -c "rm -rf '$d/cp' && cp -r '$d/repo/modules' '$d/cp'")
+  # diff (cold) of a project with nothing deployed: every file is a
+  # create, printed whole.
+  cd "$(fresh "$d")" && mkdir .git
+  row "diff (cold)" "$(best_of 1 sh -c "$nocache '$ap' --repo '$d/repo' diff")" "$hashfloor"
+  cd "$d/proj"
+  cpfloor=$(PREP='fresh "$d" >/dev/null' best_of "$repeat" sh -c "cp -r '$d/repo/modules' \"\$(cat '$work/fresh')/m\"")
   row "deploy (cold)" "$(best_of 1 "$ap" --repo "$d/repo" deploy --apply --yes)" "$cpfloor"
   row "status (no caches)" "$(best_of "$repeat" sh -c "$nocache '$ap' --repo '$d/repo' status")" "$hashfloor"
   row "status" "$(best_of "$repeat" "$ap" --repo "$d/repo" status)" "$hashfloor"
   row "deploy (no-op)" "$(best_of "$repeat" "$ap" --repo "$d/repo" deploy --apply --yes)" "$hashfloor"
   row "diff" "$(best_of "$repeat" "$ap" --repo "$d/repo" diff)" "$hashfloor"
-  rmfloor=$(best_of 1 sh -c "rm -rf '$d/cp'")
+  rmfloor=$(best_of 1 sh -c "rm -rf \"\$(cat '$work/fresh')\"")
   row "rollback" "$(best_of 1 "$ap" --repo "$d/repo" rollback --last --yes)" "$rmfloor"
-  # A durable cold deploy (one syncfs barrier) after the rollback emptied
-  # the tree, compared below with chezmoi's default apply.
-  # syncfs flushes every dirty page of the file system, so the copies the
-  # floors made are flushed first: each side pays for its own files.
-  sync
-  durable=$(best_of 1 env AGENTPACK_FSYNC=1 "$ap" --repo "$d/repo" deploy --apply --yes)
+  # Durable cold deploys (one syncfs barrier), each into a new project,
+  # compared below with chezmoi's default apply (which fsyncs each file).
+  # syncfs flushes every dirty page of the file system, so what ran before
+  # is flushed first (untimed): each side pays for its own files.
+  durable=$(PREP='cd "$(fresh "$d")" && mkdir .git && sync' best_of "$repeat" env AGENTPACK_FSYNC=1 "$ap" --repo "$d/repo" deploy --apply --yes)
+  lastproj=$(cat "$work/fresh")
   row "deploy (cold, durable)" "$durable" "$cpfloor"
   if [ -n "$chezmoi" ]; then
     # chezmoi over the same files: its source folder is the modules folder
-    # (plain names map to the same names), its destination a fresh folder;
-    # its state lives in the same throwaway HOME.
-    mkdir -p "$d/cz"
-    cz=("$chezmoi" --source "$d/repo/modules" --destination "$d/cz" --no-tty)
-    sync
-    czapply=$(best_of 1 "${cz[@]}" apply --force)
+    # (plain names map to the same names), its destination a new folder
+    # each run; its state lives in the same throwaway HOME.
+    cz=("$chezmoi" --source "$d/repo/modules" --no-tty)
+    czapply=$(PREP='fresh "$d" >/dev/null && sync' best_of "$repeat" sh -c "exec \"\$0\" \"\$@\" --destination \"\$(cat '$work/fresh')\" apply --force" "${cz[@]}")
     row "chezmoi apply (cold)" "$czapply" "$cpfloor"
+    cz+=(--destination "$(cat "$work/fresh")")
     czstatus=$(best_of "$repeat" "${cz[@]}" status)
     row "chezmoi status" "$czstatus" "$hashfloor"
     row "chezmoi apply (no-op)" "$(best_of "$repeat" "${cz[@]}" apply --force)" "$hashfloor"
     # The same agentpack rows with chezmoi as the floor: below 1 is faster.
+    # status runs in the project the last durable deploy wrote.
+    cd "$lastproj"
     row "status vs chezmoi" "$(best_of "$repeat" "$ap" --repo "$d/repo" status)" "$czstatus"
     row "durable vs chezmoi" "$durable" "$czapply"
   fi
-  cd - >/dev/null
+  cd "$work"
 done

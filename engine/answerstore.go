@@ -75,9 +75,11 @@ func inSync(p *plan.Plan) bool { return len(p.Changes) == 0 }
 // PlanView is [Engine.Plan] for a caller that only shows the plan (the
 // plan command): when the CLI keeps answers, an in-sync plan is kept on
 // disk and answered from there while nothing it read changed. The plan
-// has only what its JSON has (no manifests, no stat cache).
+// has only what its JSON has (no manifests, no stat cache). Most plans
+// shown have changes (CI on a fresh machine), so like a diff it is
+// computed untracked first.
 func (e *Engine) PlanView(ctx context.Context, req Request) (*State, *plan.Plan, error) {
-	return keptWhen(ctx, e, planKey(req), func(ctx context.Context) (*State, *plan.Plan, error) { return e.Plan(ctx, req) }, inSync)
+	return keptWhenRecomputed(ctx, e, planKey(req), func(ctx context.Context) (*State, *plan.Plan, error) { return e.Plan(ctx, req) }, inSync)
 }
 
 // keptWhen answers from the kept answer of what when there is a current
@@ -90,7 +92,7 @@ func keptWhen[T any](ctx context.Context, e *Engine, what string, compute func(c
 }
 
 // keptWhenRecomputed is keptWhen for an answer that is seldom kept (an
-// empty diff): it is computed without a tracking System, which would
+// empty diff or plan): it is computed without a tracking System, which would
 // record every path the computation sees (20,000 for a cold diff of
 // 10,000 files, most of its answers not kept), and computed again
 // through one, from warm caches, only when keep says to keep it.

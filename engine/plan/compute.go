@@ -62,6 +62,11 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 		StatCache: cache, Guard: NewLinkGuard(sys)}
 	tracked := NewGitTracked(sys, project)
 	roots := append(append([]desired.Root{}, d.Roots...), d.Stale...)
+	scope := make([]fsys.AbsPath, len(roots))
+	for i, r := range roots {
+		scope[i] = r.Path
+	}
+	cache.Scope(scope)
 	n := 0
 	for _, r := range roots {
 		m := ReadTargetManifestCached(sys, tracked, cache, r.Path, r.Target, warn)

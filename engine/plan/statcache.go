@@ -4,7 +4,9 @@ import (
 	"encoding/hex"
 	"io/fs"
 	"maps"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,6 +42,18 @@ type StatCache struct {
 	inDelta map[string]bool      // the paths the delta file loaded holds
 	changed map[string]bool      // the paths recorded or forgotten since
 
+	// The files read, decoded at the first use ([StatCache.decode]) into
+	// entries: only the entries below scope's roots when [StatCache.Scope]
+	// set any, so a deploy of one project does not hold every other
+	// project's entries. foreign holds the delta's entries outside them,
+	// written back with the next delta; a new base rereads the old one's.
+	once            sync.Once
+	decoded         bool // once has run
+	partial         bool // entries were decoded for a scope
+	baseFile, delta []byte
+	scope           []string
+	foreign         map[string]statEntry
+
 	manifests statBlobs // manifestcache.go
 	dirs      statBlobs // dircache.go
 }
@@ -67,41 +81,100 @@ func StatCachePath(stateDir fsys.AbsPath) fsys.AbsPath { return stateDir.JoinNam
 // LoadStatCache reads, with sys, the cache kept in stateDir; a missing or
 // damaged one is empty. [StatCache.Save] writes it back with sys.
 func LoadStatCache(sys fsys.System, stateDir fsys.AbsPath) *StatCache {
-	c := &StatCache{sys: sys, dir: StatCachePath(stateDir), entries: map[string]statEntry{}, inDelta: map[string]bool{}, changed: map[string]bool{}}
+	c := &StatCache{sys: sys, dir: StatCachePath(stateDir), entries: map[string]statEntry{}, inDelta: map[string]bool{},
+		changed: map[string]bool{}, foreign: map[string]statEntry{}}
 	c.manifests = statBlobs{path: c.dir.JoinName(manifestCacheFile), magic: manifestCacheMagic}
 	c.dirs = statBlobs{path: c.dir.JoinName(dirCacheFile), magic: dirCacheMagic}
-	data, err := sys.ReadFile(c.dir.JoinName(statBaseFile))
-	if err != nil {
-		return c
-	}
-	c.entries = make(map[string]statEntry, len(data)/64) // about one entry per 64 bytes
-	gen, err := decodeStatFile(data, statBaseMagic, c.entries)
-	if err != nil {
-		clear(c.entries) // a damaged cache only costs speed
-		return c
-	}
-	maps.DeleteFunc(c.entries, func(_ string, e statEntry) bool { return !e.Hashed }) // a base forgets nothing
-	c.baseGen = gen
-	if data, err := sys.ReadFile(c.dir.JoinName(statDeltaFile)); err == nil {
-		delta := map[string]statEntry{}
-		// A delta written against another base (a compaction since) is
-		// ignored: the base it amended is gone.
-		if gen, err := decodeStatFile(data, statDeltaMagic, delta); err == nil && gen == c.baseGen {
-			for k, e := range delta {
-				c.inDelta[k] = true
-				if !e.Hashed {
-					delete(c.entries, k)
-				} else {
-					c.entries[k] = e
-				}
-			}
-		}
+	if data, err := sys.ReadFile(c.dir.JoinName(statBaseFile)); err == nil {
+		c.baseFile = data
+		c.delta, _ = sys.ReadFile(c.dir.JoinName(statDeltaFile))
 	}
 	return c
 }
 
-// entryFor is the entry of a file with stat data d and hash sum (none
-// when hashed is false).
+// Scope keeps, of the entries loaded, only those of files below roots (the
+// managed roots a plan looks at); the others are left on disk. It must come
+// before the cache is first used, and is a no-op after.
+func (c *StatCache) Scope(roots []fsys.AbsPath) {
+	if c == nil || c.decoded {
+		return
+	}
+	c.scope = make([]string, len(roots))
+	for i, r := range roots {
+		c.scope[i] = r.String()
+	}
+}
+
+// inScope reports whether path is below one of roots.
+func inScope(roots []string, path []byte) bool {
+	for _, r := range roots {
+		if len(path) >= len(r) && string(path[:len(r)]) == r &&
+			(len(path) == len(r) || strings.HasSuffix(r, "/") || strings.HasSuffix(r, string(filepath.Separator)) ||
+				path[len(r)] == '/' || path[len(r)] == filepath.Separator) {
+			return true
+		}
+	}
+	return false
+}
+
+// wanted is the filter of the entries decoded: nil (every one) without a
+// scope, else scope's, or (out) every other.
+func (c *StatCache) wanted(out bool) func([]byte) bool {
+	if c.scope == nil {
+		return nil
+	}
+	roots := c.scope
+	return func(path []byte) bool { return inScope(roots, path) != out }
+}
+
+// decode turns the files read into entries, once.
+func (c *StatCache) decode() {
+	c.once.Do(func() {
+		c.decoded = true
+		base, delta := c.baseFile, c.delta
+		c.baseFile, c.delta = nil, nil
+		if base == nil {
+			return
+		}
+		want := c.wanted(false)
+		var entries map[string]statEntry
+		if want == nil {
+			entries = make(map[string]statEntry, len(base)/64) // about one entry per 64 bytes
+		} else {
+			n := 0 // the scope's entries, counted first so the map is made at its size
+			_ = walkStatFile(base, statBaseMagic, func(path []byte, _ statEntry) {
+				if want(path) {
+					n++
+				}
+			})
+			entries = make(map[string]statEntry, n)
+		}
+		gen, err := decodeStatFile(base, statBaseMagic, entries, want)
+		if err != nil {
+			return // a damaged cache only costs speed
+		}
+		maps.DeleteFunc(entries, func(_ string, e statEntry) bool { return !e.Hashed }) // a base forgets nothing
+		c.entries, c.baseGen, c.partial = entries, gen, want != nil
+		// A delta written against another base (a compaction since) is
+		// ignored: the base it amended is gone.
+		amend := map[string]statEntry{}
+		if gen, err := decodeStatFile(delta, statDeltaMagic, amend, nil); err != nil || gen != c.baseGen {
+			return
+		}
+		for k, e := range amend {
+			c.inDelta[k] = true
+			switch {
+			case want != nil && !want([]byte(k)):
+				c.foreign[k] = e
+			case !e.Hashed:
+				delete(c.entries, k)
+			default:
+				c.entries[k] = e
+			}
+		}
+	})
+}
+
 // Preload reads the decoded manifests kept beside the cache now rather
 // than when the first manifest is looked up, for a caller that loads the
 // cache while it waits for something else; it returns c.
@@ -110,6 +183,8 @@ func (c *StatCache) Preload() *StatCache {
 	return c
 }
 
+// entryFor is the entry of a file with stat data d and hash sum (none
+// when hashed is false).
 func entryFor(d fsys.StatData, sum [32]byte, hashed bool) statEntry {
 	return statEntry{Size: d.Size, MtimeNS: d.MtimeNS, CtimeNS: d.CtimeNS, Ino: d.Ino, Sum: sum, Hashed: hashed}
 }
@@ -119,6 +194,7 @@ func (c *StatCache) lookup(path fsys.AbsPath, d fsys.StatData) (string, bool) {
 	if c == nil {
 		return "", false
 	}
+	c.decode()
 	c.mu.RLock()
 	e, ok := c.entries[path.String()]
 	c.mu.RUnlock()
@@ -136,6 +212,7 @@ func (c *StatCache) vouches(path fsys.AbsPath, d fsys.StatData, want string) boo
 	if c == nil || !ok || d.Ino == 0 {
 		return false
 	}
+	c.decode()
 	c.mu.RLock()
 	e, found := c.entries[path.String()]
 	c.mu.RUnlock()
@@ -166,6 +243,7 @@ func (c *StatCache) record(path fsys.AbsPath, d fsys.StatData, sha string) {
 	if racy(e) || !ok {
 		return
 	}
+	c.decode()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if old, ok := c.entries[path.String()]; !ok || old != e {
@@ -179,6 +257,7 @@ func (c *StatCache) Forget(path fsys.AbsPath) {
 	if c == nil {
 		return
 	}
+	c.decode()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.entries[path.String()]; ok {
@@ -211,7 +290,7 @@ func (c *StatCache) Save() {
 		// A new generation, so no delta written for an older base, even
 		// one with the same entries, applies to it.
 		gen := max(uint64(time.Now().UnixNano()), c.baseGen+1)
-		data := encodeStatFile(statBaseMagic, gen, c.entries, slices.Collect(maps.Keys(c.entries)))
+		data := c.encodeBase(gen)
 		if c.sys.WriteFile(c.dir.JoinName(statBaseFile), data, 0o600) == nil {
 			if c.baseGen == 0 {
 				// The first base replaces the gob file of earlier versions.
@@ -220,14 +299,33 @@ func (c *StatCache) Save() {
 			c.baseGen = gen
 			clear(c.inDelta)
 			clear(c.changed)
+			clear(c.foreign)
 		}
 		return
 	}
-	data := encodeStatFile(statDeltaMagic, c.baseGen, c.entries, slices.Collect(maps.Keys(delta)))
+	entries := c.entries
+	if len(c.foreign) > 0 {
+		entries = maps.Clone(c.foreign)
+		maps.Copy(entries, c.entries)
+	}
+	data := encodeStatFile(statDeltaMagic, c.baseGen, entries, slices.Collect(maps.Keys(delta)))
 	if c.sys.WriteFile(c.dir.JoinName(statDeltaFile), data, 0o600) == nil {
 		c.inDelta = delta
 		clear(c.changed)
 	}
+}
+
+// encodeBase renders every entry as a base of gen: the scope's and, when
+// the cache was decoded for a scope, the others of the base and delta
+// loaded (the base read again, only now, and merged entry by entry).
+func (c *StatCache) encodeBase(gen uint64) []byte {
+	if !c.partial {
+		return encodeStatFile(statBaseMagic, gen, c.entries, slices.Collect(maps.Keys(c.entries)))
+	}
+	// Every entry is checked against the disk when used, so those of a
+	// base another process wrote since are as good as the one loaded.
+	old, _ := c.sys.ReadFile(c.dir.JoinName(statBaseFile))
+	return encodeMergedBase(gen, old, c.wanted(true), c.foreign, c.entries)
 }
 
 // parseSHA256 is the 32 bytes of s, a sha256 in lowercase hex (as

@@ -356,3 +356,90 @@ func TestStatCacheRemovesTheLegacyFile(t *testing.T) {
 		t.Error("the legacy statcache.v2.gob is still there")
 	}
 }
+
+// TestStatCacheScopeKeepsOtherRoots: a cache used for some roots (one
+// project's plan) decodes only their entries, yet each save, a delta or a
+// new base, keeps every other root's entries, those the loaded delta held
+// included.
+func TestStatCacheScopeKeepsOtherRoots(t *testing.T) {
+	sys, state, files := statFixture(t, 1200)
+	seen := map[fsys.AbsPath]bool{}
+	var roots, inScope, others []fsys.AbsPath
+	for i, f := range files {
+		if i%26 >= 13 {
+			others = append(others, f)
+			continue
+		}
+		inScope = append(inScope, f)
+		if !seen[f.Dir()] {
+			seen[f.Dir()] = true
+			roots = append(roots, f.Dir())
+		}
+	}
+	c := LoadStatCache(sys, state)
+	recordAll(t, sys, c, files)
+	c.Save()
+
+	// An unscoped delta holding an entry outside the roots: others[0]
+	// changed and hashed again.
+	if err := os.WriteFile(others[0].String(), []byte("changed"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(racyWindow + 50*time.Millisecond)
+	c = LoadStatCache(sys, state)
+	fi, err := sys.Lstat(others[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Record(others[0], fi, checksum.SHA256Hex([]byte(others[0])))
+	c.Save()
+	if got := cached(t, sys, state, files); got != len(files) {
+		t.Fatalf("after an unscoped delta %d of %d cached", got, len(files))
+	}
+
+	// Scoped: only the roots' entries are decoded; a small change is a
+	// delta that keeps others[0]'s.
+	c = LoadStatCache(sys, state)
+	c.Scope(roots)
+	c.decode()
+	if len(c.entries) != len(inScope) {
+		t.Fatalf("a cache scoped to %d roots decoded %d entries, want %d", len(roots), len(c.entries), len(inScope))
+	}
+	c.Forget(inScope[0])
+	c.Save()
+	if got := cached(t, sys, state, files); got != len(files)-1 {
+		t.Fatalf("after a scoped delta %d of %d cached, want all but the one forgotten", got, len(files))
+	}
+
+	// Scoped, many changes: a new base, with every other entry kept.
+	base := StatCachePath(state).JoinName(statBaseFile).String()
+	before, err := os.ReadFile(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = LoadStatCache(sys, state)
+	c.Scope(roots)
+	for _, f := range inScope {
+		c.Forget(f)
+	}
+	c.Save()
+	after, _ := os.ReadFile(base)
+	if bytes.Equal(after, before) {
+		t.Fatal("forgetting every entry of the scope did not write a new base")
+	}
+	prev := ""
+	if err := walkStatFile(after, statBaseMagic, func(path []byte, _ statEntry) {
+		if string(path) <= prev {
+			t.Fatalf("the merged base has %s after %s", path, prev)
+		}
+		prev = string(path)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := cached(t, sys, state, others); got != len(others) {
+		t.Fatalf("after a scoped new base %d of the %d other entries cached", got, len(others))
+	}
+	if got := cached(t, sys, state, inScope); got != 0 {
+		t.Fatalf("after forgetting the scope's entries %d still cached", got)
+	}
+}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/agentpack/agentpack/internal/bincodec"
@@ -22,50 +23,133 @@ const (
 // written as forgotten. gen is the base's generation.
 func encodeStatFile(magic string, gen uint64, entries map[string]statEntry, keys []string) []byte {
 	slices.Sort(keys)
-	w := bincodec.NewWriter(magic, statVersion, 64+len(keys)*64)
-	w.Uint(gen)
-	w.Len(len(keys), false)
-	prev := ""
+	enc := newStatEncoder(magic, gen, len(keys))
 	for _, k := range keys {
-		shared := commonPrefix(prev, k)
-		w.Uint(uint64(shared))
-		w.String(k[shared:])
-		prev = k
-		e, ok := entries[k]
-		if !ok || !e.Hashed {
-			w.Bool(false)
-			continue
-		}
-		w.Bool(true)
-		w.Int(e.Size)
-		w.Int(e.MtimeNS)
-		w.Int(e.CtimeNS)
-		w.Uint(e.Ino)
-		w.B = append(w.B, e.Sum[:]...)
+		enc.add(k, entries[k])
 	}
-	return w.Finish()
+	return enc.w.Finish()
+}
+
+// encodeMergedBase renders a new base of gen: the entries of the old base
+// (a base file) that keepOld wants and neither foreign nor own names, and
+// the hashed entries of foreign and own (own's first), merged in path order
+// without building a map of the old base's.
+func encodeMergedBase(gen uint64, old []byte, keepOld func(path []byte) bool, foreign, own map[string]statEntry) []byte {
+	entry := func(k string) (statEntry, bool) {
+		if e, ok := own[k]; ok {
+			return e, true
+		}
+		e, ok := foreign[k]
+		return e, ok
+	}
+	keys := slices.AppendSeq(slices.Collect(maps.Keys(own)), maps.Keys(foreign))
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	keys = slices.DeleteFunc(keys, func(k string) bool { e, _ := entry(k); return !e.Hashed })
+	kept := func(path []byte, e statEntry) bool {
+		_, named := entry(string(path))
+		return e.Hashed && keepOld(path) && !named
+	}
+	n := len(keys)
+	if walkStatFile(old, statBaseMagic, func(path []byte, e statEntry) {
+		if kept(path, e) {
+			n++
+		}
+	}) != nil {
+		n, old = len(keys), nil // a damaged old base only loses its entries
+	}
+	enc := newStatEncoder(statBaseMagic, gen, n)
+	add := func(k string) {
+		e, _ := entry(k)
+		enc.add(k, e)
+	}
+	next := 0
+	_ = walkStatFile(old, statBaseMagic, func(path []byte, e statEntry) {
+		if !kept(path, e) {
+			return
+		}
+		for ; next < len(keys) && keys[next] < string(path); next++ {
+			add(keys[next])
+		}
+		enc.add(string(path), e)
+	})
+	for _, k := range keys[next:] {
+		add(k)
+	}
+	return enc.w.Finish()
+}
+
+// statEncoder writes a stat cache file's entries, given in path order.
+type statEncoder struct {
+	w    *bincodec.Writer
+	prev string
+}
+
+func newStatEncoder(magic string, gen uint64, n int) *statEncoder {
+	w := bincodec.NewWriter(magic, statVersion, 64+n*64)
+	w.Uint(gen)
+	w.Len(n, false)
+	return &statEncoder{w: w}
+}
+
+// add writes path's entry, as forgotten when it has no hash.
+func (enc *statEncoder) add(path string, e statEntry) {
+	w := enc.w
+	shared := commonPrefix(enc.prev, path)
+	w.Uint(uint64(shared))
+	w.String(path[shared:])
+	enc.prev = path
+	if !e.Hashed {
+		w.Bool(false)
+		return
+	}
+	w.Bool(true)
+	w.Int(e.Size)
+	w.Int(e.MtimeNS)
+	w.Int(e.CtimeNS)
+	w.Uint(e.Ino)
+	w.B = append(w.B, e.Sum[:]...)
 }
 
 // decodeStatFile adds a file's entries to out, a forgotten one with no
-// hash, and returns the file's generation. The paths are decoded into one
-// string, not one allocation each.
-func decodeStatFile(data []byte, magic string, out map[string]statEntry) (uint64, error) {
+// hash, and returns the file's generation; with want set, only the entries
+// whose path it wants. The paths are decoded into a few large strings, not
+// one allocation each.
+func decodeStatFile(data []byte, magic string, out map[string]statEntry, want func(path []byte) bool) (uint64, error) {
+	size := len(data)
+	if want != nil {
+		size /= 8 // most entries may be left out; the arena grows if not
+	}
+	keys := newArena(size)
+	return walkStatFileGen(data, magic, func(path []byte, e statEntry) {
+		if want == nil || want(path) {
+			out[keys.join("", path)] = e
+		}
+	})
+}
+
+// walkStatFile calls fn with each entry of a stat cache file, in path
+// order; path is only valid during the call.
+func walkStatFile(data []byte, magic string, fn func(path []byte, e statEntry)) error {
+	_, err := walkStatFileGen(data, magic, fn)
+	return err
+}
+
+func walkStatFileGen(data []byte, magic string, fn func(path []byte, e statEntry)) (uint64, error) {
 	r, err := bincodec.Open(data, magic, statVersion)
 	if err != nil {
 		return 0, err
 	}
 	gen := r.Uint()
 	n, _ := r.Len(2)
-	keys := newArena(len(data))
-	prev := ""
+	var path []byte
 	for range n {
 		shared := r.Uint()
 		suffix := r.Bytes()
-		if r.Err != nil || shared > uint64(len(prev)) {
+		if r.Err != nil || shared > uint64(len(path)) {
 			return 0, bincodec.ErrDamaged
 		}
-		key := keys.join(prev[:shared], suffix)
-		prev = key
+		path = append(path[:shared], suffix...)
 		var e statEntry
 		if r.Bool() {
 			e = statEntry{Size: r.Int(), MtimeNS: r.Int(), CtimeNS: r.Int(), Ino: r.Uint(), Hashed: true}
@@ -74,7 +158,7 @@ func decodeStatFile(data []byte, magic string, out map[string]statEntry) (uint64
 		if r.Err != nil {
 			return 0, r.Err
 		}
-		out[key] = e
+		fn(path, e)
 	}
 	if r.Err != nil || len(r.B) != 0 || gen == 0 {
 		return 0, bincodec.ErrDamaged

@@ -36,7 +36,7 @@ best_of() {
     local t0 t1 ms m
     if [ -n "${PREP:-}" ]; then eval "$PREP"; fi
     t0=$(date +%s%N)
-    /usr/bin/time -f '%M' -o "$work/rss" "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; cat "$work/rss" >&2; exit 1; }
+    /usr/bin/time -f '%M' -o "$work/rss" "$@" >/dev/null 2>"$work/err" || { echo "failed: $*" >&2; cat "$work/err" "$work/rss" >&2; exit 1; }
     m=$(tail -1 "$work/rss")
     t1=$(date +%s%N)
     ms=$(( (t1 - t0) / 1000000 ))
@@ -110,14 +110,17 @@ for n in "${sizes[@]}"; do
   # create, printed whole.
   cd "$(fresh "$d")" && mkdir .git
   row "diff (cold)" "$(best_of 1 sh -c "$nocache '$ap' --repo '$d/repo' diff")" "$hashfloor"
-  cd "$d/proj"
   cpfloor=$(PREP='fresh "$d" >/dev/null' best_of "$repeat" sh -c "cp -r '$d/repo/modules' \"\$(cat '$work/fresh')/m\"")
-  row "deploy (cold)" "$(best_of 1 "$ap" --repo "$d/repo" deploy --apply --yes)" "$cpfloor"
+  copy=$(cat "$work/fresh") # the last copy, for the rm -rf floor
+  # Each cold deploy goes to a new project; the rows after it run in the
+  # last one.
+  row "deploy (cold)" "$(PREP='cd "$(fresh "$d")" && mkdir .git' best_of "$repeat" "$ap" --repo "$d/repo" deploy --apply --yes)" "$cpfloor"
+  cd "$(cat "$work/fresh")"
   row "status (no caches)" "$(best_of "$repeat" sh -c "$nocache '$ap' --repo '$d/repo' status")" "$hashfloor"
   row "status" "$(best_of "$repeat" "$ap" --repo "$d/repo" status)" "$hashfloor"
   row "deploy (no-op)" "$(best_of "$repeat" "$ap" --repo "$d/repo" deploy --apply --yes)" "$hashfloor"
   row "diff" "$(best_of "$repeat" "$ap" --repo "$d/repo" diff)" "$hashfloor"
-  rmfloor=$(best_of 1 sh -c "rm -rf \"\$(cat '$work/fresh')\"")
+  rmfloor=$(best_of 1 rm -rf "$copy")
   row "rollback" "$(best_of 1 "$ap" --repo "$d/repo" rollback --last --yes)" "$rmfloor"
   # Durable cold deploys (one syncfs barrier), each into a new project,
   # compared below with chezmoi's default apply (which fsyncs each file).

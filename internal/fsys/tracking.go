@@ -24,7 +24,9 @@ type TrackingSystem struct {
 	// lstats are the first Lstat answer for each path: the fingerprint
 	// reuses them instead of a second stat. The first is the safe one: a
 	// change after it (so maybe after the read too) moves the stat data.
-	lstats map[AbsPath]fs.FileInfo
+	// They are kept as plain [StatData], a fraction of an fs.FileInfo: a
+	// status of 10,000 target files keeps one per file.
+	lstats map[AbsPath]StatData
 	// regular are what ReadRegular found, as fingerprint entries of
 	// paths seen without following links.
 	regular []FingerprintEntry
@@ -41,7 +43,7 @@ type trackKey struct {
 
 // NewTrackingSystem returns a TrackingSystem over base.
 func NewTrackingSystem(base System) *TrackingSystem {
-	return &TrackingSystem{System: base, seen: map[trackKey]bool{}, start: time.Now(), lstats: map[AbsPath]fs.FileInfo{}}
+	return &TrackingSystem{System: base, seen: map[trackKey]bool{}, start: time.Now(), lstats: map[AbsPath]StatData{}}
 }
 
 func (t *TrackingSystem) track(path AbsPath, follow bool) {
@@ -63,13 +65,34 @@ func (t *TrackingSystem) ReadFile(path AbsPath) ([]byte, error) {
 // Lstat implements [System].
 func (t *TrackingSystem) Lstat(path AbsPath) (fs.FileInfo, error) {
 	fi, err := t.System.Lstat(path)
+	var d StatData
+	if err == nil {
+		d = StatDataOf(fi)
+	}
+	t.lstated(path, d, err)
+	return fi, err
+}
+
+// lstated records an Lstat of path that found d (or err).
+func (t *TrackingSystem) lstated(path AbsPath, d StatData, err error) {
 	t.mu.Lock()
 	t.seen[trackKey{path: path}] = true
 	if _, ok := t.lstats[path]; !ok && err == nil {
-		t.lstats[path] = fi
+		t.lstats[path] = d
 	}
 	t.mu.Unlock()
-	return fi, err
+}
+
+// statData implements dataStatter: an [LstatData] through a
+// TrackingSystem costs no fs.FileInfo either.
+func (t *TrackingSystem) statData(path AbsPath, follow bool) (StatData, error) {
+	if follow {
+		t.track(path, true)
+		return statDataOf(t.System, path, true)
+	}
+	d, err := statDataOf(t.System, path, false)
+	t.lstated(path, d, err)
+	return d, err
 }
 
 // Stat implements [System].
@@ -207,10 +230,10 @@ func (t *TrackingSystem) FingerprintWithout(sys System, racy time.Duration, drop
 	workers.Chunks(len(keys), func(i int) bool {
 		k := keys[i]
 		var e FingerprintEntry
-		if fi, ok := lstats[k.path]; ok && fi.Mode()&fs.ModeSymlink == 0 {
+		if d, ok := lstats[k.path]; ok && !d.IsLink() {
 			// Not a link: the lstat taken during the load stands for every
 			// look at this path (a stat following links sees the same).
-			e = entryOf(k.path, false, k.listed, StatDataOf(fi))
+			e = entryOf(k.path, false, k.listed, d)
 		} else {
 			e = statOf(sys, k.path, k.follow, k.listed)
 		}

@@ -18,6 +18,10 @@ import (
 // Deployment is what [Writer.Apply] carries out: a plan of a desired state,
 // and what the snapshot record and the target manifests say about it.
 type Deployment struct {
+	// Desired is the state Plan was computed from. [Writer.Apply] uses it
+	// only to build the transaction's writes and lets go of it after, so
+	// a caller that lets go of it too lets it be freed while the files are
+	// written.
 	Desired *desired.State
 	Plan    *plan.Plan
 	// Command names the holder in the journal and the snapshot record.
@@ -53,7 +57,7 @@ func (wr *Writer) Apply(d Deployment) (string, bool, error) {
 	store := wr.Store
 	now := time.Now()
 	id := store.NewID(now)
-	writes, manifests, err := wr.transactionWrites(d, id, now)
+	writes, manifests, err := wr.transactionWrites(&d, id, now)
 	if err != nil || len(writes) == 0 {
 		return "", false, err
 	}
@@ -129,7 +133,7 @@ func (wr *Writer) performAll(sys fsys.System, writes []write, nManifests int, ti
 // [Writer.Apply] would write, in order, without touching the disk or the
 // store.
 func (wr *Writer) DryRun(d Deployment) ([]fsys.Op, error) {
-	writes, manifests, err := wr.transactionWrites(d, "dry-run", time.Now())
+	writes, manifests, err := wr.transactionWrites(&d, "dry-run", time.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -152,8 +156,8 @@ func (wr *Writer) cacheWritten(cache *plan.StatCache, ws []write) {
 			cache.Forget(w.path)
 			return
 		}
-		if fi, err := wr.Sys.Lstat(w.path); err == nil {
-			cache.Record(w.path, fi, w.change.After.SHA256)
+		if d, err := fsys.LstatData(wr.Sys, w.path); err == nil {
+			cache.Record(w.path, d, w.change.After.SHA256)
 		}
 	})
 	cache.Save()

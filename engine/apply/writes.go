@@ -56,10 +56,24 @@ func (w *write) bytes() ([]byte, error) {
 // transactionWrites turns a plan into the ordered writes of its transaction:
 // target files, then the manifests recording them (the last nManifests).
 // The bytes of a file the desired state kept only the hash of are read when
-// it is written; their size is recorded then.
-func (wr *Writer) transactionWrites(d Deployment, id string, now time.Time) (writes []write, nManifests int, err error) {
-	writes = make([]write, 0, len(d.Plan.Changes))
-	for _, c := range d.Plan.Changes {
+// it is written; their size is recorded then. The manifests are built
+// first, from d.Desired, which is then let go of (d.Desired is nil after):
+// the writes of the target files need only the plan, so the desired state
+// can be freed before they are made.
+func (wr *Writer) transactionWrites(d *Deployment, id string, now time.Time) (writes []write, nManifests int, err error) {
+	manifests, err := wr.manifestWrites(*d, id, now)
+	if err != nil {
+		return nil, 0, err
+	}
+	d.Desired = nil
+	changes := d.Plan.Changes
+	if len(changes)+len(manifests) > 0 {
+		// State changes only with an apply: a plan with nothing to do
+		// records no snapshot just to rewrite the roots registry.
+		manifests = append(manifests, wr.stateWrites(d.State)...)
+	}
+	writes = make([]write, 0, len(changes)+len(manifests))
+	for _, c := range changes {
 		w := write{change: snapshots.FileChange{Target: c.Target, Root: c.Root.String(), Path: c.Path.String(), Op: c.Op},
 			root: c.Root, path: c.Path, shared: len(c.Entries) > 0}
 		if c.BeforeSHA256 != nil {
@@ -76,15 +90,6 @@ func (wr *Writer) transactionWrites(d Deployment, id string, now time.Time) (wri
 			w.change.After = &snapshots.Content{SHA256: *c.AfterSHA256, Size: int64(len(c.After)), Mode: uint32(c.Mode.Perm())}
 		}
 		writes = append(writes, w)
-	}
-	manifests, err := wr.manifestWrites(d, id, now)
-	if err != nil {
-		return nil, 0, err
-	}
-	if len(writes)+len(manifests) > 0 {
-		// State changes only with an apply: a plan with nothing to do
-		// records no snapshot just to rewrite the roots registry.
-		manifests = append(manifests, wr.stateWrites(d.State)...)
 	}
 	return append(writes, manifests...), len(manifests), nil
 }

@@ -120,8 +120,11 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 		after := f.SHA256
 		c := Change{Target: f.Target, Path: f.Path, PathPosix: f.Path.ToSlash(), AfterSHA256: &after,
 			ModuleIDs: f.ModuleIDs, Root: f.Root, After: f.Data, Mode: f.Mode}
-		if f.Data == nil && f.Src != "" {
-			c.Load = func() ([]byte, error) { return f.Bytes(sys) }
+		if f.Data == nil && f.Src != "" && f.Keyed == nil {
+			// The path and hash, not f: once the plan is made, nothing of
+			// the desired state needs to stay for apply to read the bytes.
+			src, sum := f.Src, f.SHA256
+			c.Load = func() ([]byte, error) { return desired.ReadSource(sys, src, sum) }
 		}
 		if f.Keyed != nil {
 			// A key-level file (keyed.go): the change edits only its

@@ -197,8 +197,30 @@ func RenderTargetManifest(target, snapshotID, profile, repo string, now time.Tim
 		ManagedFiles:  files,
 	}
 	// Streamed, file by file: a manifest of 100,000 files is 20 MB, and
-	// json.MarshalIndent would hold it three times over.
+	// json.MarshalIndent would hold it three times over. The buffer starts
+	// at about the size it ends with: grown by doubling, it would end up
+	// to twice that, held until the apply has written the manifest.
 	var buf bytes.Buffer
+	buf.Grow(renderedSize(&m))
 	_ = jsonstream.Encode(&buf, m, jsonstream.Options{Indent: "  ", EscapeHTML: true})
 	return buf.Bytes()
+}
+
+// renderedSize is about the length of m rendered with two-space indents:
+// each entry's fixed text and its strings, with a few bytes to spare.
+// Escaped characters or key-level entries may need more (the buffer grows
+// then).
+func renderedSize(m *TargetManifest) int {
+	n := 256 + len(m.GeneratedAt) + len(m.Tool) + len(m.SnapshotID) + len(m.Profile) + len(m.Repo)
+	for i := range m.ManagedFiles {
+		f := &m.ManagedFiles[i]
+		n += 84 + len(f.Path) + len(f.SHA256)
+		if f.OwnedSHA256 != "" {
+			n += 26 + len(f.OwnedSHA256)
+		}
+		for _, id := range f.ModuleIDs {
+			n += 12 + len(id)
+		}
+	}
+	return n
 }

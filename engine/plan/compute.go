@@ -98,15 +98,20 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 		actuals[i], errs[i] = ReadActual(sys, guard, cache, f.Root, f.Path, f.SHA256)
 		return true
 	})
-	p.Actual = make(map[fsys.AbsPath]string, len(d.Files))
-	// Room for every change at once: growing a slice of 10,000 changes by
-	// doubling would copy it over and over.
+	// Room for every change and every file found at once: growing a slice
+	// or map of 10,000 by doubling would copy it over and over (and a
+	// cold deploy finds no file, so its map stays empty).
 	n = 0
+	found := 0
 	for i, a := range actuals {
 		if !a.Exists || a.SHA256 != d.Files[i].SHA256 || d.Files[i].Keyed != nil {
 			n++
 		}
+		if a.Exists {
+			found++
+		}
 	}
+	p.Actual = make(map[fsys.AbsPath]string, found)
 	p.Changes = slices.Grow(p.Changes, n)
 	for i, f := range d.Files {
 		a := actuals[i]

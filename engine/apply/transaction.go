@@ -119,15 +119,23 @@ func packFailed(err error, store *snapshots.Store) error {
 
 // savePack adds to pack what undoing writes needs (the bytes each path
 // has, [savedBytes]) and commits it, so it is on disk before the journal
-// names it. Each Before is let go once saved.
+// names it. Each Before is let go once saved, and so are the new bytes of
+// a large manifest saved whole: they are read back from the pack when
+// the manifest is written, after the target files, rather than held (a
+// manifest of 100,000 files is 18 MB).
 func savePack(pack *snapshots.Pack, writes []write) error {
 	for i := range writes {
-		for _, b := range savedBytes(&writes[i]) {
+		w := &writes[i]
+		for _, b := range savedBytes(w) {
 			if _, err := pack.Add(b); err != nil {
 				return err
 			}
 		}
-		writes[i].before = nil
+		w.before = nil
+		if w.change.Manifest && !w.remove && !w.noop && w.load == nil && len(w.data) >= deltaMin && w.change.After.Delta == nil {
+			sha := w.change.After.SHA256
+			w.data, w.load = nil, func() ([]byte, error) { return pack.Read(sha) }
+		}
 	}
 	return pack.Commit()
 }

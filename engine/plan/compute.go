@@ -73,14 +73,15 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 	managed := make(map[fsys.AbsPath]Managed, n) // last applied
 	p.Managed = managed
 	p.ManagedPaths = managedPaths(roots, p.Manifests)
-	for _, r := range roots {
-		m := p.Manifests[r]
+	for ri := range roots {
+		r := &roots[ri]
+		m := p.Manifests[*r]
 		if m == nil {
 			continue
 		}
 		for i := range m.ManagedFiles {
 			f := &m.ManagedFiles[i]
-			abs := p.ManagedPaths[r][i]
+			abs := p.ManagedPaths[*r][i]
 			// The deepest root wins when roots nest (a project root holding .agents/skills).
 			if prev, ok := managed[abs]; ok && len(prev.Root.Path) > len(r.Path) {
 				continue
@@ -119,7 +120,9 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 			return nil, errs[i]
 		}
 		if f.Keyed == nil && a.Exists && a.SHA256 == f.SHA256 && (a.Mode&0o111 == f.Mode&0o111) {
-			p.Actual[f.Path] = a.SHA256 // unchanged: the common case, kept cheap
+			// Unchanged: the common case, kept cheap (the desired hash's
+			// string, so the one hashing made can be freed).
+			p.Actual[f.Path] = f.SHA256
 			continue
 		}
 		after := f.SHA256
@@ -194,7 +197,7 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 		staleRoot[r] = true
 	}
 	for abs, m := range managed {
-		r := m.Root
+		r := *m.Root
 		if d.File(abs) == nil && (slices.Contains(d.Targets, r.Target) || staleRoot[r]) {
 			stale = append(stale, abs)
 		}
@@ -216,7 +219,7 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 			continue
 		}
 		p.Actual[abs] = a.SHA256
-		last, r := managed[abs].ManagedFile, managed[abs].Root
+		last, r := managed[abs].ManagedFile, *managed[abs].Root
 		if last.keyed() {
 			// A key-level file no module writes to any more: remove the
 			// entries agentpack owns there, and nothing else.

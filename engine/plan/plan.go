@@ -105,7 +105,9 @@ type Plan struct {
 // Managed is a last-applied file: its manifest entry and its root.
 type Managed struct {
 	*ManagedFile
-	Root desired.Root
+	// Root points at one root shared by all its files: a status of
+	// 10,000 managed files holds one entry each.
+	Root *desired.Root
 }
 
 // Hash identifies the plan's content; a confirm token binds to it.

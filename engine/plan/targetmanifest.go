@@ -163,7 +163,13 @@ func parseTargetManifest(sys fsys.System, p fsys.AbsPath, warn func(string)) (*T
 		}
 		return nil, false
 	}
+	// Room for every entry at once (one "path" key each): decoding grows
+	// the slice by doubling otherwise, and a manifest of 10,000 files would
+	// end in an array with room for thousands more.
 	var m TargetManifest
+	if n := min(bytes.Count(data, []byte(`"path"`)), len(data)/64); n > 0 {
+		m.ManagedFiles = make([]ManagedFile, 0, n)
+	}
 	if err := json.Unmarshal(data, &m); err != nil {
 		warn(fmt.Sprintf("%s is not valid JSON (%v); treating it as missing", p, err))
 		return nil, false

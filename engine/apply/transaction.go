@@ -35,7 +35,7 @@ func (wr *Writer) commit(rec *snapshots.Record, pack *snapshots.Pack, writes []w
 	paths := make([]fsys.AbsPath, 0, len(writes))
 	for _, w := range writes {
 		if !w.remove && !w.noop {
-			paths = append(paths, w.path)
+			paths = append(paths, w.path())
 		}
 	}
 	rec.CreatedDirs = createdDirs(wr.Sys, paths)

@@ -102,6 +102,14 @@ type Plan struct {
 	Guard *LinkGuard `json:"-"`
 }
 
+// Release lets go of what p looked up to decide (the manifests, the files
+// managed and found, the link guard), keeping its changes, summary and
+// stat cache: an apply that has built its writes needs no more, and the
+// rest can be freed while it writes the files.
+func (p *Plan) Release() {
+	p.Manifests, p.Managed, p.ManagedPaths, p.Actual, p.Guard = nil, nil, nil, nil, nil
+}
+
 // Managed is a last-applied file: its manifest entry and its root.
 type Managed struct {
 	*ManagedFile

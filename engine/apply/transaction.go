@@ -120,9 +120,9 @@ func packFailed(err error, store *snapshots.Store) error {
 // savePack adds to pack what undoing writes needs (the bytes each path
 // has, [savedBytes]) and commits it, so it is on disk before the journal
 // names it. Each Before is let go once saved, and so are the new bytes of
-// a large manifest saved whole: they are read back from the pack when
-// the manifest is written, after the target files, rather than held (a
-// manifest of 100,000 files is 18 MB).
+// a large manifest rendered for the transaction and saved whole: they are
+// read back from the pack when the manifest is written, after the target
+// files, rather than held (a manifest of 100,000 files is 18 MB).
 func savePack(pack *snapshots.Pack, writes []write) error {
 	for i := range writes {
 		w := &writes[i]
@@ -132,7 +132,7 @@ func savePack(pack *snapshots.Pack, writes []write) error {
 			}
 		}
 		w.before = nil
-		if w.change.Manifest && !w.remove && !w.noop && w.load == nil && len(w.data) >= deltaMin && w.change.After.Delta == nil {
+		if w.rendered && !w.noop && len(w.data) >= deltaMin && w.change.After.Delta == nil {
 			sha := w.change.After.SHA256
 			w.data, w.load = nil, func() ([]byte, error) { return pack.Read(sha) }
 		}

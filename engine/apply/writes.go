@@ -41,6 +41,10 @@ type write struct {
 	// the file at any time (Claude Code updates ~/.claude.json on every
 	// start), so perform checks the file still holds those bytes first.
 	shared bool
+	// rendered marks a target manifest rendered for this transaction:
+	// nothing else holds its bytes, so once saved whole in the pack they
+	// are let go of and read back from it to be written ([savePack]).
+	rendered bool
 }
 
 // root and path are the root and path of w's change: the paths of a
@@ -198,7 +202,7 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time) ([]writ
 		path := root.Path.JoinName(plan.TargetManifestName(root.Target))
 		data := plan.RenderTargetManifestOf(root.Target, id, d.Profile, d.Repo, now, n, entry)
 		w := write{change: snapshots.FileChange{Target: root.Target, Root: root.Path.String(), Path: path.String(), Op: plan.OpCreate, Manifest: true},
-			data: data, mode: 0o644}
+			data: data, mode: 0o644, rendered: true}
 		if before, err := wr.Sys.ReadFile(path); err == nil {
 			w.before = before
 			w.change.Op = plan.OpUpdate

@@ -91,7 +91,12 @@ func (e *Engine) applyLocked(ctx context.Context, req Request, opt ApplyOptions,
 		if err := CheckRefusals(p, opt); err != nil {
 			return st, err
 		}
-		id, applied, err := e.writer().Apply(e.deployment(st, p, opt.Command))
+		d := e.deployment(st, p, opt.Command)
+		// Apply needs the desired state only to build its writes, and no
+		// caller of a deploy reads it after: let go of it, so its files
+		// can be freed while the target files are written.
+		st.Desired = nil
+		id, applied, err := e.writer().Apply(d)
 		if err != nil {
 			return st, err
 		}

@@ -146,8 +146,10 @@ type State struct {
 	Profile  string
 	Manifest *manifest.Manifest
 	// Targets are the selected target names, sorted.
-	Targets  []string
-	Modules  []*module.LoadedModule
+	Targets []string
+	Modules []*module.LoadedModule
+	// Desired is the compiled desired state; the State a deploy --apply
+	// returns has none (it is let go of before the files are written).
 	Desired  *desired.State
 	Warnings []string
 

@@ -174,7 +174,7 @@ func (e *Engine) status(st *State, p *plan.Plan, only []string) *StatusData {
 		var listed map[fsys.AbsPath]bool // what r's manifest lists, when another root's does too
 		managed := func(path fsys.AbsPath) bool {
 			m, ok := p.Managed[path] // every path a manifest lists; the deepest root's
-			if !ok || m.Root == r {
+			if !ok || *m.Root == r {
 				return ok
 			}
 			if listed == nil {

@@ -145,6 +145,13 @@ func (s *Store) writeJSON(sys fsys.System, path fsys.AbsPath, v any) error {
 	})
 }
 
+// SortFiles sorts files as [Store.Save] writes them (by target, then
+// path), in place: a record whose files are sorted is saved without a
+// sorted copy of them.
+func SortFiles(files []FileChange) {
+	slices.SortFunc(files, compareFiles)
+}
+
 func compareFiles(a, b FileChange) int {
 	if c := strings.Compare(a.Target, b.Target); c != 0 {
 		return c

@@ -18,8 +18,14 @@ import (
 // Deployment is what [Writer.Apply] carries out: a plan of a desired state,
 // and what the snapshot record and the target manifests say about it.
 type Deployment struct {
+	// Desired is the state Plan was computed from. [Writer.Apply] uses it
+	// only to build the transaction's writes and lets go of it after, so
+	// a caller that lets go of it too lets it be freed while the files are
+	// written.
 	Desired *desired.State
-	Plan    *plan.Plan
+	// Plan is what is applied; [Writer.Apply] lets go of its lookups once
+	// its writes are built ([plan.Plan.Release]): its changes stay.
+	Plan *plan.Plan
 	// Command names the holder in the journal and the snapshot record.
 	Command string
 	// Repo and Project are the desired-state repo and the project folder.
@@ -53,10 +59,11 @@ func (wr *Writer) Apply(d Deployment) (string, bool, error) {
 	store := wr.Store
 	now := time.Now()
 	id := store.NewID(now)
-	writes, manifests, err := wr.transactionWrites(d, id, now)
+	writes, manifests, err := wr.transactionWrites(&d, id, now)
 	if err != nil || len(writes) == 0 {
 		return "", false, err
 	}
+	d.Plan.Release()
 	rec := &snapshots.Record{ID: id, Kind: snapshots.KindDeploy, CreatedAt: now.UTC(), Command: d.Command,
 		Repo: d.Repo, Project: d.Project, Profile: d.Profile, Targets: d.Targets, Machine: d.Machine}
 	pack, err := wr.newPack(id)
@@ -129,7 +136,7 @@ func (wr *Writer) performAll(sys fsys.System, writes []write, nManifests int, ti
 // [Writer.Apply] would write, in order, without touching the disk or the
 // store.
 func (wr *Writer) DryRun(d Deployment) ([]fsys.Op, error) {
-	writes, manifests, err := wr.transactionWrites(d, "dry-run", time.Now())
+	writes, manifests, err := wr.transactionWrites(&d, "dry-run", time.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -149,11 +156,11 @@ func (wr *Writer) cacheWritten(cache *plan.StatCache, ws []write) {
 	workers.Parallel(len(ws), func(i int) {
 		w := ws[i]
 		if w.remove {
-			cache.Forget(w.path)
+			cache.Forget(w.path())
 			return
 		}
-		if fi, err := wr.Sys.Lstat(w.path); err == nil {
-			cache.Record(w.path, fi, w.change.After.SHA256)
+		if d, err := fsys.LstatData(wr.Sys, w.path()); err == nil {
+			cache.Record(w.path(), d, w.change.After.SHA256)
 		}
 	})
 	cache.Save()
@@ -167,7 +174,7 @@ func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w *write, wrot
 	if w.noop {
 		return nil
 	}
-	if err := guard.Check(w.root, w.path); err != nil {
+	if err := guard.Check(w.root(), w.path()); err != nil {
 		return err
 	}
 	if w.shared {
@@ -176,13 +183,13 @@ func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w *write, wrot
 		}
 	}
 	if w.remove {
-		return sys.Remove(w.path)
+		return sys.Remove(w.path())
 	}
 	data, err := w.bytes()
 	if err != nil {
 		return err
 	}
-	if err := sys.WriteFile(w.path, data, w.mode); err != nil {
+	if err := sys.WriteFile(w.path(), data, w.mode); err != nil {
 		return err
 	}
 	if wrote != nil {
@@ -194,7 +201,7 @@ func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w *write, wrot
 // unchangedSincePlan refuses to write a key-level file that changed since
 // plan read it: its new text would drop the other writer's change.
 func unchangedSincePlan(sys fsys.System, w write) error {
-	cur, err := sys.ReadFile(w.path)
+	cur, err := sys.ReadFile(w.path())
 	exists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -205,8 +212,8 @@ func unchangedSincePlan(sys fsys.System, w write) error {
 	case w.change.Before != nil && exists && checksum.SHA256Hex(cur) == w.change.Before.SHA256:
 		return nil
 	}
-	return apperr.New(apperr.DriftConflict, "%s changed while agentpack was writing it (another program rewrote it); nothing was lost", w.path).
+	return apperr.New(apperr.DriftConflict, "%s changed while agentpack was writing it (another program rewrote it); nothing was lost", w.path()).
 		WithHint("run the command again: it edits the file as it is now").
-		With("path", w.path.String()).With("path_posix", w.path.ToSlash()).
+		With("path", w.change.Path).With("path_posix", w.path().ToSlash()).
 		With("reason_code", "changed_since_plan").With("next_actions", []string{"retry"})
 }

@@ -98,7 +98,7 @@ func (wr *Writer) restoreWrites(restores []snapshots.Restore, contents *snapshot
 			return
 		}
 		w := restoreWrite{restore: r, write: write{change: snapshots.FileChange{Target: r.Target, Root: r.Root, Path: r.Path, Manifest: r.Manifest, After: r.Content},
-			root: root, path: path, remove: r.Content == nil}}
+			remove: r.Content == nil}}
 		w.change.Op = plan.OpCreate
 		switch {
 		case r.Content == nil:
@@ -175,7 +175,7 @@ func (wr *Writer) restoreState(ws []restoreWrite, state []StateFile) []restoreWr
 		}
 		content := &snapshots.Content{SHA256: checksum.SHA256Hex(f.Data), Size: int64(len(f.Data)), Mode: 0o600}
 		w := write{change: snapshots.FileChange{Target: snapshots.StateTarget, Root: f.Path.Dir().String(), Path: f.Path.String(), Manifest: true, Op: plan.OpCreate, After: content},
-			root: f.Path.Dir(), path: f.Path, data: f.Data, mode: 0o600}
+			data: f.Data, mode: 0o600}
 		if has {
 			w.before = cur
 			w.change.Op = plan.OpUpdate

@@ -86,11 +86,12 @@ func (e emptiedDirs) removed(w write) {
 	if !w.remove || w.noop {
 		return
 	}
-	for d := w.path.Dir(); w.root.Contains(d) && d != w.root; d = d.Dir() {
+	root := w.root()
+	for d := w.path().Dir(); root.Contains(d) && d != root; d = d.Dir() {
 		if _, ok := e[d]; ok {
 			return
 		}
-		e[d] = w.root
+		e[d] = root
 	}
 }
 

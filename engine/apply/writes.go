@@ -20,8 +20,6 @@ import (
 // write is one file operation of a transaction.
 type write struct {
 	change snapshots.FileChange
-	// root and path are change.Root and change.Path.
-	root, path fsys.AbsPath
 	// data is the bytes written when they are held (manifests, state
 	// files, restores); nil for a removal and when load reads them.
 	data []byte
@@ -43,7 +41,17 @@ type write struct {
 	// the file at any time (Claude Code updates ~/.claude.json on every
 	// start), so perform checks the file still holds those bytes first.
 	shared bool
+	// rendered marks a target manifest rendered for this transaction:
+	// nothing else holds its bytes, so once saved whole in the pack they
+	// are let go of and read back from it to be written ([savePack]).
+	rendered bool
 }
+
+// root and path are the root and path of w's change: the paths of a
+// plan's change or, read back from a journal or a snapshot record, clean
+// absolute paths (see [recorded]).
+func (w *write) root() fsys.AbsPath { return fsys.AbsPath(w.change.Root) }
+func (w *write) path() fsys.AbsPath { return fsys.AbsPath(w.change.Path) }
 
 // bytes returns the bytes w writes.
 func (w *write) bytes() ([]byte, error) {
@@ -56,12 +64,26 @@ func (w *write) bytes() ([]byte, error) {
 // transactionWrites turns a plan into the ordered writes of its transaction:
 // target files, then the manifests recording them (the last nManifests).
 // The bytes of a file the desired state kept only the hash of are read when
-// it is written; their size is recorded then.
-func (wr *Writer) transactionWrites(d Deployment, id string, now time.Time) (writes []write, nManifests int, err error) {
-	writes = make([]write, 0, len(d.Plan.Changes))
-	for _, c := range d.Plan.Changes {
+// it is written; their size is recorded then. The manifests are built
+// first, from d.Desired, which is then let go of (d.Desired is nil after):
+// the writes of the target files need only the plan, so the desired state
+// can be freed before they are made.
+func (wr *Writer) transactionWrites(d *Deployment, id string, now time.Time) (writes []write, nManifests int, err error) {
+	manifests, err := wr.manifestWrites(*d, id, now)
+	if err != nil {
+		return nil, 0, err
+	}
+	d.Desired = nil
+	changes := d.Plan.Changes
+	if len(changes)+len(manifests) > 0 {
+		// State changes only with an apply: a plan with nothing to do
+		// records no snapshot just to rewrite the roots registry.
+		manifests = append(manifests, wr.stateWrites(d.State)...)
+	}
+	writes = make([]write, 0, len(changes)+len(manifests))
+	for _, c := range changes {
 		w := write{change: snapshots.FileChange{Target: c.Target, Root: c.Root.String(), Path: c.Path.String(), Op: c.Op},
-			root: c.Root, path: c.Path, shared: len(c.Entries) > 0}
+			shared: len(c.Entries) > 0}
 		if c.BeforeSHA256 != nil {
 			w.before = c.Before
 			w.change.Before = &snapshots.Content{SHA256: *c.BeforeSHA256, Size: int64(len(c.Before)), Mode: uint32(wr.modeOf(c.Path))}
@@ -77,15 +99,6 @@ func (wr *Writer) transactionWrites(d Deployment, id string, now time.Time) (wri
 		}
 		writes = append(writes, w)
 	}
-	manifests, err := wr.manifestWrites(d, id, now)
-	if err != nil {
-		return nil, 0, err
-	}
-	if len(writes)+len(manifests) > 0 {
-		// State changes only with an apply: a plan with nothing to do
-		// records no snapshot just to rewrite the roots registry.
-		manifests = append(manifests, wr.stateWrites(d.State)...)
-	}
 	return append(writes, manifests...), len(manifests), nil
 }
 
@@ -99,7 +112,7 @@ func (wr *Writer) stateWrites(files []StateFile) []write {
 			continue
 		}
 		w := write{change: snapshots.FileChange{Target: snapshots.StateTarget, Root: f.Path.Dir().String(), Path: f.Path.String(), Op: plan.OpCreate, Manifest: true},
-			root: f.Path.Dir(), path: f.Path, data: f.Data, mode: 0o600}
+			data: f.Data, mode: 0o600}
 		if has {
 			w.before = before
 			w.change.Op = plan.OpUpdate
@@ -123,10 +136,13 @@ func relBelow(root, path fsys.AbsPath) (string, error) {
 }
 
 // manifestWrites returns the manifest files whose content must change after
-// applying d's plan: each root lists the desired files under it.
+// applying d's plan: each root lists the desired files under it. A root's
+// entries are made from its desired files as its manifest is rendered
+// (see [plan.RenderTargetManifestOf]), not held as a list beside them.
 func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time) ([]write, error) {
 	p := d.Plan
-	perRoot := map[desired.Root][]plan.ManagedFile{}
+	lists := map[desired.Root][]plan.ManagedFile{} // a partial apply's entries
+	perRoot := map[desired.Root][]*desired.File{}  // or each root's desired files
 	var inPlan map[fsys.AbsPath]bool
 	if d.Partial {
 		inPlan = map[fsys.AbsPath]bool{}
@@ -138,21 +154,20 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time) ([]writ
 				for _, mf := range old.ManagedFiles {
 					if !inPlan[mf.In(r.Path)] {
 						key := desired.Root{Target: r.Target, Path: r.Path}
-						perRoot[key] = append(perRoot[key], mf)
+						lists[key] = append(lists[key], mf)
 					}
 				}
 			}
 		}
-	}
-	if !d.Partial {
-		// Room for each root's files at once: appending 10,000 entries one
-		// by one would copy them over and over.
+	} else {
+		// Room for each root's files at once: appending 10,000 one by one
+		// would copy them over and over.
 		counts := map[desired.Root]int{}
 		for _, f := range d.Desired.Files {
 			counts[desired.Root{Target: f.Target, Path: f.Root}]++
 		}
 		for r, n := range counts {
-			perRoot[r] = make([]plan.ManagedFile, 0, n)
+			perRoot[r] = make([]*desired.File, 0, n)
 		}
 	}
 	for _, f := range d.Desired.Files {
@@ -160,35 +175,34 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time) ([]writ
 			continue
 		}
 		r := desired.Root{Target: f.Target, Path: f.Root}
-		rel, err := relBelow(f.Root, f.Path)
+		if !d.Partial {
+			if _, err := relPath(f); err != nil {
+				return nil, err
+			}
+			perRoot[r] = append(perRoot[r], f)
+			continue
+		}
+		mf, err := managedFile(p, f)
 		if err != nil {
-			return nil, apperr.Wrap(err, apperr.Unexpected, "path %s outside root %s", f.Path, f.Root)
+			return nil, err
 		}
-		mf := plan.ManagedFile{Path: filepath.ToSlash(rel), SHA256: f.SHA256, ModuleIDs: f.ModuleIDs}
-		switch {
-		case f.Keyed != nil:
-			// A key-level file records the entries it owns, not its bytes.
-			mf = p.KeyedRecord(mf.Path, f.Path, f.SHA256, f.ModuleIDs, f.Keyed)
-		case f.Marked:
-			mf.OwnedSHA256 = target.OwnedSHA256(f.Data)
-		}
-		perRoot[r] = append(perRoot[r], mf)
+		lists[r] = append(lists[r], mf)
 	}
 	var out []write
 	for _, root := range d.Desired.Roots {
 		key := desired.Root{Target: root.Target, Path: root.Path}
-		files := perRoot[key]
+		n, entry := entriesOf(p, lists[key], perRoot[key])
 		old := p.Manifests[root]
-		if len(files) == 0 && old == nil {
+		if n == 0 && old == nil {
 			continue
 		}
-		if old != nil && sameManaged(old.ManagedFiles, files) {
+		if old != nil && sameManaged(old.ManagedFiles, n, entry) {
 			continue
 		}
 		path := root.Path.JoinName(plan.TargetManifestName(root.Target))
-		data := plan.RenderTargetManifest(root.Target, id, d.Profile, d.Repo, now, files)
+		data := plan.RenderTargetManifestOf(root.Target, id, d.Profile, d.Repo, now, n, entry)
 		w := write{change: snapshots.FileChange{Target: root.Target, Root: root.Path.String(), Path: path.String(), Op: plan.OpCreate, Manifest: true},
-			root: root.Path, path: path, data: data, mode: 0o644}
+			data: data, mode: 0o644, rendered: true}
 		if before, err := wr.Sys.ReadFile(path); err == nil {
 			w.before = before
 			w.change.Op = plan.OpUpdate
@@ -209,20 +223,76 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time) ([]writ
 		}
 		out = append(out, write{change: snapshots.FileChange{Target: root.Target, Root: root.Path.String(), Path: path.String(), Op: plan.OpDelete, Manifest: true,
 			Before: &snapshots.Content{SHA256: checksum.SHA256Hex(before), Size: int64(len(before)), Mode: uint32(wr.modeOf(path))}},
-			root: root.Path, path: path, before: before, remove: true})
+			before: before, remove: true})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	sort.Slice(out, func(i, j int) bool { return out[i].change.Path < out[j].change.Path })
 	return out, nil
 }
 
-func sameManaged(a, b []plan.ManagedFile) bool {
-	if len(a) != len(b) {
+// relPath is f's path below its root, with '/'.
+func relPath(f *desired.File) (string, error) {
+	rel, err := relBelow(f.Root, f.Path)
+	if err != nil {
+		return "", apperr.Wrap(err, apperr.Unexpected, "path %s outside root %s", f.Path, f.Root)
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+// managedFile is the manifest entry of desired file f after p is applied.
+func managedFile(p *plan.Plan, f *desired.File) (plan.ManagedFile, error) {
+	rel, err := relPath(f)
+	if err != nil {
+		return plan.ManagedFile{}, err
+	}
+	mf := plan.ManagedFile{Path: rel, SHA256: f.SHA256, ModuleIDs: f.ModuleIDs}
+	switch {
+	case f.Keyed != nil:
+		// A key-level file records the entries it owns, not its bytes.
+		mf = p.KeyedRecord(mf.Path, f.Path, f.SHA256, f.ModuleIDs, f.Keyed)
+	case f.Marked:
+		mf.OwnedSHA256 = target.OwnedSHA256(f.Data)
+	}
+	return mf, nil
+}
+
+// entriesOf is a root's manifest entries sorted by path, as their number
+// and a function making the i-th: list's, or (list nil) those of files,
+// made from each as it is asked for. files come in the desired state's
+// order, which is the entries' unless a separator sorts otherwise; then
+// they are listed and sorted.
+func entriesOf(p *plan.Plan, list []plan.ManagedFile, files []*desired.File) (int, func(int) plan.ManagedFile) {
+	entry := func(i int) plan.ManagedFile {
+		mf, _ := managedFile(p, files[i]) // checked when files were gathered
+		return mf
+	}
+	if list == nil {
+		sorted, prev := true, ""
+		for i := 0; i < len(files) && sorted; i++ {
+			rel, _ := relPath(files[i])
+			sorted, prev = i == 0 || prev < rel, rel
+		}
+		if sorted {
+			return len(files), entry
+		}
+		list = make([]plan.ManagedFile, len(files))
+		for i := range files {
+			list[i] = entry(i)
+		}
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].Path < list[j].Path })
+	return len(list), func(i int) plan.ManagedFile { return list[i] }
+}
+
+// sameManaged reports whether a manifest's entries a are the n that entry
+// makes, in order.
+func sameManaged(a []plan.ManagedFile, n int, entry func(int) plan.ManagedFile) bool {
+	if len(a) != n {
 		return false
 	}
-	sort.Slice(b, func(i, j int) bool { return b[i].Path < b[j].Path })
 	for i := range a {
-		if a[i].Path != b[i].Path || a[i].SHA256 != b[i].SHA256 || a[i].OwnedSHA256 != b[i].OwnedSHA256 ||
-			!slices.Equal(a[i].ModuleIDs, b[i].ModuleIDs) || a[i].Created != b[i].Created {
+		b := entry(i)
+		if a[i].Path != b.Path || a[i].SHA256 != b.SHA256 || a[i].OwnedSHA256 != b.OwnedSHA256 ||
+			!slices.Equal(a[i].ModuleIDs, b.ModuleIDs) || a[i].Created != b.Created {
 			return false
 		}
 	}

@@ -50,14 +50,21 @@ func (f *File) Bytes(sys fsys.System) ([]byte, error) {
 	if f.Data != nil || f.Src == "" || f.Keyed != nil {
 		return f.Data, nil
 	}
-	data, err := sys.ReadFile(f.Src)
+	return ReadSource(sys, f.Src, f.SHA256)
+}
+
+// ReadSource reads the source file src of a desired file whose hash is
+// sum ([File.Bytes]): a plan keeps only these two, not the whole File, to
+// read the bytes when it writes them.
+func ReadSource(sys fsys.System, src fsys.AbsPath, sum string) ([]byte, error) {
+	data, err := sys.ReadFile(src)
 	if err != nil {
 		return nil, err
 	}
-	if checksum.SHA256Hex(data) != f.SHA256 {
-		return nil, apperr.New(apperr.IOFailed, "%s changed while agentpack was using it", f.Src).
+	if checksum.SHA256Hex(data) != sum {
+		return nil, apperr.New(apperr.IOFailed, "%s changed while agentpack was using it", src).
 			WithHint("run the command again once the module's files stop changing").
-			With("path", f.Src.String()).With("path_posix", f.Src.ToSlash())
+			With("path", src.String()).With("path_posix", src.ToSlash())
 	}
 	return data, nil
 }

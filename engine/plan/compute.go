@@ -78,14 +78,15 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 	managed := make(map[fsys.AbsPath]Managed, n) // last applied
 	p.Managed = managed
 	p.ManagedPaths = managedPaths(roots, p.Manifests)
-	for _, r := range roots {
-		m := p.Manifests[r]
+	for ri := range roots {
+		r := &roots[ri]
+		m := p.Manifests[*r]
 		if m == nil {
 			continue
 		}
 		for i := range m.ManagedFiles {
 			f := &m.ManagedFiles[i]
-			abs := p.ManagedPaths[r][i]
+			abs := p.ManagedPaths[*r][i]
 			// The deepest root wins when roots nest (a project root holding .agents/skills).
 			if prev, ok := managed[abs]; ok && len(prev.Root.Path) > len(r.Path) {
 				continue
@@ -103,15 +104,20 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 		actuals[i], errs[i] = ReadActual(sys, guard, cache, f.Root, f.Path, f.SHA256)
 		return true
 	})
-	p.Actual = make(map[fsys.AbsPath]string, len(d.Files))
-	// Room for every change at once: growing a slice of 10,000 changes by
-	// doubling would copy it over and over.
+	// Room for every change and every file found at once: growing a slice
+	// or map of 10,000 by doubling would copy it over and over (and a
+	// cold deploy finds no file, so its map stays empty).
 	n = 0
+	found := 0
 	for i, a := range actuals {
 		if !a.Exists || a.SHA256 != d.Files[i].SHA256 || d.Files[i].Keyed != nil {
 			n++
 		}
+		if a.Exists {
+			found++
+		}
 	}
+	p.Actual = make(map[fsys.AbsPath]string, found)
 	p.Changes = slices.Grow(p.Changes, n)
 	for i, f := range d.Files {
 		a := actuals[i]
@@ -119,14 +125,19 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 			return nil, errs[i]
 		}
 		if f.Keyed == nil && a.Exists && a.SHA256 == f.SHA256 && (a.Mode&0o111 == f.Mode&0o111) {
-			p.Actual[f.Path] = a.SHA256 // unchanged: the common case, kept cheap
+			// Unchanged: the common case, kept cheap (the desired hash's
+			// string, so the one hashing made can be freed).
+			p.Actual[f.Path] = f.SHA256
 			continue
 		}
 		after := f.SHA256
 		c := Change{Target: f.Target, Path: f.Path, PathPosix: f.Path.ToSlash(), AfterSHA256: &after,
 			ModuleIDs: f.ModuleIDs, Root: f.Root, After: f.Data, Mode: f.Mode}
-		if f.Data == nil && f.Src != "" {
-			c.Load = func() ([]byte, error) { return f.Bytes(sys) }
+		if f.Data == nil && f.Src != "" && f.Keyed == nil {
+			// The path and hash, not f: once the plan is made, nothing of
+			// the desired state needs to stay for apply to read the bytes.
+			src, sum := f.Src, f.SHA256
+			c.Load = func() ([]byte, error) { return desired.ReadSource(sys, src, sum) }
 		}
 		if f.Keyed != nil {
 			// A key-level file (keyed.go): the change edits only its
@@ -191,7 +202,7 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 		staleRoot[r] = true
 	}
 	for abs, m := range managed {
-		r := m.Root
+		r := *m.Root
 		if d.File(abs) == nil && (slices.Contains(d.Targets, r.Target) || staleRoot[r]) {
 			stale = append(stale, abs)
 		}
@@ -213,7 +224,7 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 			continue
 		}
 		p.Actual[abs] = a.SHA256
-		last, r := managed[abs].ManagedFile, managed[abs].Root
+		last, r := managed[abs].ManagedFile, *managed[abs].Root
 		if last.keyed() {
 			// A key-level file no module writes to any more: remove the
 			// entries agentpack owns there, and nothing else.

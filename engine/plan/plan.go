@@ -102,10 +102,20 @@ type Plan struct {
 	Guard *LinkGuard `json:"-"`
 }
 
+// Release lets go of what p looked up to decide (the manifests, the files
+// managed and found, the link guard), keeping its changes, summary and
+// stat cache: an apply that has built its writes needs no more, and the
+// rest can be freed while it writes the files.
+func (p *Plan) Release() {
+	p.Manifests, p.Managed, p.ManagedPaths, p.Actual, p.Guard = nil, nil, nil, nil, nil
+}
+
 // Managed is a last-applied file: its manifest entry and its root.
 type Managed struct {
 	*ManagedFile
-	Root desired.Root
+	// Root points at one root shared by all its files: a status of
+	// 10,000 managed files holds one entry each.
+	Root *desired.Root
 }
 
 // Hash identifies the plan's content; a confirm token binds to it.

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"encoding/hex"
-	"io/fs"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -229,9 +228,10 @@ func racy(e statEntry) bool {
 	return e.MtimeNS%int64(time.Second) == 0 && now-e.MtimeNS < int64(2*time.Second) // whole-second timestamps: wait longer
 }
 
-// Record remembers path's hash, unless its stat data is racy.
-func (c *StatCache) Record(path fsys.AbsPath, fi fs.FileInfo, sha string) {
-	c.record(path, fsys.StatDataOf(fi), sha)
+// Record remembers path's hash, unless its stat data d (as
+// [fsys.LstatData] takes it, with no fs.FileInfo) is racy.
+func (c *StatCache) Record(path fsys.AbsPath, d fsys.StatData, sha string) {
+	c.record(path, d, sha)
 }
 
 func (c *StatCache) record(path fsys.AbsPath, d fsys.StatData, sha string) {

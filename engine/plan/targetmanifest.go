@@ -163,7 +163,13 @@ func parseTargetManifest(sys fsys.System, p fsys.AbsPath, warn func(string)) (*T
 		}
 		return nil, false
 	}
+	// Room for every entry at once (one "path" key each): decoding grows
+	// the slice by doubling otherwise, and a manifest of 10,000 files would
+	// end in an array with room for thousands more.
 	var m TargetManifest
+	if n := min(bytes.Count(data, []byte(`"path"`)), len(data)/64); n > 0 {
+		m.ManagedFiles = make([]ManagedFile, 0, n)
+	}
 	if err := json.Unmarshal(data, &m); err != nil {
 		warn(fmt.Sprintf("%s is not valid JSON (%v); treating it as missing", p, err))
 		return nil, false
@@ -184,9 +190,16 @@ func SafeRelPath(p string) bool {
 // RenderTargetManifest builds manifest bytes for a root.
 func RenderTargetManifest(target, snapshotID, profile, repo string, now time.Time, files []ManagedFile) []byte {
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
-	if files == nil {
-		files = []ManagedFile{}
-	}
+	return RenderTargetManifestOf(target, snapshotID, profile, repo, now, len(files), func(i int) ManagedFile { return files[i] })
+}
+
+// RenderTargetManifestOf is [RenderTargetManifest] of n files sorted by
+// path, made one at a time by file(i) (called more than once for each),
+// so no list of them is held: a deploy renders a root's manifest straight
+// from its desired files. The bytes are what encoding/json writes (two-space
+// indents, HTML escaped); an entry is written without reflection unless it
+// is a key-level file's, and the result is allocated once, at its size.
+func RenderTargetManifestOf(target, snapshotID, profile, repo string, now time.Time, n int, file func(i int) ManagedFile) []byte {
 	m := TargetManifest{
 		SchemaVersion: TargetManifestSchemaVersion,
 		GeneratedAt:   now.UTC().Format(time.RFC3339),
@@ -194,11 +207,117 @@ func RenderTargetManifest(target, snapshotID, profile, repo string, now time.Tim
 		SnapshotID:    snapshotID,
 		Profile:       profile,
 		Repo:          repo,
-		ManagedFiles:  files,
+		ManagedFiles:  []ManagedFile{},
 	}
-	// Streamed, file by file: a manifest of 100,000 files is 20 MB, and
-	// json.MarshalIndent would hold it three times over.
-	var buf bytes.Buffer
-	_ = jsonstream.Encode(&buf, m, jsonstream.Options{Indent: "  ", EscapeHTML: true})
-	return buf.Bytes()
+	var head bytes.Buffer
+	enc := json.NewEncoder(&head)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(m)
+	doc := head.Bytes()
+	const empty = "[]\n}\n" // the document ends with its empty managed_files
+	if n == 0 || !bytes.HasSuffix(doc, []byte(empty)) {
+		if n == 0 {
+			return doc
+		}
+		m.ManagedFiles = make([]ManagedFile, n)
+		for i := range m.ManagedFiles {
+			m.ManagedFiles[i] = file(i)
+		}
+		var buf bytes.Buffer
+		_ = jsonstream.Encode(&buf, m, jsonstream.Options{Indent: "  ", EscapeHTML: true})
+		return buf.Bytes()
+	}
+	size := len(doc) + len("\n  ]\n}\n")
+	for i := range n {
+		f := file(i)
+		size += len(",\n    ") + managedFileSize(&f)
+	}
+	out := make([]byte, 0, size)
+	out = append(out, doc[:len(doc)-len(empty)]...)
+	out = append(out, '[')
+	for i := range n {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, "\n    "...)
+		f := file(i)
+		out = appendManagedFile(out, &f)
+	}
+	return append(out, "\n  ]\n}\n"...)
+}
+
+// appendManagedFile appends f as encoding/json writes it as an element of
+// a manifest's managed_files (its fields indented by six spaces).
+func appendManagedFile(out []byte, f *ManagedFile) []byte {
+	if f.Format != "" || len(f.Container) > 0 || len(f.Entries) > 0 || f.Created {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetIndent("    ", "  ")
+		_ = enc.Encode(f)
+		return append(out, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+	}
+	out = append(out, mfPath...)
+	out = appendJSONString(out, f.Path)
+	out = append(out, mfSHA256...)
+	out = appendJSONString(out, f.SHA256)
+	if f.OwnedSHA256 != "" {
+		out = append(out, mfOwned...)
+		out = appendJSONString(out, f.OwnedSHA256)
+	}
+	if len(f.ModuleIDs) > 0 {
+		out = append(out, mfIDs...)
+		for i, id := range f.ModuleIDs {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = append(out, mfID...)
+			out = appendJSONString(out, id)
+		}
+		out = append(out, mfIDsEnd...)
+	}
+	return append(out, mfEnd...)
+}
+
+// The fixed text of a whole file's entry ([appendManagedFile]).
+const (
+	mfPath   = "{\n      \"path\": "
+	mfSHA256 = ",\n      \"sha256\": "
+	mfOwned  = ",\n      \"owned_sha256\": "
+	mfIDs    = ",\n      \"module_ids\": ["
+	mfID     = "\n        "
+	mfIDsEnd = "\n      ]"
+	mfEnd    = "\n    }"
+)
+
+// managedFileSize is the length of f's entry, exact unless a string needs
+// escaping or f is a key-level file's (then about it).
+func managedFileSize(f *ManagedFile) int {
+	n := len(mfPath) + len(f.Path) + len(mfSHA256) + len(f.SHA256) + len(mfEnd) + 4
+	if f.OwnedSHA256 != "" {
+		n += len(mfOwned) + len(f.OwnedSHA256) + 2
+	}
+	if len(f.ModuleIDs) > 0 {
+		n += len(mfIDs) + len(mfIDsEnd)
+		for _, id := range f.ModuleIDs {
+			n += len(mfID) + len(id) + 3
+		}
+	}
+	if f.Format != "" || len(f.Container) > 0 || len(f.Entries) > 0 || f.Created {
+		n += 256 + 128*len(f.Entries)
+	}
+	return n
+}
+
+// appendJSONString appends s as encoding/json writes a string with HTML
+// escaping: as it is, quoted, when no byte needs escaping.
+func appendJSONString(out []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s)
+			return append(out, b...)
+		}
+	}
+	out = append(out, '"')
+	out = append(out, s...)
+	return append(out, '"')
 }

@@ -19,12 +19,10 @@ import (
 type TrackingSystem struct {
 	System
 	mu    sync.Mutex
-	seen  map[trackKey]bool
 	start time.Time
-	// lstats are the first Lstat answer for each path: the fingerprint
-	// reuses them instead of a second stat. The first is the safe one: a
-	// change after it (so maybe after the read too) moves the stat data.
-	lstats map[AbsPath]fs.FileInfo
+	// seen is what was observed of each path, in one entry per path (a
+	// status of 10,000 target files both lstats and reads each).
+	seen map[AbsPath]tracked
 	// regular are what ReadRegular found, as fingerprint entries of
 	// paths seen without following links.
 	regular []FingerprintEntry
@@ -39,9 +37,37 @@ type trackKey struct {
 	listed bool
 }
 
+// tracked is what was observed of one path: which looks (a trackKey's
+// follow and listed), and the first Lstat answer, which the fingerprint
+// reuses instead of a second stat. The first is the safe one: a change
+// after it (so maybe after the read too) moves the stat data. It is kept
+// as plain [StatData], a fraction of an fs.FileInfo.
+type tracked struct {
+	looks   uint8 // lookPlain, lookFollow, lookListed
+	hasStat bool
+	stat    StatData
+}
+
+// The looks of a [tracked] path, in the order of their trackKeys.
+const (
+	lookPlain  = 1 << iota // Lstat, Readlink
+	lookListed             // ReadDir
+	lookFollow             // ReadFile, Stat
+)
+
+func (k trackKey) look() uint8 {
+	switch {
+	case k.listed:
+		return lookListed
+	case k.follow:
+		return lookFollow
+	}
+	return lookPlain
+}
+
 // NewTrackingSystem returns a TrackingSystem over base.
 func NewTrackingSystem(base System) *TrackingSystem {
-	return &TrackingSystem{System: base, seen: map[trackKey]bool{}, start: time.Now(), lstats: map[AbsPath]fs.FileInfo{}}
+	return &TrackingSystem{System: base, seen: map[AbsPath]tracked{}, start: time.Now()}
 }
 
 func (t *TrackingSystem) track(path AbsPath, follow bool) {
@@ -50,7 +76,9 @@ func (t *TrackingSystem) track(path AbsPath, follow bool) {
 
 func (t *TrackingSystem) see(k trackKey) {
 	t.mu.Lock()
-	t.seen[k] = true
+	e := t.seen[k.path]
+	e.looks |= k.look()
+	t.seen[k.path] = e
 	t.mu.Unlock()
 }
 
@@ -63,13 +91,36 @@ func (t *TrackingSystem) ReadFile(path AbsPath) ([]byte, error) {
 // Lstat implements [System].
 func (t *TrackingSystem) Lstat(path AbsPath) (fs.FileInfo, error) {
 	fi, err := t.System.Lstat(path)
-	t.mu.Lock()
-	t.seen[trackKey{path: path}] = true
-	if _, ok := t.lstats[path]; !ok && err == nil {
-		t.lstats[path] = fi
+	var d StatData
+	if err == nil {
+		d = StatDataOf(fi)
 	}
-	t.mu.Unlock()
+	t.lstated(path, d, err)
 	return fi, err
+}
+
+// lstated records an Lstat of path that found d (or err).
+func (t *TrackingSystem) lstated(path AbsPath, d StatData, err error) {
+	t.mu.Lock()
+	e := t.seen[path]
+	e.looks |= lookPlain
+	if !e.hasStat && err == nil {
+		e.hasStat, e.stat = true, d
+	}
+	t.seen[path] = e
+	t.mu.Unlock()
+}
+
+// statData implements dataStatter: an [LstatData] through a
+// TrackingSystem costs no fs.FileInfo either.
+func (t *TrackingSystem) statData(path AbsPath, follow bool) (StatData, error) {
+	if follow {
+		t.track(path, true)
+		return statDataOf(t.System, path, true)
+	}
+	d, err := statDataOf(t.System, path, false)
+	t.lstated(path, d, err)
+	return d, err
 }
 
 // Stat implements [System].
@@ -180,9 +231,14 @@ func (t *TrackingSystem) Fingerprint(sys System, racy time.Duration) (fp *Finger
 func (t *TrackingSystem) FingerprintWithout(sys System, racy time.Duration, drop func(AbsPath) bool) (fp *Fingerprint, ok bool) {
 	t.mu.Lock()
 	keys := make([]trackKey, 0, len(t.seen))
-	for k := range t.seen {
-		if drop == nil || !drop(k.path) {
-			keys = append(keys, k)
+	for path, e := range t.seen {
+		if drop != nil && drop(path) {
+			continue
+		}
+		for _, k := range [...]trackKey{{path: path}, {path: path, listed: true}, {path: path, follow: true}} {
+			if e.looks&k.look() != 0 {
+				keys = append(keys, k)
+			}
 		}
 	}
 	t.mu.Unlock()
@@ -199,7 +255,7 @@ func (t *TrackingSystem) FingerprintWithout(sys System, racy time.Duration, drop
 	var racyFound atomic.Bool
 	start := t.start.UnixNano()
 	t.mu.Lock()
-	lstats, regular := t.lstats, t.regular
+	seen, regular := t.seen, t.regular
 	t.mu.Unlock()
 	if drop != nil {
 		regular = slices.DeleteFunc(slices.Clone(regular), func(e FingerprintEntry) bool { return drop(e.Path) })
@@ -207,10 +263,10 @@ func (t *TrackingSystem) FingerprintWithout(sys System, racy time.Duration, drop
 	workers.Chunks(len(keys), func(i int) bool {
 		k := keys[i]
 		var e FingerprintEntry
-		if fi, ok := lstats[k.path]; ok && fi.Mode()&fs.ModeSymlink == 0 {
+		if t := seen[k.path]; t.hasStat && !t.stat.IsLink() {
 			// Not a link: the lstat taken during the load stands for every
 			// look at this path (a stat following links sees the same).
-			e = entryOf(k.path, false, k.listed, StatDataOf(fi))
+			e = entryOf(k.path, false, k.listed, t.stat)
 		} else {
 			e = statOf(sys, k.path, k.follow, k.listed)
 		}

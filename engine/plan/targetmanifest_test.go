@@ -1,0 +1,48 @@
+package plan
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// TestRenderTargetManifestIsEncodingJSON checks the manifest bytes against
+// encoding/json's indented output for every kind of entry: whole files,
+// marked ones, key-level ones, strings that need escaping, few and many.
+func TestRenderTargetManifestIsEncodingJSON(t *testing.T) {
+	odd := "a<b>&\"c\\d\u2028é\x01\t/x.md"
+	kinds := []ManagedFile{
+		{Path: "s/SKILL.md", SHA256: "ab", ModuleIDs: []string{"skill:s"}},
+		{Path: "s/none.md", SHA256: "cd"},
+		{Path: "s/empty.md", SHA256: "cd", ModuleIDs: []string{}},
+		{Path: "s/two.md", SHA256: "ef", ModuleIDs: []string{"skill:a", "skill:b"}},
+		{Path: "AGENTS.md", SHA256: "01", OwnedSHA256: "02", ModuleIDs: []string{"instructions:x"}},
+		{Path: odd, SHA256: odd, OwnedSHA256: odd, ModuleIDs: []string{odd}},
+		{Path: "mcp.json", SHA256: "03", ModuleIDs: []string{"mcp:a"}, Format: "json", Container: []string{"mcpServers"},
+			Entries: []ManagedEntry{{Name: "a<", SHA256: "04", ModuleIDs: []string{"mcp:a"}}, {Name: "b", SHA256: "05"}}, Created: true},
+		{Path: "cfg.toml", SHA256: "06", Format: "toml", Container: []string{"mcp_servers"}},
+	}
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, n := range []int{0, 1, len(kinds), 200} {
+		files := make([]ManagedFile, n)
+		for i := range files {
+			files[i] = kinds[i%len(kinds)]
+			files[i].Path = fmt.Sprintf("%04d/%s", i, files[i].Path)
+		}
+		for _, id := range []string{"", "20260102T030405Z"} {
+			want := TargetManifest{SchemaVersion: TargetManifestSchemaVersion, GeneratedAt: now.Format(time.RFC3339), Tool: "codex",
+				SnapshotID: id, Profile: "default", Repo: "/r<&>", ManagedFiles: append([]ManagedFile{}, files...)}
+			wb, err := json.MarshalIndent(want, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			wb = append(wb, '\n')
+			got := RenderTargetManifest("codex", id, "default", "/r<&>", now, files)
+			if !bytes.Equal(got, wb) {
+				t.Fatalf("%d files, snapshot %q: rendered\n%s\nencoding/json\n%s", n, id, got, wb)
+			}
+		}
+	}
+}

@@ -387,11 +387,7 @@ func TestStatCacheScopeKeepsOtherRoots(t *testing.T) {
 	}
 	time.Sleep(racyWindow + 50*time.Millisecond)
 	c = LoadStatCache(sys, state)
-	fi, err := sys.Lstat(others[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Record(others[0], fi, checksum.SHA256Hex([]byte(others[0])))
+	recordAll(t, sys, c, others[:1])
 	c.Save()
 	if got := cached(t, sys, state, files); got != len(files) {
 		t.Fatalf("after an unscoped delta %d of %d cached", got, len(files))

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"encoding/hex"
+	"io"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -290,8 +291,8 @@ func (c *StatCache) Save() {
 		// A new generation, so no delta written for an older base, even
 		// one with the same entries, applies to it.
 		gen := max(uint64(time.Now().UnixNano()), c.baseGen+1)
-		data := c.encodeBase(gen)
-		if c.sys.WriteFile(c.dir.JoinName(statBaseFile), data, 0o600) == nil {
+		write := func(w io.Writer) error { return c.writeBase(w, gen) }
+		if fsys.WriteStream(c.sys, c.dir.JoinName(statBaseFile), 0o600, write) == nil {
 			if c.baseGen == 0 {
 				// The first base replaces the gob file of earlier versions.
 				_ = c.sys.Remove(c.dir.Dir().JoinName(legacyStatCacheFile))
@@ -315,17 +316,17 @@ func (c *StatCache) Save() {
 	}
 }
 
-// encodeBase renders every entry as a base of gen: the scope's and, when
+// writeBase writes every entry as a base of gen: the scope's and, when
 // the cache was decoded for a scope, the others of the base and delta
 // loaded (the base read again, only now, and merged entry by entry).
-func (c *StatCache) encodeBase(gen uint64) []byte {
+func (c *StatCache) writeBase(w io.Writer, gen uint64) error {
 	if !c.partial {
-		return encodeStatFile(statBaseMagic, gen, c.entries, slices.Collect(maps.Keys(c.entries)))
+		return writeStatFile(w, statBaseMagic, gen, c.entries, slices.Collect(maps.Keys(c.entries)))
 	}
 	// Every entry is checked against the disk when used, so those of a
 	// base another process wrote since are as good as the one loaded.
 	old, _ := c.sys.ReadFile(c.dir.JoinName(statBaseFile))
-	return encodeMergedBase(gen, old, c.wanted(true), c.foreign, c.entries)
+	return writeMergedBase(w, gen, old, c.wanted(true), c.foreign, c.entries)
 }
 
 // parseSHA256 is the 32 bytes of s, a sha256 in lowercase hex (as

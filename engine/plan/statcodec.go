@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"bytes"
+	"io"
 	"maps"
 	"slices"
 
@@ -22,19 +24,27 @@ const (
 // encodeStatFile renders the entries named by keys; a key with no entry is
 // written as forgotten. gen is the base's generation.
 func encodeStatFile(magic string, gen uint64, entries map[string]statEntry, keys []string) []byte {
+	var out bytes.Buffer
+	_ = writeStatFile(&out, magic, gen, entries, keys)
+	return out.Bytes()
+}
+
+// writeStatFile is encodeStatFile writing to out as it encodes.
+func writeStatFile(out io.Writer, magic string, gen uint64, entries map[string]statEntry, keys []string) error {
 	slices.Sort(keys)
-	enc := newStatEncoder(magic, gen, len(keys))
+	enc := newStatEncoder(out, magic, gen, len(keys))
 	for _, k := range keys {
 		enc.add(k, entries[k])
 	}
-	return enc.w.Finish()
+	return enc.s.Close()
 }
 
-// encodeMergedBase renders a new base of gen: the entries of the old base
-// (a base file) that keepOld wants and neither foreign nor own names, and
-// the hashed entries of foreign and own (own's first), merged in path order
-// without building a map of the old base's.
-func encodeMergedBase(gen uint64, old []byte, keepOld func(path []byte) bool, foreign, own map[string]statEntry) []byte {
+// writeMergedBase writes to out a new base of gen: the entries of the old
+// base (a base file) that keepOld wants and neither foreign nor own names,
+// and the hashed entries of foreign and own (own's first), merged in path
+// order, without a map of the old base's entries or the new file whole in
+// memory.
+func writeMergedBase(out io.Writer, gen uint64, old []byte, keepOld func(path []byte) bool, foreign, own map[string]statEntry) error {
 	entry := func(k string) (statEntry, bool) {
 		if e, ok := own[k]; ok {
 			return e, true
@@ -58,7 +68,7 @@ func encodeMergedBase(gen uint64, old []byte, keepOld func(path []byte) bool, fo
 	}) != nil {
 		n, old = len(keys), nil // a damaged old base only loses its entries
 	}
-	enc := newStatEncoder(statBaseMagic, gen, n)
+	enc := newStatEncoder(out, statBaseMagic, gen, n)
 	add := func(k string) {
 		e, _ := entry(k)
 		enc.add(k, e)
@@ -76,39 +86,40 @@ func encodeMergedBase(gen uint64, old []byte, keepOld func(path []byte) bool, fo
 	for _, k := range keys[next:] {
 		add(k)
 	}
-	return enc.w.Finish()
+	return enc.s.Close()
 }
 
 // statEncoder writes a stat cache file's entries, given in path order.
 type statEncoder struct {
-	w    *bincodec.Writer
+	s    *bincodec.Stream
 	prev string
 }
 
-func newStatEncoder(magic string, gen uint64, n int) *statEncoder {
-	w := bincodec.NewWriter(magic, statVersion, 64+n*64)
-	w.Uint(gen)
-	w.Len(n, false)
-	return &statEncoder{w: w}
+func newStatEncoder(out io.Writer, magic string, gen uint64, n int) *statEncoder {
+	s := bincodec.NewStream(out, magic, statVersion)
+	s.Uint(gen)
+	s.Len(n, false)
+	return &statEncoder{s: s}
 }
 
 // add writes path's entry, as forgotten when it has no hash.
 func (enc *statEncoder) add(path string, e statEntry) {
-	w := enc.w
+	w := &enc.s.Writer
 	shared := commonPrefix(enc.prev, path)
 	w.Uint(uint64(shared))
 	w.String(path[shared:])
 	enc.prev = path
 	if !e.Hashed {
 		w.Bool(false)
-		return
+	} else {
+		w.Bool(true)
+		w.Int(e.Size)
+		w.Int(e.MtimeNS)
+		w.Int(e.CtimeNS)
+		w.Uint(e.Ino)
+		w.B = append(w.B, e.Sum[:]...)
 	}
-	w.Bool(true)
-	w.Int(e.Size)
-	w.Int(e.MtimeNS)
-	w.Int(e.CtimeNS)
-	w.Uint(e.Ino)
-	w.B = append(w.B, e.Sum[:]...)
+	enc.s.Flush()
 }
 
 // decodeStatFile adds a file's entries to out, a forgotten one with no

@@ -69,7 +69,7 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 	cache.Scope(scope)
 	n := 0
 	for _, r := range roots {
-		m := ReadTargetManifestCached(sys, tracked, cache, r.Path, r.Target, warn)
+		m := readTargetManifest(sys, tracked, cache, r.Path, r.Target, warn, newSharer(d, r.Path))
 		p.Manifests[r] = m
 		if m != nil {
 			n += len(m.ManagedFiles)
@@ -77,7 +77,7 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 	}
 	managed := make(map[fsys.AbsPath]Managed, n) // last applied
 	p.Managed = managed
-	p.ManagedPaths = managedPaths(roots, p.Manifests)
+	p.ManagedPaths = managedPaths(d, roots, p.Manifests)
 	for ri := range roots {
 		r := &roots[ri]
 		m := p.Manifests[*r]
@@ -265,29 +265,35 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 	return p, nil
 }
 
-// managedPaths is where each file of each root's manifest lies ([ManagedFile.In]),
+// managedPaths is where each file of each root's manifest lies
+// ([ManagedFile.In]): the desired file's path when d has one there, else
 // built in one arena.
-func managedPaths(roots []desired.Root, manifests map[desired.Root]*TargetManifest) map[desired.Root][]fsys.AbsPath {
-	size := 0
-	for _, r := range roots {
-		if m := manifests[r]; m != nil {
-			for _, f := range m.ManagedFiles {
-				size += len(r.Path) + 1 + len(f.Path)
-			}
-		}
-	}
-	strs := newArena(size)
+func managedPaths(d *desired.State, roots []desired.Root, manifests map[desired.Root]*TargetManifest) map[desired.Root][]fsys.AbsPath {
 	out := make(map[desired.Root][]fsys.AbsPath, len(roots))
+	size := 0
 	for _, r := range roots {
 		m := manifests[r]
 		if m == nil || out[r] != nil {
 			continue
 		}
+		share := newSharer(d, r.Path)
 		paths := make([]fsys.AbsPath, len(m.ManagedFiles))
 		for i, f := range m.ManagedFiles {
-			paths[i] = f.in(r.Path, strs)
+			if abs, ok := share.abs(f.Path); ok {
+				paths[i] = abs
+			} else {
+				size += len(r.Path) + 1 + len(f.Path)
+			}
 		}
 		out[r] = paths
+	}
+	strs := newArena(size)
+	for r, paths := range out {
+		for i, f := range manifests[r].ManagedFiles {
+			if paths[i] == "" {
+				paths[i] = f.in(r.Path, strs)
+			}
+		}
 	}
 	return out
 }

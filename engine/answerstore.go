@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"runtime"
 
 	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/engine/sourcecache"
@@ -36,6 +37,11 @@ func computeAndKeep[T any](ctx context.Context, e *Engine, key string, path fsys
 		return st, out, err
 	}
 	if keep == nil || keep(out) {
+		// What only the computation held (a plan's manifests, stat cache
+		// and maps) is garbage now: collected before the fingerprint of
+		// every path it looked at is built, the peak is the larger of
+		// the two, not their sum (status with no caches at 10k files).
+		runtime.GC()
 		e.keepAnswer(key, path, tracker, st, out)
 	}
 	return st, out, nil
@@ -77,9 +83,20 @@ func inSync(p *plan.Plan) bool { return len(p.Changes) == 0 }
 // disk and answered from there while nothing it read changed. The plan
 // has only what its JSON has (no manifests, no stat cache). Most plans
 // shown have changes (CI on a fresh machine), so like a diff it is
-// computed untracked first.
+// computed untracked first. The state returned has no desired state,
+// like a kept answer's.
 func (e *Engine) PlanView(ctx context.Context, req Request) (*State, *plan.Plan, error) {
-	return keptWhenRecomputed(ctx, e, planKey(req), func(ctx context.Context) (*State, *plan.Plan, error) { return e.Plan(ctx, req) }, inSync)
+	return keptWhenRecomputed(ctx, e, planKey(req), func(ctx context.Context) (*State, *plan.Plan, error) {
+		st, p, err := e.Plan(ctx, req)
+		if err != nil {
+			return st, p, err
+		}
+		// Only what a kept plan has is shown: the desired state and what
+		// the plan looked up are let go of before its answer is kept.
+		p.Release()
+		p.StatCache = nil
+		return answerState(st.Req, st.Repo, st.Project, st.Profile, st.Targets, st.Warnings), p, nil
+	}, inSync)
 }
 
 // keptWhen answers from the kept answer of what when there is a current
@@ -158,8 +175,13 @@ func keptAnswer[T any](e *Engine, key string, path fsys.AbsPath) (*State, T, boo
 	if err != nil || a.Key != key || !a.Fingerprint.Unchanged(e.Sys) || json.Unmarshal(a.Data, &out) != nil {
 		return nil, out, false
 	}
-	st := &State{Repo: a.Repo, Project: a.Project, Profile: a.Profile, Targets: a.Targets, Warnings: a.Warnings}
-	return st, out, true
+	return answerState(Request{}, a.Repo, a.Project, a.Profile, a.Targets, a.Warnings), out, true
+}
+
+// answerState is the State an answer comes with: what a kept answer
+// keeps of it, no desired state.
+func answerState(req Request, repo string, project fsys.AbsPath, profile string, targets, warnings []string) *State {
+	return &State{Req: req, Repo: repo, Project: project, Profile: profile, Targets: targets, Warnings: warnings}
 }
 
 // keepAnswer writes out's file when every path tracker saw is old enough

@@ -72,6 +72,10 @@ func ReadSource(sys fsys.System, src fsys.AbsPath, sum string) ([]byte, error) {
 // File returns the desired file at path, or nil.
 func (d *State) File(path fsys.AbsPath) *File { return d.byPath[path] }
 
+// FileAt is [State.File] of a path held in a buffer, looked up without
+// copying it: its Path is then a string to share instead of making one.
+func (d *State) FileAt(path []byte) *File { return d.byPath[fsys.AbsPath(path)] }
+
 // add merges f into the state: identical bytes merge module ids; different
 // bytes for one path are E_DESIRED_STATE_CONFLICT.
 func (d *State) add(f *File) error {

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"slices"
 	"sort"
+	"sync"
 	"syscall"
 
 	"github.com/agentpack/agentpack/engine/desired"
@@ -69,7 +70,7 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 	cache.Scope(scope)
 	n := 0
 	for _, r := range roots {
-		m := ReadTargetManifestCached(sys, tracked, cache, r.Path, r.Target, warn)
+		m := readTargetManifest(sys, tracked, cache, r.Path, r.Target, warn, newSharer(d, r.Path))
 		p.Manifests[r] = m
 		if m != nil {
 			n += len(m.ManagedFiles)
@@ -77,7 +78,7 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 	}
 	managed := make(map[fsys.AbsPath]Managed, n) // last applied
 	p.Managed = managed
-	p.ManagedPaths = managedPaths(roots, p.Manifests)
+	p.ManagedPaths = managedPaths(d, roots, p.Manifests)
 	for ri := range roots {
 		r := &roots[ri]
 		m := p.Manifests[*r]
@@ -95,21 +96,15 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 		}
 	}
 
-	var err error
-	actuals := make([]Actual, len(d.Files))
-	errs := make([]error, len(d.Files))
 	guard := p.Guard
-	workers.Chunks(len(d.Files), func(i int) bool {
-		f := d.Files[i]
-		actuals[i], errs[i] = ReadActual(sys, guard, cache, f.Root, f.Path, f.SHA256)
-		return true
-	})
+	actuals := readActuals(sys, guard, cache, d.Files)
 	// Room for every change and every file found at once: growing a slice
 	// or map of 10,000 by doubling would copy it over and over (and a
 	// cold deploy finds no file, so its map stays empty).
 	n = 0
 	found := 0
-	for i, a := range actuals {
+	for i := range d.Files {
+		a, _ := actuals.at(i)
 		if !a.Exists || a.SHA256 != d.Files[i].SHA256 || d.Files[i].Keyed != nil {
 			n++
 		}
@@ -120,9 +115,9 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 	p.Actual = make(map[fsys.AbsPath]string, found)
 	p.Changes = slices.Grow(p.Changes, n)
 	for i, f := range d.Files {
-		a := actuals[i]
-		if errs[i] != nil {
-			return nil, errs[i]
+		a, err := actuals.at(i)
+		if err != nil {
+			return nil, err
 		}
 		if f.Keyed == nil && a.Exists && a.SHA256 == f.SHA256 && (a.Mode&0o111 == f.Mode&0o111) {
 			// Unchanged: the common case, kept cheap (the desired hash's
@@ -265,29 +260,88 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 	return p, nil
 }
 
-// managedPaths is where each file of each root's manifest lies ([ManagedFile.In]),
-// built in one arena.
-func managedPaths(roots []desired.Root, manifests map[desired.Root]*TargetManifest) map[desired.Root][]fsys.AbsPath {
-	size := 0
-	for _, r := range roots {
-		if m := manifests[r]; m != nil {
-			for _, f := range m.ManagedFiles {
-				size += len(r.Path) + 1 + len(f.Path)
-			}
+// actuals are what [ReadActual] found at each desired file's path, held
+// compactly: of 10,000 deployed files nearly all are either missing (a
+// cold deploy) or vouched unchanged by the stat cache (status), and of
+// those only the mode is kept instead of an Actual and an error each;
+// the rest, read or failed, are kept whole.
+type actuals struct {
+	files []*desired.File
+	found []foundAt
+	mu    sync.Mutex
+	other map[int]otherActual
+}
+
+type foundAt struct {
+	vouched bool        // the file has the desired hash, its bytes unread
+	mode    fs.FileMode // then its permission bits
+}
+
+type otherActual struct {
+	a   Actual
+	err error
+}
+
+// readActuals reads the actual file of each of files, on every CPU.
+func readActuals(sys fsys.System, guard *LinkGuard, cache *StatCache, files []*desired.File) *actuals {
+	out := &actuals{files: files, found: make([]foundAt, len(files)), other: map[int]otherActual{}}
+	workers.Chunks(len(files), func(i int) bool {
+		f := files[i]
+		a, err := ReadActual(sys, guard, cache, f.Root, f.Path, f.SHA256)
+		switch {
+		case err == nil && !a.Exists && a.Data == nil && a.SHA256 == "" && a.Mode == 0:
+		case err == nil && a.Exists && a.Data == nil && a.SHA256 == f.SHA256:
+			out.found[i] = foundAt{vouched: true, mode: a.Mode}
+		default:
+			out.mu.Lock()
+			out.other[i] = otherActual{a, err}
+			out.mu.Unlock()
 		}
+		return true
+	})
+	return out
+}
+
+// at is what ReadActual returned for files[i].
+func (as *actuals) at(i int) (Actual, error) {
+	if o, ok := as.other[i]; ok {
+		return o.a, o.err
 	}
-	strs := newArena(size)
+	if f := as.found[i]; f.vouched {
+		return Actual{Exists: true, SHA256: as.files[i].SHA256, Mode: f.mode}, nil
+	}
+	return Actual{}, nil
+}
+
+// managedPaths is where each file of each root's manifest lies
+// ([ManagedFile.In]): the desired file's path when d has one there, else
+// built in one arena.
+func managedPaths(d *desired.State, roots []desired.Root, manifests map[desired.Root]*TargetManifest) map[desired.Root][]fsys.AbsPath {
 	out := make(map[desired.Root][]fsys.AbsPath, len(roots))
+	size := 0
 	for _, r := range roots {
 		m := manifests[r]
 		if m == nil || out[r] != nil {
 			continue
 		}
+		share := newSharer(d, r.Path)
 		paths := make([]fsys.AbsPath, len(m.ManagedFiles))
 		for i, f := range m.ManagedFiles {
-			paths[i] = f.in(r.Path, strs)
+			if abs, ok := share.abs(f.Path); ok {
+				paths[i] = abs
+			} else {
+				size += len(r.Path) + 1 + len(f.Path)
+			}
 		}
 		out[r] = paths
+	}
+	strs := newArena(size)
+	for r, paths := range out {
+		for i, f := range manifests[r].ManagedFiles {
+			if paths[i] == "" {
+				paths[i] = f.in(r.Path, strs)
+			}
+		}
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/internal/bincodec"
 	"github.com/agentpack/agentpack/internal/fsys"
 )
@@ -134,6 +135,12 @@ func (b *statBlobs) save(sys fsys.System) {
 // data; nil when there is none or it is stale. fi is nil when the Stat
 // failed.
 func (c *StatCache) manifest(path fsys.AbsPath) (m *TargetManifest, fi *fsys.StatData) {
+	return c.sharedManifest(path, nil)
+}
+
+// sharedManifest is [StatCache.manifest], sharing the path and hash
+// strings of the entries share's desired state also has (share may be nil).
+func (c *StatCache) sharedManifest(path fsys.AbsPath, share *sharer) (m *TargetManifest, fi *fsys.StatData) {
 	if c == nil {
 		return nil, nil
 	}
@@ -145,7 +152,7 @@ func (c *StatCache) manifest(path fsys.AbsPath) (m *TargetManifest, fi *fsys.Sta
 	if !ok {
 		return nil, &d
 	}
-	if m, err = decodeManifest(data); err != nil {
+	if m, err = decodeManifest(data, share); err != nil {
 		return nil, &d
 	}
 	return m, &d
@@ -204,7 +211,10 @@ func encodeManifest(m *TargetManifest) []byte {
 	return w.B
 }
 
-func decodeManifest(data []byte) (*TargetManifest, error) {
+// decodeManifest decodes what [encodeManifest] wrote; an entry the
+// desired state also has shares its path and hash strings (share may be
+// nil).
+func decodeManifest(data []byte, share *sharer) (*TargetManifest, error) {
 	r := &bincodec.Reader{B: data}
 	m := &TargetManifest{SchemaVersion: int(r.Int()), GeneratedAt: r.String(), Tool: r.String(), SnapshotID: r.String(), Profile: r.String(), Repo: r.String()}
 	n, isNil := r.Len(8)
@@ -214,15 +224,29 @@ func decodeManifest(data []byte) (*TargetManifest, error) {
 	// Paths and hashes go into one arena; other strings (module ids,
 	// formats) are parts of data, a blob of the cache file that nothing
 	// changes.
-	strs := newArena(len(data) + n*64)
+	size := len(data) + n*64
+	if share != nil {
+		size = min(size, 64<<10) // most strings are the desired state's
+	}
+	strs := newArena(size)
 	r.Share()
 	var prev ManagedFile
+	var buf []byte
 	for i := range m.ManagedFiles {
 		shared := r.Uint()
 		if shared > uint64(len(prev.Path)) {
 			return nil, bincodec.ErrDamaged
 		}
-		f := ManagedFile{Path: strs.join(prev.Path[:shared], r.Bytes()), SHA256: readHash(r, strs), OwnedSHA256: readHash(r, strs)}
+		var f ManagedFile
+		suffix := r.Bytes()
+		buf = append(append(buf[:0], prev.Path[:shared]...), suffix...)
+		if d := sharedFile(share, buf); d != nil {
+			f.Path = string(d.Path[len(share.root)+1:])
+			f.SHA256, f.OwnedSHA256 = readHash(r, strs, d), readHash(r, strs, nil)
+		} else {
+			f.Path = strs.join(prev.Path[:shared], suffix)
+			f.SHA256, f.OwnedSHA256 = readHash(r, strs, nil), readHash(r, strs, nil)
+		}
 		if r.Bool() {
 			f.ModuleIDs = slices.Clone(prev.ModuleIDs) // not shared: as decoded from JSON
 		} else {
@@ -233,7 +257,7 @@ func decodeManifest(data []byte) (*TargetManifest, error) {
 			f.Entries = make([]ManagedEntry, n)
 		}
 		for j := range f.Entries {
-			f.Entries[j] = ManagedEntry{Name: r.String(), SHA256: readHash(r, strs), ModuleIDs: r.Strings()}
+			f.Entries[j] = ManagedEntry{Name: r.String(), SHA256: readHash(r, strs, nil), ModuleIDs: r.Strings()}
 		}
 		f.Created = r.Bool()
 		m.ManagedFiles[i] = f
@@ -258,9 +282,11 @@ func writeHash(w *bincodec.Writer, h string) {
 	w.String(h)
 }
 
-func readHash(r *bincodec.Reader, strs *arena) string {
+// readHash reads what [writeHash] wrote: d's hash when it is the same
+// (d may be nil), else a string made in strs.
+func readHash(r *bincodec.Reader, strs *arena, d *desired.File) string {
 	if r.Bool() {
-		return strs.hex(r.Raw(32))
+		return sharedHash(d, r.Raw(32), strs)
 	}
 	return r.String()
 }

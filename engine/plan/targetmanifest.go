@@ -115,12 +115,19 @@ func ReadTargetManifest(sys fsys.System, tracked *GitTracked, root fsys.AbsPath,
 // index, the schema version and every entry are checked as for a freshly
 // parsed manifest.
 func ReadTargetManifestCached(sys fsys.System, tracked *GitTracked, cache *StatCache, root fsys.AbsPath, target string, warn func(string)) *TargetManifest {
+	return readTargetManifest(sys, tracked, cache, root, target, warn, nil)
+}
+
+// readTargetManifest is [ReadTargetManifestCached]; a manifest taken from
+// the cache shares the path and hash strings of the entries share's
+// desired state also has (share may be nil).
+func readTargetManifest(sys fsys.System, tracked *GitTracked, cache *StatCache, root fsys.AbsPath, target string, warn func(string), share *sharer) *TargetManifest {
 	p := root.JoinName(TargetManifestName(target))
 	if tracked.Has(p) {
 		warn(fmt.Sprintf("%s is tracked by the project's git repository, so it came with the project and is no record of what agentpack wrote on this machine; treating it as missing (untrack it with `git rm --cached` and run `agentpack doctor --fix` to ignore it)", p))
 		return nil
 	}
-	m, fi := cache.manifest(p)
+	m, fi := cache.sharedManifest(p, share)
 	if m == nil {
 		var ok bool
 		if m, ok = parseTargetManifest(sys, p, warn); !ok {

@@ -89,8 +89,8 @@ func Decode(data []byte) (*Entry, error) {
 		return nil, err
 	}
 	e := &Entry{Key: key, Fingerprint: fsys.NewFingerprint(fp)}
-	e.Repo, e.Project, e.Profile = r.String(), fsys.AbsPath(r.String()), r.String()
-	e.Targets, e.Configured, e.Warnings = r.Strings(), r.Strings(), r.Strings()
+	e.Repo, e.Project, e.Profile = r.str(), fsys.AbsPath(r.str()), r.str()
+	e.Targets, e.Configured, e.Warnings = r.strs(), r.strs(), r.strs()
 	e.Desired = decodeDesired(r, fp)
 	if r.Err != nil || len(r.B) != 0 {
 		return nil, errDamaged
@@ -114,7 +114,7 @@ func decodeRoots(r *reader) []desired.Root {
 	}
 	out := make([]desired.Root, n)
 	for i := range out {
-		out[i] = desired.Root{Target: r.String(), Path: fsys.AbsPath(r.String()), ScanExtras: r.Bool()}
+		out[i] = desired.Root{Target: r.str(), Path: fsys.AbsPath(r.str()), ScanExtras: r.Bool()}
 	}
 	return out
 }
@@ -163,7 +163,7 @@ func encodeDesired(w *writer, d *desired.State, fp []fsys.FingerprintEntry) erro
 }
 
 func decodeDesired(r *reader, fp []fsys.FingerprintEntry) *desired.State {
-	targets, roots, stale := r.Strings(), decodeRoots(r), decodeRoots(r)
+	targets, roots, stale := r.strs(), decodeRoots(r), decodeRoots(r)
 	n := r.Uint()
 	if n > uint64(len(r.B)) {
 		r.Fail()
@@ -220,16 +220,16 @@ func encodeKeyed(w *writer, k *target.KeyedFile) error {
 }
 
 func decodeKeyed(r *reader) *target.KeyedFile {
-	k := &target.KeyedFile{Format: cfgedit.Format(r.String()), Container: r.Strings()}
+	k := &target.KeyedFile{Format: cfgedit.Format(r.str()), Container: r.strs()}
 	n, isNil := r.Len(3)
 	if isNil {
 		return k
 	}
 	k.Entries = make([]target.KeyedEntry, n)
 	for i := range k.Entries {
-		k.Entries[i].Name = r.String()
+		k.Entries[i].Name = r.str()
 		raw := r.Bytes()
-		k.Entries[i].ModuleIDs = r.Strings()
+		k.Entries[i].ModuleIDs = r.strs()
 		d := json.NewDecoder(bytes.NewReader(raw))
 		d.UseNumber()
 		if r.Err == nil && d.Decode(&k.Entries[i].Value) != nil {

@@ -6,9 +6,10 @@
 #
 #   bench/run.sh [files ...]        default: 1000 10000
 #
-# 100000 works too (bench/run.sh 100000): it needs about 1.5 GB free under
-# $TMPDIR and takes a few minutes; REPEAT=1 times each command once instead
-# of taking the best of 3.
+# 100000 works too (REPEAT=1 bench/run.sh 100000): every write-heavy run
+# writes a new copy of the tree (about 0.5 GB at 100k files), so it needs
+# about 3 GB free under $TMPDIR with REPEAT=1 (each command timed once
+# instead of the best of 3) and 6 GB without; it takes a few minutes.
 #
 # Floors: `sha256sum` over the source files (plan, status, no-op deploy),
 # `cp -r` of the deployed tree (cold deploy), `rm -rf` of it (rollback).

@@ -185,7 +185,7 @@ func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w *write, wrot
 	if w.remove {
 		return sys.Remove(w.path())
 	}
-	data, err := w.bytes()
+	data, err := w.bytes(wr.Sys)
 	if err != nil {
 		return err
 	}

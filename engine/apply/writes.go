@@ -21,11 +21,14 @@ import (
 type write struct {
 	change snapshots.FileChange
 	// data is the bytes written when they are held (manifests, state
-	// files, restores); nil for a removal and when load reads them.
+	// files, restores); nil for a removal and when load or src gives them.
 	data []byte
-	// load reads the bytes to write of a file whose desired state kept
-	// only their hash: read as the file is written and let go after, so a
-	// deploy of ten thousand files never holds all their bytes.
+	// src is the source file of a target file whose desired state kept
+	// only its hash (change.After.SHA256): read as the file is written
+	// and let go after, so a deploy of ten thousand files never holds all
+	// their bytes.
+	src fsys.AbsPath
+	// load reads the bytes to write of a manifest saved in the pack.
 	load   func() ([]byte, error)
 	remove bool
 	mode   fs.FileMode
@@ -53,12 +56,16 @@ type write struct {
 func (w *write) root() fsys.AbsPath { return fsys.AbsPath(w.change.Root) }
 func (w *write) path() fsys.AbsPath { return fsys.AbsPath(w.change.Path) }
 
-// bytes returns the bytes w writes.
-func (w *write) bytes() ([]byte, error) {
-	if w.load == nil {
-		return w.data, nil
+// bytes returns the bytes w writes, reading them through sys when only
+// their source or the pack holds them.
+func (w *write) bytes(sys fsys.System) ([]byte, error) {
+	switch {
+	case w.load != nil:
+		return w.load()
+	case w.src != "":
+		return desired.ReadSource(sys, w.src, w.change.After.SHA256)
 	}
-	return w.load()
+	return w.data, nil
 }
 
 // transactionWrites turns a plan into the ordered writes of its transaction:
@@ -93,7 +100,7 @@ func (wr *Writer) transactionWrites(d *Deployment, id string, now time.Time) (wr
 		} else {
 			w.data, w.mode = c.After, c.Mode
 			if c.After == nil {
-				w.load = c.Load
+				w.src = c.Src
 			}
 			w.change.After = &snapshots.Content{SHA256: *c.AfterSHA256, Size: int64(len(c.After)), Mode: uint32(c.Mode.Perm())}
 		}

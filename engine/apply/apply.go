@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/agentpack/agentpack/engine/desired"
@@ -73,6 +74,12 @@ func (wr *Writer) Apply(d Deployment) (string, bool, error) {
 	if err := wr.commit(rec, pack, writes, manifests, nil); err != nil {
 		return "", false, err
 	}
+	// What only the transaction held (the pack's index, the record's
+	// list of files) is garbage now: collected before the stat cache
+	// records ten thousand entries and is saved, the heap goal is set
+	// from the smaller live set, and the peak is the larger of the two
+	// phases, not their sum (cold deploy at 10k: max RSS 43 -> 40 MiB).
+	runtime.GC()
 	wr.cacheWritten(d.Plan.StatCache, writes)
 	return id, true, nil
 }

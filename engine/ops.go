@@ -139,7 +139,7 @@ func diffData(st *State, p *plan.Plan) *DiffData {
 	// warnings in the changes' order.
 	omitted := make([]string, len(p.Changes))
 	workers.Chunks(len(p.Changes), func(i int) bool {
-		d.Changes[i], omitted[i] = diffChange(p.Changes[i])
+		d.Changes[i], omitted[i] = diffChange(p, p.Changes[i])
 		return true
 	})
 	for _, w := range omitted {
@@ -152,7 +152,7 @@ func diffData(st *State, p *plan.Plan) *DiffData {
 
 // diffChange is c with its unified diff, or with none and the warning
 // saying why.
-func diffChange(c plan.Change) (DiffChange, string) {
+func diffChange(p *plan.Plan, c plan.Change) (DiffChange, string) {
 	dc := DiffChange{Change: c}
 	from, to := c.Path.ToSlash(), c.Path.ToSlash() // like diff -u of two files
 	if c.Op == plan.OpCreate {
@@ -170,7 +170,7 @@ func diffChange(c plan.Change) (DiffChange, string) {
 		dc.Unified = textdiff.Text(u.String())
 		return dc, ""
 	}
-	after, err := c.AfterBytes()
+	after, err := p.AfterBytes(&c)
 	if err != nil {
 		return dc, fmt.Sprintf("diff of %s omitted: %s", c.Path, err)
 	}

@@ -112,6 +112,10 @@ func TestSaveRejectsInvalidRecords(t *testing.T) {
 		"delete after":    func(r *Record) { r.Files[2].After = content("9") },
 		"bad sha":         func(r *Record) { r.Files[0].Before.SHA256 = "xyz" },
 		"duplicate":       func(r *Record) { r.Files[1].Path = r.Files[0].Path },
+		// Sorted, a path listed twice is found next to itself; unsorted,
+		// anywhere.
+		"duplicate sorted":   func(r *Record) { r.Files = []FileChange{r.Files[0], r.Files[0]} },
+		"duplicate unsorted": func(r *Record) { r.Files = append(r.Files, r.Files[0]) },
 	} {
 		r := sampleRecord(id)
 		mutate(r)

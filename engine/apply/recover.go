@@ -87,7 +87,7 @@ func (wr *Writer) Recover() ([]string, error) {
 			if err := wr.Sys.Remove(path); err != nil {
 				return nil, err
 			}
-			emptied.removed(write{change: snapshots.FileChange{Root: root.String(), Path: path.String()}, remove: true})
+			emptied.removed(write{change: &snapshots.FileChange{Root: root.String(), Path: path.String()}, remove: true})
 			continue
 		}
 		if err := wr.Sys.WriteFile(path, s.data, fs.FileMode(s.f.Before.Mode)); err != nil {

@@ -97,7 +97,7 @@ func (wr *Writer) restoreWrites(restores []snapshots.Restore, contents *snapshot
 			errs[i] = err
 			return
 		}
-		w := restoreWrite{restore: r, write: write{change: snapshots.FileChange{Target: r.Target, Root: r.Root, Path: r.Path, Manifest: r.Manifest, After: r.Content},
+		w := restoreWrite{restore: r, write: write{change: &snapshots.FileChange{Target: r.Target, Root: r.Root, Path: r.Path, Manifest: r.Manifest, After: r.Content},
 			remove: r.Content == nil}}
 		w.change.Op = plan.OpCreate
 		switch {
@@ -174,7 +174,7 @@ func (wr *Writer) restoreState(ws []restoreWrite, state []StateFile) []restoreWr
 			continue
 		}
 		content := &snapshots.Content{SHA256: checksum.SHA256Hex(f.Data), Size: int64(len(f.Data)), Mode: 0o600}
-		w := write{change: snapshots.FileChange{Target: snapshots.StateTarget, Root: f.Path.Dir().String(), Path: f.Path.String(), Manifest: true, Op: plan.OpCreate, After: content},
+		w := write{change: &snapshots.FileChange{Target: snapshots.StateTarget, Root: f.Path.Dir().String(), Path: f.Path.String(), Manifest: true, Op: plan.OpCreate, After: content},
 			data: f.Data, mode: 0o600}
 		if has {
 			w.before = cur

@@ -57,10 +57,13 @@ func (wr *Writer) commit(rec *snapshots.Record, pack *snapshots.Pack, writes []w
 	// crash never leaves a record of bytes that did not reach the disk.
 	sys, barrier := fsys.Batched(wr.Sys)
 	saveAfter := func(w *write, data []byte) error {
-		if w.change.Manifest {
+		if w.planned != nil {
+			w.afterSize = int64(len(data))
+		} else if w.change.Manifest {
 			return nil // saved with the Before bytes ([savedBytes])
+		} else {
+			w.change.After.Size = int64(len(data))
 		}
-		w.change.After.Size = int64(len(data))
 		_, err := pack.Add(data)
 		return err
 	}
@@ -98,7 +101,7 @@ func (wr *Writer) commit(rec *snapshots.Record, pack *snapshots.Pack, writes []w
 func fileChanges(writes []write) []snapshots.FileChange {
 	out := make([]snapshots.FileChange, len(writes))
 	for i := range writes {
-		out[i] = writes[i].change
+		out[i] = writes[i].fileChange()
 	}
 	return out
 }
@@ -153,8 +156,16 @@ const deltaMin = 4 << 10
 // lines. The disk holds the after bytes, so undo rebuilds the before bytes
 // from it; a rollback further back chains the undos of the newer
 // snapshots. Contents read from older records are copied without their
-// deltas: these bytes are saved here.
+// deltas: these bytes are saved here. A plan's target file has no
+// contents to copy: its record is made from the change when asked for.
 func savedBytes(w *write) [][]byte {
+	if w.planned != nil {
+		// A plan's target file: the bytes it replaces, if any.
+		if w.planned.BeforeSHA256 != nil && !w.beforeSaved {
+			return [][]byte{w.before}
+		}
+		return nil
+	}
 	w.change.Before, w.change.After = w.change.Before.Plain(), w.change.After.Plain()
 	var out [][]byte
 	if w.change.Before != nil && !w.beforeSaved {

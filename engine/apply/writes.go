@@ -19,13 +19,23 @@ import (
 
 // write is one file operation of a transaction.
 type write struct {
-	change snapshots.FileChange
+	// change is what the snapshot records of the write; nil for a target
+	// file of a plan, whose record is made from its change when it is
+	// asked for ([write.fileChange]): a deploy of ten thousand files
+	// holds no second copy of their paths and hashes while it writes.
+	change *snapshots.FileChange
+	// planned is the plan's change a target file's write carries out (nil
+	// for manifests, state files, restores); afterSize is the size its
+	// record gives the new bytes (of the bytes held, then of those
+	// written), beforeMode the permission bits of the file it replaces.
+	planned    *plan.Change
+	afterSize  int64
+	beforeMode uint32
 	// data is the bytes written when they are held (manifests, state
-	// files, restores); nil for a removal and when load reads them.
+	// files, restores); nil for a removal and when load or the planned
+	// change's source gives them.
 	data []byte
-	// load reads the bytes to write of a file whose desired state kept
-	// only their hash: read as the file is written and let go after, so a
-	// deploy of ten thousand files never holds all their bytes.
+	// load reads the bytes to write of a manifest saved in the pack.
 	load   func() ([]byte, error)
 	remove bool
 	mode   fs.FileMode
@@ -50,15 +60,54 @@ type write struct {
 // root and path are the root and path of w's change: the paths of a
 // plan's change or, read back from a journal or a snapshot record, clean
 // absolute paths (see [recorded]).
-func (w *write) root() fsys.AbsPath { return fsys.AbsPath(w.change.Root) }
-func (w *write) path() fsys.AbsPath { return fsys.AbsPath(w.change.Path) }
-
-// bytes returns the bytes w writes.
-func (w *write) bytes() ([]byte, error) {
-	if w.load == nil {
-		return w.data, nil
+func (w *write) root() fsys.AbsPath {
+	if w.planned != nil {
+		return w.planned.Root
 	}
-	return w.load()
+	return fsys.AbsPath(w.change.Root)
+}
+
+func (w *write) path() fsys.AbsPath {
+	if w.planned != nil {
+		return w.planned.Path
+	}
+	return fsys.AbsPath(w.change.Path)
+}
+
+// fileChange is the change the journal and the snapshot record list for w.
+func (w *write) fileChange() snapshots.FileChange {
+	c := w.planned
+	if c == nil {
+		return *w.change
+	}
+	fc := snapshots.FileChange{Target: c.Target, Root: c.Root.String(), Path: c.Path.String(), Op: c.Op}
+	if c.BeforeSHA256 != nil {
+		fc.Before = &snapshots.Content{SHA256: *c.BeforeSHA256, Size: int64(len(c.Before)), Mode: w.beforeMode}
+	}
+	if c.Op != plan.OpDelete {
+		fc.After = &snapshots.Content{SHA256: *c.AfterSHA256, Size: w.afterSize, Mode: uint32(c.Mode.Perm())}
+	}
+	return fc
+}
+
+// afterSHA256 is the hash of the bytes w writes.
+func (w *write) afterSHA256() string {
+	if w.planned != nil {
+		return *w.planned.AfterSHA256
+	}
+	return w.change.After.SHA256
+}
+
+// bytes returns the bytes w writes, reading them through sys when only
+// the planned change's source or the pack holds them.
+func (w *write) bytes(sys fsys.System) ([]byte, error) {
+	switch {
+	case w.load != nil:
+		return w.load()
+	case w.planned != nil && w.data == nil && w.planned.Src != "":
+		return desired.ReadSource(sys, w.planned.Src, *w.planned.AfterSHA256)
+	}
+	return w.data, nil
 }
 
 // transactionWrites turns a plan into the ordered writes of its transaction:
@@ -81,21 +130,17 @@ func (wr *Writer) transactionWrites(d *Deployment, id string, now time.Time) (wr
 		manifests = append(manifests, wr.stateWrites(d.State)...)
 	}
 	writes = make([]write, 0, len(changes)+len(manifests))
-	for _, c := range changes {
-		w := write{change: snapshots.FileChange{Target: c.Target, Root: c.Root.String(), Path: c.Path.String(), Op: c.Op},
-			shared: len(c.Entries) > 0}
+	for i := range changes {
+		c := &changes[i]
+		w := write{planned: c, shared: len(c.Entries) > 0}
 		if c.BeforeSHA256 != nil {
 			w.before = c.Before
-			w.change.Before = &snapshots.Content{SHA256: *c.BeforeSHA256, Size: int64(len(c.Before)), Mode: uint32(wr.modeOf(c.Path))}
+			w.beforeMode = uint32(wr.modeOf(c.Path))
 		}
 		if c.Op == plan.OpDelete {
 			w.remove = true
 		} else {
-			w.data, w.mode = c.After, c.Mode
-			if c.After == nil {
-				w.load = c.Load
-			}
-			w.change.After = &snapshots.Content{SHA256: *c.AfterSHA256, Size: int64(len(c.After)), Mode: uint32(c.Mode.Perm())}
+			w.data, w.mode, w.afterSize = c.After, c.Mode, int64(len(c.After))
 		}
 		writes = append(writes, w)
 	}
@@ -111,7 +156,7 @@ func (wr *Writer) stateWrites(files []StateFile) []write {
 		if has && bytes.Equal(before, f.Data) {
 			continue
 		}
-		w := write{change: snapshots.FileChange{Target: snapshots.StateTarget, Root: f.Path.Dir().String(), Path: f.Path.String(), Op: plan.OpCreate, Manifest: true},
+		w := write{change: &snapshots.FileChange{Target: snapshots.StateTarget, Root: f.Path.Dir().String(), Path: f.Path.String(), Op: plan.OpCreate, Manifest: true},
 			data: f.Data, mode: 0o600}
 		if has {
 			w.before = before
@@ -201,7 +246,7 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time) ([]writ
 		}
 		path := root.Path.JoinName(plan.TargetManifestName(root.Target))
 		data := plan.RenderTargetManifestOf(root.Target, id, d.Profile, d.Repo, now, n, entry)
-		w := write{change: snapshots.FileChange{Target: root.Target, Root: root.Path.String(), Path: path.String(), Op: plan.OpCreate, Manifest: true},
+		w := write{change: &snapshots.FileChange{Target: root.Target, Root: root.Path.String(), Path: path.String(), Op: plan.OpCreate, Manifest: true},
 			data: data, mode: 0o644, rendered: true}
 		if before, err := wr.Sys.ReadFile(path); err == nil {
 			w.before = before
@@ -221,7 +266,7 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time) ([]writ
 		if err != nil {
 			continue
 		}
-		out = append(out, write{change: snapshots.FileChange{Target: root.Target, Root: root.Path.String(), Path: path.String(), Op: plan.OpDelete, Manifest: true,
+		out = append(out, write{change: &snapshots.FileChange{Target: root.Target, Root: root.Path.String(), Path: path.String(), Op: plan.OpDelete, Manifest: true,
 			Before: &snapshots.Content{SHA256: checksum.SHA256Hex(before), Size: int64(len(before)), Mode: uint32(wr.modeOf(path))}},
 			before: before, remove: true})
 	}

@@ -60,7 +60,7 @@ func ReadActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path 
 // warn receives warnings. cache may be nil.
 func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.System, cache *StatCache, warn func(string)) (*Plan, error) {
 	p := &Plan{Profile: profile, Targets: append([]string{}, d.Targets...), Changes: []Change{}, Manifests: map[desired.Root]*TargetManifest{},
-		StatCache: cache, Guard: NewLinkGuard(sys)}
+		StatCache: cache, Sys: sys, Guard: NewLinkGuard(sys)}
 	tracked := NewGitTracked(sys, project)
 	roots := append(append([]desired.Root{}, d.Roots...), d.Stale...)
 	scope := make([]fsys.AbsPath, len(roots))
@@ -129,10 +129,10 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 		c := Change{Target: f.Target, Path: f.Path, PathPosix: f.Path.ToSlash(), AfterSHA256: &after,
 			ModuleIDs: f.ModuleIDs, Root: f.Root, After: f.Data, Mode: f.Mode}
 		if f.Data == nil && f.Src != "" && f.Keyed == nil {
-			// The path and hash, not f: once the plan is made, nothing of
-			// the desired state needs to stay for apply to read the bytes.
-			src, sum := f.Src, f.SHA256
-			c.Load = func() ([]byte, error) { return desired.ReadSource(sys, src, sum) }
+			// The path (and the hash), not f: once the plan is made,
+			// nothing of the desired state needs to stay for apply to
+			// read the bytes.
+			c.Src = f.Src
 		}
 		if f.Keyed != nil {
 			// A key-level file (keyed.go): the change edits only its

@@ -52,22 +52,24 @@ type Change struct {
 	Root fsys.AbsPath `json:"-"`
 	// Before is the current bytes (nil when the file does not exist).
 	Before []byte `json:"-"`
-	// After is the desired bytes for create/update; nil with Load set when
-	// they are read only if needed (see [Change.AfterBytes]).
+	// After is the desired bytes for create/update; nil with Src set when
+	// they are read only if needed (see [Plan.AfterBytes]).
 	After []byte      `json:"-"`
 	Mode  fs.FileMode `json:"-"`
-	// Load, when set, reads After's bytes for a file whose desired state
-	// keeps only its hash.
-	Load func() ([]byte, error) `json:"-"`
+	// Src, when set, is the source file holding After's bytes for a file
+	// whose desired state keeps only its hash (AfterSHA256): a path, not a
+	// function reading it, so a change of 10,000 holds no closure each.
+	Src fsys.AbsPath `json:"-"`
 }
 
-// AfterBytes returns the desired bytes of a create or update: After, or
-// what Load reads.
-func (c *Change) AfterBytes() ([]byte, error) {
-	if c.After != nil || c.Load == nil {
+// AfterBytes returns the desired bytes of c, a create or update of p:
+// After, or c's source file read through p's System and checked against
+// c's hash ([desired.ReadSource]).
+func (p *Plan) AfterBytes(c *Change) ([]byte, error) {
+	if c.After != nil || c.Src == "" {
 		return c.After, nil
 	}
-	return c.Load()
+	return desired.ReadSource(p.Sys, c.Src, *c.AfterSHA256)
 }
 
 // Summary counts changes by op.
@@ -97,6 +99,9 @@ type Plan struct {
 	// StatCache is the stat cache the plan was computed with (nil for
 	// none), so apply records what it writes without loading it again.
 	StatCache *StatCache `json:"-"`
+	// Sys is the System the plan read with, and reads a change's
+	// source with ([Plan.AfterBytes]).
+	Sys fsys.System `json:"-"`
 	// Guard is the link guard the plan looked with: it knows the folders
 	// below the roots it found to be real folders.
 	Guard *LinkGuard `json:"-"`

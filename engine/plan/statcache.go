@@ -304,10 +304,15 @@ func (c *StatCache) Save() {
 		}
 		return
 	}
-	entries := c.entries
-	if len(c.foreign) > 0 {
-		entries = maps.Clone(c.foreign)
-		maps.Copy(entries, c.entries)
+	// The delta's entries: the scope's, else the loaded delta's from
+	// outside it (a key with neither is written as forgotten).
+	entries := make(map[string]statEntry, len(delta))
+	for k := range delta {
+		if e, ok := c.entries[k]; ok {
+			entries[k] = e
+		} else if e, ok := c.foreign[k]; ok {
+			entries[k] = e
+		}
 	}
 	data := encodeStatFile(statDeltaMagic, c.baseGen, entries, slices.Collect(maps.Keys(delta)))
 	if c.sys.WriteFile(c.dir.JoinName(statDeltaFile), data, 0o600) == nil {

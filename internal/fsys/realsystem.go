@@ -193,12 +193,22 @@ func writeAtomicPortable(dir, path AbsPath, data []byte, perm fs.FileMode, fsync
 	if err := os.MkdirAll(string(dir), 0o755); err != nil {
 		return err
 	}
+	return replaceViaTemp(dir, path, perm, fsync, func(f *os.File) error {
+		_, err := f.Write(data)
+		return err
+	})
+}
+
+// replaceViaTemp fills a new temp file in dir, gives it perm, fsyncs it when
+// asked, and renames it over path; on any failure the temp file is removed
+// and path is left as it was.
+func replaceViaTemp(dir, path AbsPath, perm fs.FileMode, fsync bool, fill func(*os.File) error) error {
 	f, err := os.CreateTemp(string(dir), TempPrefix+"*")
 	if err != nil {
 		return err
 	}
 	tmp := f.Name()
-	_, err = f.Write(data)
+	err = fill(f)
 	if err == nil {
 		err = f.Chmod(perm)
 	}

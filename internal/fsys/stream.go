@@ -146,30 +146,14 @@ func (s *RealSystem) WriteStream(path AbsPath, perm fs.FileMode, write func(io.W
 	if err := os.MkdirAll(string(dir), 0o755); err != nil {
 		return IOError(err, "create folder", dir)
 	}
-	f, err := os.CreateTemp(string(dir), TempPrefix+"*")
+	err := replaceViaTemp(dir, path, perm.Perm(), s.opts.Fsync, func(f *os.File) error {
+		bw := bufio.NewWriterSize(f, 64<<10)
+		if err := write(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
 	if err != nil {
-		return IOError(err, "write", path)
-	}
-	tmp := f.Name()
-	bw := bufio.NewWriterSize(f, 64<<10)
-	err = write(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err == nil {
-		err = f.Chmod(perm.Perm())
-	}
-	if err == nil && s.opts.Fsync {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, string(path))
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
 		return IOError(err, "write", path)
 	}
 	return s.done(path, dir)

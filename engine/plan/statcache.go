@@ -307,10 +307,9 @@ func (c *StatCache) Save() {
 	// The delta's entries: the scope's, else the loaded delta's from
 	// outside it (a key with neither is written as forgotten).
 	entries := make(map[string]statEntry, len(delta))
+	entry := ownFirst(c.entries, c.foreign)
 	for k := range delta {
-		if e, ok := c.entries[k]; ok {
-			entries[k] = e
-		} else if e, ok := c.foreign[k]; ok {
+		if e, ok := entry(k); ok {
 			entries[k] = e
 		}
 	}

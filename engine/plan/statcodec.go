@@ -45,13 +45,7 @@ func writeStatFile(out io.Writer, magic string, gen uint64, entries map[string]s
 // order, without a map of the old base's entries or the new file whole in
 // memory.
 func writeMergedBase(out io.Writer, gen uint64, old []byte, keepOld func(path []byte) bool, foreign, own map[string]statEntry) error {
-	entry := func(k string) (statEntry, bool) {
-		if e, ok := own[k]; ok {
-			return e, true
-		}
-		e, ok := foreign[k]
-		return e, ok
-	}
+	entry := ownFirst(own, foreign)
 	keys := slices.AppendSeq(slices.Collect(maps.Keys(own)), maps.Keys(foreign))
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
@@ -87,6 +81,18 @@ func writeMergedBase(out io.Writer, gen uint64, old []byte, keepOld func(path []
 		add(k)
 	}
 	return enc.s.Close()
+}
+
+// ownFirst looks a path up in own, else in foreign: the scope's entries
+// are newer than those a loaded delta held for outside it.
+func ownFirst(own, foreign map[string]statEntry) func(path string) (statEntry, bool) {
+	return func(path string) (statEntry, bool) {
+		if e, ok := own[path]; ok {
+			return e, true
+		}
+		e, ok := foreign[path]
+		return e, ok
+	}
 }
 
 // statEncoder writes a stat cache file's entries, given in path order.

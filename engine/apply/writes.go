@@ -87,7 +87,7 @@ func (w *write) fileChange() snapshots.FileChange {
 	}
 	fc := snapshots.FileChange{Target: c.Target, Root: c.Root.String(), Path: c.Path.String(), Op: c.Op}
 	if c.BeforeSHA256 != nil {
-		fc.Before = &snapshots.Content{SHA256: *c.BeforeSHA256, Size: int64(len(c.Before)), Mode: w.beforeMode}
+		fc.Before = &snapshots.Content{SHA256: *c.BeforeSHA256, Size: int64(len(c.Before())), Mode: w.beforeMode}
 	}
 	if c.Op != plan.OpDelete {
 		fc.After = &snapshots.Content{SHA256: *c.AfterSHA256, Size: w.afterSize, Mode: uint32(c.Mode.Perm())}
@@ -142,13 +142,13 @@ func (wr *Writer) transactionWrites(d *Deployment, id string, now time.Time, pac
 		c := &changes[i]
 		w := write{planned: c, shared: len(c.Entries) > 0}
 		if c.BeforeSHA256 != nil {
-			w.before = c.Before
+			w.before = c.Before()
 			w.beforeMode = uint32(wr.modeOf(c.Path))
 		}
 		if c.Op == plan.OpDelete {
 			w.remove = true
 		} else {
-			w.data, w.mode, w.afterSize = c.After, c.Mode, int64(len(c.After))
+			w.data, w.mode, w.afterSize = c.After(), c.Mode, int64(len(c.After()))
 		}
 		writes = append(writes, w)
 	}

@@ -172,7 +172,7 @@ func keptAnswer[T any](e *Engine, key string, path fsys.AbsPath) (*State, T, boo
 		return nil, out, false
 	}
 	a, err := sourcecache.DecodeAnswer(data)
-	if err != nil || a.Key != key || !a.Fingerprint.Unchanged(e.Sys) || json.Unmarshal(a.Data, &out) != nil {
+	if err != nil || a.Key != key || !a.Stamp.Unchanged(e.Sys) || json.Unmarshal(a.Data, &out) != nil {
 		return nil, out, false
 	}
 	return answerState(Request{}, a.Repo, a.Project, a.Profile, a.Targets, a.Warnings), out, true

@@ -94,7 +94,7 @@ func dropCopiedBytes(st *State, keep bool) {
 		return
 	}
 	for _, f := range st.Desired.Files {
-		if f.Src != "" && f.Keyed == nil {
+		if f.HasSrc() && f.Keyed == nil {
 			f.Data = nil
 		}
 	}
@@ -115,11 +115,15 @@ func (e *Engine) sourceCacheHit(req Request, key string, path fsys.AbsPath) *Sta
 		return nil
 	}
 	ent, err := sourcecache.Decode(data)
-	if err != nil || ent.Key != key || !ent.Fingerprint.Unchanged(e.Sys) {
+	if err != nil || ent.Key != key || !ent.Stamp.Unchanged(e.Sys) {
+		return nil
+	}
+	d, err := ent.DecodeDesired()
+	if err != nil {
 		return nil
 	}
 	st := &State{Req: req, Repo: ent.Repo, Project: ent.Project, Profile: ent.Profile, Targets: ent.Targets,
-		Desired: ent.Desired, Warnings: ent.Warnings, configured: ent.Configured}
+		Desired: d, Warnings: ent.Warnings, configured: ent.Configured}
 	// The roots registry is agentpack's own state, rewritten by deploys: it
 	// is read fresh rather than invalidating the cache.
 	st.Desired.Stale = e.staleRoots(st, st.Desired)

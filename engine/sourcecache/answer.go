@@ -17,8 +17,11 @@ const (
 // (Fingerprint), and what it answered — the data as JSON and the state a
 // renderer needs.
 type Answer struct {
-	Key         string
+	Key string
+	// Fingerprint is what [EncodeAnswer] writes; [DecodeAnswer] leaves it
+	// nil and sets Stamp, the same entries still encoded.
 	Fingerprint *fsys.Fingerprint
+	Stamp       Stamp
 	Repo        string
 	Project     fsys.AbsPath
 	Profile     string
@@ -49,7 +52,7 @@ func DecodeAnswer(data []byte) (*Answer, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Answer{Key: key, Fingerprint: fsys.NewFingerprint(fp)}
+	a := &Answer{Key: key, Stamp: fp}
 	a.Repo, a.Project, a.Profile = r.String(), fsys.AbsPath(r.String()), r.String()
 	a.Targets, a.Warnings, a.Data = r.Strings(), r.Strings(), r.Bytes()
 	if r.Err != nil || len(r.B) != 0 {

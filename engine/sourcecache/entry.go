@@ -23,15 +23,18 @@ import (
 // A file with another magic or version is ignored and rebuilt.
 const (
 	magic   = "agentpack source cache\n"
-	version = 3
+	version = 4
 )
 
 // Entry is one cached load: what it was loaded for (Key), what it read
 // (Fingerprint) and what it compiled.
 type Entry struct {
 	// Key names the request, environment and build the load was for.
-	Key         string
+	Key string
+	// Fingerprint is what [Encode] writes; [Decode] leaves it nil and
+	// sets Stamp, the same entries still encoded.
 	Fingerprint *fsys.Fingerprint
+	Stamp       Stamp
 	Repo        string
 	Project     fsys.AbsPath
 	Profile     string
@@ -39,7 +42,11 @@ type Entry struct {
 	// Configured are the target names agentpack.yaml configures.
 	Configured []string
 	Warnings   []string
-	Desired    *desired.State
+	// Desired is what [Encode] writes; [Decode] leaves it nil until
+	// [Entry.DecodeDesired], so an entry whose Stamp shows a change costs
+	// no decoded state.
+	Desired *desired.State
+	rest    *reader
 }
 
 // Encode is e's cache file: magic, version, the entry, and a CRC-32C of
@@ -71,7 +78,7 @@ func sizeHint(e *Entry) int {
 	if e.Desired != nil {
 		for _, f := range e.Desired.Files {
 			n += 56
-			if f.Src == "" {
+			if !f.HasSrc() {
 				n += len(f.Data)
 			}
 		}
@@ -79,23 +86,39 @@ func sizeHint(e *Entry) int {
 	return n
 }
 
-// Decode takes a cache file apart; anything but a complete file of this
-// version is an error (the caller rebuilds). data is handed over: the
-// entry's strings (paths, hashes) are parts of it, so nothing may change
-// it afterwards.
+// Decode takes a cache file apart up to its desired state (see
+// [Entry.DecodeDesired]); anything but a complete file of this version is
+// an error (the caller rebuilds). data is handed over: the Stamp is a
+// part of it, so nothing may change it afterwards.
 func Decode(data []byte) (*Entry, error) {
 	r, key, fp, err := openKeyed(data, magic, version)
 	if err != nil {
 		return nil, err
 	}
-	e := &Entry{Key: key, Fingerprint: fsys.NewFingerprint(fp)}
+	e := &Entry{Key: key, Stamp: fp}
 	e.Repo, e.Project, e.Profile = r.str(), fsys.AbsPath(r.str()), r.str()
 	e.Targets, e.Configured, e.Warnings = r.strs(), r.strs(), r.strs()
-	e.Desired = decodeDesired(r, fp)
+	if r.Err != nil {
+		return nil, errDamaged
+	}
+	e.rest = r
+	return e, nil
+}
+
+// DecodeDesired decodes the rest of a [Decode]d entry, its desired state,
+// once; its strings are copies, not parts of the file's data.
+func (e *Entry) DecodeDesired() (*desired.State, error) {
+	if e.Desired != nil || e.rest == nil {
+		return e.Desired, nil
+	}
+	r := e.rest
+	e.rest = nil
+	d := decodeDesired(r)
 	if r.Err != nil || len(r.B) != 0 {
 		return nil, errDamaged
 	}
-	return e, nil
+	e.Desired = d
+	return d, nil
 }
 
 func encodeRoots(w *writer, roots []desired.Root) {
@@ -119,32 +142,45 @@ func decodeRoots(r *reader) []desired.Root {
 	return out
 }
 
-// encodeDesired writes d's files; a file's target, root and module ids
-// are symbols (written once, then by number), and its source file, when
-// it is a verbatim copy, is the number of that path's fingerprint entry:
-// the fingerprint covers it, and the file's hash checks it when the bytes
-// are read. Made bytes (and a source the fingerprint misses) are kept whole.
+// encodeDesired writes d's files; a file's placement (target and root)
+// and module ids are symbols (written once, then by number), and its
+// source file, when it is a verbatim copy the fingerprint covers, is kept
+// as a folder symbol and the length of the tail of its path that follows
+// it: the fingerprint vouches for the source, and the file's hash checks
+// it when the bytes are read. Made bytes (and a source the fingerprint
+// misses) are kept whole.
 func encodeDesired(w *writer, d *desired.State, fp []fsys.FingerprintEntry) error {
 	w.Strings(d.Targets)
 	encodeRoots(w, d.Roots)
 	encodeRoots(w, d.Stale)
 	w.Uint(uint64(len(d.Files)))
+	places := map[*desired.Placement]uint64{}
 	var prev fsys.AbsPath
 	for _, f := range d.Files {
-		w.sym(f.Target)
-		w.sym(string(f.Root))
+		if i, ok := places[f.Placement]; ok {
+			w.Uint(i + 1)
+		} else {
+			places[f.Placement] = uint64(len(places))
+			w.Uint(0)
+			w.String(f.Target)
+			w.String(string(f.Root))
+		}
 		w.sha(f.SHA256)
 		w.path(string(prev), string(f.Path))
 		prev = f.Path
-		src, found := slices.BinarySearchFunc(fp, f.Src, func(e fsys.FingerprintEntry, p fsys.AbsPath) int { return cmp.Compare(e.Path, p) })
-		if f.Src == "" || !found || f.Keyed != nil {
-			if f.Src != "" && f.Data == nil {
+		src := f.Src()
+		_, found := slices.BinarySearchFunc(fp, src, func(e fsys.FingerprintEntry, p fsys.AbsPath) int { return cmp.Compare(e.Path, p) })
+		if src == "" || !found || f.Keyed != nil {
+			if src != "" && f.Data == nil {
 				return errNoBytes // a copy of a source the fingerprint misses
 			}
-			w.Uint(0)
+			w.Bool(false)
 			w.Bytes(f.Data)
 		} else {
-			w.Uint(uint64(src) + 1)
+			dir, tail := f.SrcParts()
+			w.Bool(true)
+			w.sym(string(*dir))
+			w.Uint(uint64(tail))
 		}
 		w.Uint(uint64(f.Mode))
 		w.Len(len(f.ModuleIDs), f.ModuleIDs == nil)
@@ -162,7 +198,11 @@ func encodeDesired(w *writer, d *desired.State, fp []fsys.FingerprintEntry) erro
 	return nil
 }
 
-func decodeDesired(r *reader, fp []fsys.FingerprintEntry) *desired.State {
+// decodeDesired reads what encodeDesired wrote. The files are one slice,
+// their paths and hashes a few large buffers, a placement is shared by
+// the files of its root, a source folder by the files below it, and a
+// list of one module id by every file of that module.
+func decodeDesired(r *reader) *desired.State {
 	targets, roots, stale := r.strs(), decodeRoots(r), decodeRoots(r)
 	n := r.Uint()
 	if n > uint64(len(r.B)) {
@@ -171,22 +211,51 @@ func decodeDesired(r *reader, fp []fsys.FingerprintEntry) *desired.State {
 	}
 	files := make([]desired.File, n)
 	ptrs := make([]*desired.File, n)
+	strs := newArena(64 << 10)
+	var places []*desired.Placement
+	var dirs []*fsys.AbsPath // by symbol number, made on first use
+	var ones [][]string      // a list of just that symbol, by number
 	var prev string
 	for i := range files {
 		f := &files[i]
-		f.Target, f.Root, f.SHA256 = r.sym(), fsys.AbsPath(r.sym()), r.sha()
-		prev = r.path(prev)
-		f.Path = fsys.AbsPath(prev)
-		switch src := r.Uint(); {
-		case src == 0:
-			f.Data = bytes.Clone(r.Bytes()) // a slice of data would be writable
-		case src <= uint64(len(fp)):
-			f.Src = fp[src-1].Path
+		switch p := r.Uint(); {
+		case p == 0:
+			places = append(places, &desired.Placement{Target: r.str(), Root: fsys.AbsPath(r.str())})
+			f.Placement = places[len(places)-1]
+		case p <= uint64(len(places)):
+			f.Placement = places[p-1]
 		default:
 			r.Fail()
+			return nil
+		}
+		f.SHA256 = r.sha(strs)
+		prev = r.path(strs, prev)
+		f.Path = fsys.AbsPath(prev)
+		if !r.Bool() {
+			f.Data = bytes.Clone(r.Bytes()) // a slice of data would be writable
+		} else if s := r.symIndex(); s >= 0 {
+			dirs = grow(dirs, s)
+			if dirs[s] == nil {
+				dir := fsys.AbsPath(r.syms[s])
+				dirs[s] = &dir
+			}
+			tail := r.Uint()
+			if tail > uint64(len(f.Path)) {
+				r.Fail()
+				return nil
+			}
+			f.SetSrc(dirs[s], int(tail))
 		}
 		f.Mode = fs.FileMode(r.Uint())
-		if k, isNil := r.Len(1); !isNil {
+		if k, isNil := r.Len(1); k == 1 {
+			if s := r.symIndex(); s >= 0 {
+				ones = grow(ones, s)
+				if ones[s] == nil {
+					ones[s] = r.syms[s : s+1 : s+1]
+				}
+				f.ModuleIDs = ones[s]
+			}
+		} else if !isNil {
 			f.ModuleIDs = make([]string, k)
 			for j := range f.ModuleIDs {
 				f.ModuleIDs[j] = r.sym()
@@ -196,9 +265,20 @@ func decodeDesired(r *reader, fp []fsys.FingerprintEntry) *desired.State {
 		if r.Bool() {
 			f.Keyed = decodeKeyed(r)
 		}
+		if r.Err != nil {
+			return nil
+		}
 		ptrs[i] = f
 	}
 	return desired.Restore(targets, roots, stale, ptrs)
+}
+
+// grow is s with an element at i.
+func grow[T any](s []T, i int) []T {
+	if i < len(s) {
+		return s
+	}
+	return append(s, make([]T, i+1-len(s))...)
 }
 
 // encodeKeyed stores each entry's value as JSON: the config editors turn

@@ -2,6 +2,7 @@ package desired
 
 import (
 	"bytes"
+	"math"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -44,8 +45,7 @@ type Input struct {
 // E_DESIRED_STATE_CONFLICT.
 func Compile(in Input) (*State, error) {
 	d := &State{Targets: in.Targets}
-	places := map[Placement]*Placement{}
-	srcDirs := map[fsys.AbsPath]*fsys.AbsPath{}
+	origins := Origins{}
 	rendered := map[string]bool{}
 	defer func() {
 		if in.Narrowed {
@@ -127,29 +127,13 @@ func Compile(in Input) (*State, error) {
 			if root == "" {
 				return nil, apperr.New(apperr.Unexpected, "target %s produced %s outside its roots", name, f.Path)
 			}
-			place := places[Placement{name, root}]
-			if place == nil {
-				place = &Placement{name, root}
-				places[*place] = place
-			}
-			src := f.Src
-			f.Src = ""
-			files[i] = NewFile(place, f, sums[i])
-			if src != "" {
-				dir, tail := splitSrc(src, f.Path)
-				p := srcDirs[dir]
-				if p == nil {
-					dir = fsys.AbsPath(strings.Clone(string(dir))) // not all of src
-					p = &dir
-					srcDirs[dir] = p
-				}
-				files[i].SetSrc(p, tail)
-			}
+			dir, tail := splitSrc(f.Src, f.Path)
+			files[i] = NewFileOf(origins.Get(name, root, f.ModuleIDs, dir), f, sums[i], f.Src != "", tail)
 			d.Files = append(d.Files, &files[i])
 		}
 	}
 	var err error
-	if d.Files, err = merge(d.Files); err != nil {
+	if d.Files, err = merge(d.Files, origins); err != nil {
 		return nil, err
 	}
 	d.index()
@@ -165,7 +149,7 @@ func Compile(in Input) (*State, error) {
 // merge sorts files by path and merges the files of one path: identical
 // bytes for one target merge module ids; different bytes are
 // E_DESIRED_STATE_CONFLICT.
-func merge(files []*File) ([]*File, error) {
+func merge(files []*File, origins Origins) ([]*File, error) {
 	slices.SortStableFunc(files, comparePaths)
 	out := files[:0]
 	for _, f := range files {
@@ -177,22 +161,43 @@ func merge(files []*File) ([]*File, error) {
 		if !bytes.Equal(prev.Data, f.Data) || prev.SHA256 != f.SHA256 || prev.Target != f.Target {
 			return nil, conflict(prev, f)
 		}
-		prev.ModuleIDs = mergeIDs(prev.ModuleIDs, f.ModuleIDs)
+		prev.Origin = origins.Get(prev.Target, prev.Root, mergeIDs(prev.ModuleIDs, f.ModuleIDs), prev.srcDir)
 	}
 	clear(files[len(out):])
 	return out, nil
 }
 
+// Origins makes each distinct [Origin] once.
+type Origins map[originKey]*Origin
+
+type originKey struct {
+	target       string
+	root, srcDir fsys.AbsPath
+	ids          string
+}
+
+// Get is the origin of these parts, made on first use (its strings copies
+// of these, not parts of larger strings).
+func (m Origins) Get(target string, root fsys.AbsPath, ids []string, srcDir fsys.AbsPath) *Origin {
+	k := originKey{target, root, srcDir, strings.Join(ids, "\x00")}
+	if o := m[k]; o != nil {
+		return o
+	}
+	o := NewOrigin(target, root, ids, fsys.AbsPath(strings.Clone(string(srcDir))))
+	m[k] = o
+	return o
+}
+
 // splitSrc is src as a folder and the length of the tail it shares with
-// path, from a separator on: files copied from one folder tree to another
-// share one folder string, their paths holding the rest.
+// path, from a separator on: the files copied from one folder tree to
+// another share one folder string, their paths holding the rest.
 func splitSrc(src, path fsys.AbsPath) (fsys.AbsPath, int) {
 	n := 0
 	for n < len(src) && n < len(path) && src[len(src)-1-n] == path[len(path)-1-n] {
 		n++
 	}
 	tail := strings.IndexByte(string(src[len(src)-n:]), filepath.Separator)
-	if tail < 0 || n-tail == 0 {
+	if tail < 0 || n-tail > math.MaxUint16 {
 		return src, 0
 	}
 	n -= tail

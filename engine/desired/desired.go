@@ -23,33 +23,44 @@ type Root struct {
 	ScanExtras bool
 }
 
-// Placement is the target and managed root of a desired file: one per
-// root, which every file of the root points to, instead of two strings
-// in each of 100,000 files.
-type Placement struct {
-	Target string
-	Root   fsys.AbsPath
+// Origin is what the files of one module in one root have in common: a
+// target, a root, module ids and the folder their sources lie in. Files
+// point to a shared one instead of each holding five strings (100,000
+// files are one origin per module, not 100,000 of each).
+type Origin struct {
+	Target    string
+	Root      fsys.AbsPath
+	ModuleIDs []string
+	// srcDir is the source folder of its files' [File.Src].
+	srcDir fsys.AbsPath
 }
 
+// NewOrigin returns the origin of files of target at root from the
+// modules ids whose sources lie in srcDir (see [File.Src]).
+func NewOrigin(target string, root fsys.AbsPath, ids []string, srcDir fsys.AbsPath) *Origin {
+	return &Origin{Target: target, Root: root, ModuleIDs: ids, srcDir: srcDir}
+}
+
+// SrcDir is the folder o's files' sources lie in.
+func (o *Origin) SrcDir() fsys.AbsPath { return o.srcDir }
+
 // File is one desired file with the root it belongs to ([target.DesiredFile]
-// as the desired state keeps it: 120 bytes a file, not 168, plus its path
+// as the desired state keeps it: 80 bytes a file, not 168, plus its path
 // and hash).
 type File struct {
-	*Placement
+	*Origin
 	Path fsys.AbsPath
 	// SHA256 is the hex sha256 of the file's bytes (of its entries, for a
 	// key-level file).
-	SHA256    string
-	Data      []byte
-	ModuleIDs []string
-	Keyed     *target.KeyedFile
-	// srcDir and srcTail are [target.DesiredFile.Src], read by [File.Src]:
-	// the folder part, shared by the files of a module, and how many bytes
-	// at the end of Path follow it (0: srcDir is the whole source path).
-	srcDir  *fsys.AbsPath
-	srcTail uint32
-	Mode    fs.FileMode
+	SHA256 string
+	Data   []byte
+	Keyed  *target.KeyedFile
+	Mode   fs.FileMode
+	// srcTail is how many bytes at the end of Path follow the origin's
+	// source folder in [File.Src]; 0 makes the folder the whole path.
+	srcTail uint16
 	Marked  bool
+	hasSrc  bool
 }
 
 // State is every file the selected profile and targets want on disk.
@@ -66,43 +77,46 @@ type State struct {
 	byPath []*File
 }
 
-// NewFile is a desired file of place made from what an adapter rendered
-// (its Src kept as [File.Src], its SrcSHA256 dropped: the file's hash is
-// sum).
-func NewFile(place *Placement, f target.DesiredFile, sum string) File {
-	out := File{Placement: place, Path: f.Path, SHA256: sum, Data: f.Data, ModuleIDs: f.ModuleIDs, Keyed: f.Keyed, Mode: f.Mode, Marked: f.Marked}
-	if f.Src != "" {
-		dir := f.Src
-		out.srcDir = &dir
-	}
-	return out
+// NewFile is a desired file of target at root made from what an adapter
+// rendered, with an origin of its own (see [NewFileOf]); its SrcSHA256 is
+// dropped: the file's hash is sum.
+func NewFile(target string, root fsys.AbsPath, f target.DesiredFile, sum string) *File {
+	out := NewFileOf(NewOrigin(target, root, f.ModuleIDs, f.Src), f, sum, f.Src != "", 0)
+	return &out
+}
+
+// NewFileOf is a desired file of o made from what an adapter rendered
+// (o's module ids stand for f's), whose source, when hasSrc, is o's
+// source folder followed by the last srcTail bytes of f's path (srcTail 0:
+// the folder is the whole source path).
+func NewFileOf(o *Origin, f target.DesiredFile, sum string, hasSrc bool, srcTail int) File {
+	return File{Origin: o, Path: f.Path, SHA256: sum, Data: f.Data, Keyed: f.Keyed, Mode: f.Mode, Marked: f.Marked,
+		hasSrc: hasSrc, srcTail: uint16(srcTail)}
 }
 
 // Src is the source file whose bytes the file's are, byte for byte (a
 // module file copied verbatim), or "" ([target.DesiredFile.Src]). It is a
-// new string each call unless the whole path was kept.
+// new string each call unless the origin's folder is the whole path.
 func (f *File) Src() fsys.AbsPath {
-	if f.srcDir == nil {
+	switch {
+	case !f.hasSrc:
 		return ""
+	case f.srcTail == 0:
+		return f.srcDir
 	}
-	if f.srcTail == 0 {
-		return *f.srcDir
-	}
-	return *f.srcDir + f.Path[len(f.Path)-int(f.srcTail):]
+	return f.srcDir + f.Path[len(f.Path)-int(f.srcTail):]
 }
 
 // HasSrc reports whether f has a source file ([File.Src] is not "").
-func (f *File) HasSrc() bool { return f.srcDir != nil }
+func (f *File) HasSrc() bool { return f.hasSrc }
 
-// SetSrc makes src f's source file, as the folder dir (shared between
-// files) followed by the last tail bytes of f's path, which src must end
-// with; tail 0 keeps dir as the whole source path.
-func (f *File) SetSrc(dir *fsys.AbsPath, tail int) {
-	f.srcDir, f.srcTail = dir, uint32(tail)
-}
+// SrcTail is how f's source path is made of its origin's source folder
+// and its own path: see [NewFileOf].
+func (f *File) SrcTail() int { return int(f.srcTail) }
 
-// SrcParts is how f keeps its source file: see [File.SetSrc].
-func (f *File) SrcParts() (dir *fsys.AbsPath, tail int) { return f.srcDir, int(f.srcTail) }
+// SetSrc gives f a source file: its origin's source folder followed by
+// the last tail bytes of its path (see [NewFileOf]).
+func (f *File) SetSrc(tail int) { f.hasSrc, f.srcTail = true, uint16(tail) }
 
 // Bytes returns f's bytes: Data, or, for a file restored from a cache
 // without them, its source file's bytes read through sys, checked against

@@ -23,8 +23,7 @@ func deployed(tgt, root, name, id string, files map[string]string) []*desired.Fi
 	var out []*desired.File
 	for rel, data := range files {
 		p := filepath.Join(root, name, filepath.FromSlash(rel))
-		f := desired.NewFile(&desired.Placement{Target: tgt}, target.DesiredFile{Path: fsys.AbsPath(p), Data: []byte(data), ModuleIDs: []string{id}}, "")
-		out = append(out, &f)
+		out = append(out, desired.NewFile(tgt, "", target.DesiredFile{Path: fsys.AbsPath(p), Data: []byte(data), ModuleIDs: []string{id}}, ""))
 	}
 	return out
 }

@@ -128,24 +128,17 @@ func (r *reader) sha(strs *arena) string {
 // sym reads a symbol written by writer.sym; a repeated one shares the
 // first one's string.
 func (r *reader) sym() string {
-	if i := r.symIndex(); i >= 0 {
-		return r.syms[i]
-	}
-	return ""
-}
-
-// symIndex reads a symbol as its number, -1 when it is damaged.
-func (r *reader) symIndex() int {
 	i := r.Uint()
 	if i == 0 {
-		r.syms = append(r.syms, r.str())
-		return len(r.syms) - 1
+		s := r.str()
+		r.syms = append(r.syms, s)
+		return s
 	}
 	if i > uint64(len(r.syms)) {
 		r.Fail()
-		return -1
+		return ""
 	}
-	return int(i - 1)
+	return r.syms[i-1]
 }
 
 // fingerprint writes fp's entries. Sorted paths share long prefixes, and

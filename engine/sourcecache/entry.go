@@ -10,6 +10,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"io/fs"
+	"math"
 	"slices"
 
 	"github.com/agentpack/agentpack/engine/desired"
@@ -142,28 +143,33 @@ func decodeRoots(r *reader) []desired.Root {
 	return out
 }
 
-// encodeDesired writes d's files; a file's placement (target and root)
-// and module ids are symbols (written once, then by number), and its
-// source file, when it is a verbatim copy the fingerprint covers, is kept
-// as a folder symbol and the length of the tail of its path that follows
-// it: the fingerprint vouches for the source, and the file's hash checks
-// it when the bytes are read. Made bytes (and a source the fingerprint
-// misses) are kept whole.
+// encodeDesired writes d's files; a file's origin (target, root, module
+// ids, source folder) is written once, then by number, and its source
+// file, when it is a verbatim copy the fingerprint covers, is the length
+// of the tail of its path that follows the origin's source folder: the
+// fingerprint vouches for the source, and the file's hash checks it when
+// the bytes are read. Made bytes (and a source the fingerprint misses)
+// are kept whole.
 func encodeDesired(w *writer, d *desired.State, fp []fsys.FingerprintEntry) error {
 	w.Strings(d.Targets)
 	encodeRoots(w, d.Roots)
 	encodeRoots(w, d.Stale)
 	w.Uint(uint64(len(d.Files)))
-	places := map[*desired.Placement]uint64{}
+	origins := map[*desired.Origin]uint64{}
 	var prev fsys.AbsPath
 	for _, f := range d.Files {
-		if i, ok := places[f.Placement]; ok {
+		if i, ok := origins[f.Origin]; ok {
 			w.Uint(i + 1)
 		} else {
-			places[f.Placement] = uint64(len(places))
+			origins[f.Origin] = uint64(len(origins))
 			w.Uint(0)
-			w.String(f.Target)
-			w.String(string(f.Root))
+			w.sym(f.Target)
+			w.sym(string(f.Root))
+			w.Len(len(f.ModuleIDs), f.ModuleIDs == nil)
+			for _, id := range f.ModuleIDs {
+				w.sym(id)
+			}
+			w.sym(string(f.SrcDir()))
 		}
 		w.sha(f.SHA256)
 		w.path(string(prev), string(f.Path))
@@ -177,16 +183,10 @@ func encodeDesired(w *writer, d *desired.State, fp []fsys.FingerprintEntry) erro
 			w.Bool(false)
 			w.Bytes(f.Data)
 		} else {
-			dir, tail := f.SrcParts()
 			w.Bool(true)
-			w.sym(string(*dir))
-			w.Uint(uint64(tail))
+			w.Uint(uint64(f.SrcTail()))
 		}
 		w.Uint(uint64(f.Mode))
-		w.Len(len(f.ModuleIDs), f.ModuleIDs == nil)
-		for _, id := range f.ModuleIDs {
-			w.sym(id)
-		}
 		w.Bool(f.Marked)
 		w.Bool(f.Keyed != nil)
 		if f.Keyed != nil {
@@ -199,9 +199,8 @@ func encodeDesired(w *writer, d *desired.State, fp []fsys.FingerprintEntry) erro
 }
 
 // decodeDesired reads what encodeDesired wrote. The files are one slice,
-// their paths and hashes a few large buffers, a placement is shared by
-// the files of its root, a source folder by the files below it, and a
-// list of one module id by every file of that module.
+// their paths and hashes a few large buffers, and an origin is shared by
+// the files of its module and root.
 func decodeDesired(r *reader) *desired.State {
 	targets, roots, stale := r.strs(), decodeRoots(r), decodeRoots(r)
 	n := r.Uint()
@@ -212,18 +211,16 @@ func decodeDesired(r *reader) *desired.State {
 	files := make([]desired.File, n)
 	ptrs := make([]*desired.File, n)
 	strs := newArena(64 << 10)
-	var places []*desired.Placement
-	var dirs []*fsys.AbsPath // by symbol number, made on first use
-	var ones [][]string      // a list of just that symbol, by number
+	var origins []*desired.Origin
 	var prev string
 	for i := range files {
 		f := &files[i]
-		switch p := r.Uint(); {
-		case p == 0:
-			places = append(places, &desired.Placement{Target: r.str(), Root: fsys.AbsPath(r.str())})
-			f.Placement = places[len(places)-1]
-		case p <= uint64(len(places)):
-			f.Placement = places[p-1]
+		switch o := r.Uint(); {
+		case o == 0:
+			origins = append(origins, decodeOrigin(r))
+			f.Origin = origins[len(origins)-1]
+		case o <= uint64(len(origins)):
+			f.Origin = origins[o-1]
 		default:
 			r.Fail()
 			return nil
@@ -233,34 +230,12 @@ func decodeDesired(r *reader) *desired.State {
 		f.Path = fsys.AbsPath(prev)
 		if !r.Bool() {
 			f.Data = bytes.Clone(r.Bytes()) // a slice of data would be writable
-		} else if s := r.symIndex(); s >= 0 {
-			dirs = grow(dirs, s)
-			if dirs[s] == nil {
-				dir := fsys.AbsPath(r.syms[s])
-				dirs[s] = &dir
-			}
-			tail := r.Uint()
-			if tail > uint64(len(f.Path)) {
-				r.Fail()
-				return nil
-			}
-			f.SetSrc(dirs[s], int(tail))
+		} else if tail := r.Uint(); tail <= uint64(min(len(f.Path), math.MaxUint16)) {
+			f.SetSrc(int(tail))
+		} else {
+			r.Fail()
 		}
 		f.Mode = fs.FileMode(r.Uint())
-		if k, isNil := r.Len(1); k == 1 {
-			if s := r.symIndex(); s >= 0 {
-				ones = grow(ones, s)
-				if ones[s] == nil {
-					ones[s] = r.syms[s : s+1 : s+1]
-				}
-				f.ModuleIDs = ones[s]
-			}
-		} else if !isNil {
-			f.ModuleIDs = make([]string, k)
-			for j := range f.ModuleIDs {
-				f.ModuleIDs[j] = r.sym()
-			}
-		}
 		f.Marked = r.Bool()
 		if r.Bool() {
 			f.Keyed = decodeKeyed(r)
@@ -273,12 +248,17 @@ func decodeDesired(r *reader) *desired.State {
 	return desired.Restore(targets, roots, stale, ptrs)
 }
 
-// grow is s with an element at i.
-func grow[T any](s []T, i int) []T {
-	if i < len(s) {
-		return s
+// decodeOrigin reads an origin encodeDesired wrote.
+func decodeOrigin(r *reader) *desired.Origin {
+	target, root := r.sym(), fsys.AbsPath(r.sym())
+	var ids []string
+	if k, isNil := r.Len(1); !isNil {
+		ids = make([]string, k)
+		for j := range ids {
+			ids[j] = r.sym()
+		}
 	}
-	return append(s, make([]T, i+1-len(s))...)
+	return desired.NewOrigin(target, root, ids, fsys.AbsPath(r.sym()))
 }
 
 // encodeKeyed stores each entry's value as JSON: the config editors turn

@@ -3,6 +3,7 @@ package sourcecache
 import (
 	"io/fs"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/agentpack/agentpack/engine/desired"
@@ -19,27 +20,28 @@ func TestEntryRoundTrip(t *testing.T) {
 		{Path: "/repo/agentpack.yaml", Size: 10, Mode: 0o644, MtimeNS: 1700000000123456789, CtimeNS: 1700000000123456789, Ino: 9},
 		{Path: "/repo/modules", Listed: true, Mode: fs.ModeDir | 0o755, MtimeNS: 1600000000000000000, Ino: 3},
 		{Path: "/repo/modules/s/SKILL.md", Size: 5, Mode: 0o644, Ino: 7, Follow: true},
+		{Path: "/repo/modules/s/ref/a.md", Size: 1, Mode: 0o644, Ino: 8, Follow: true},
 		{Path: "/repo/modules/t", Missing: true},
 	}
 	fp := fsys.NewFingerprint(fps)
 	skillSum := checksum.SHA256Hex([]byte("skill"))
 	root := fsys.AbsPath("/proj/.codex/skills")
-	place := &desired.Placement{Target: "codex", Root: root}
-	file := func(f target.DesiredFile, sum string) *desired.File {
-		out := desired.NewFile(place, f, sum)
+	// Files of one module share an origin, their sources its folder.
+	origins := desired.Origins{}
+	file := func(f target.DesiredFile, sum string, dir fsys.AbsPath, tail int) *desired.File {
+		out := desired.NewFileOf(origins.Get("codex", root, f.ModuleIDs, dir), f, sum, f.Src != "", tail)
 		return &out
 	}
 	files := []*desired.File{
 		file(target.DesiredFile{Path: root + "/s/SKILL.md", Data: []byte("skill"), Mode: 0o644,
-			ModuleIDs: []string{"skill:s"}, Src: "/repo/modules/s/SKILL.md"}, skillSum),
+			ModuleIDs: []string{"skill:s"}, Src: "/repo/modules/s/SKILL.md"}, skillSum, "/repo/modules", len("/s/SKILL.md")),
 		file(target.DesiredFile{Path: root + "/s/made.md", Data: []byte("made"), Mode: 0o755,
-			ModuleIDs: []string{"skill:s", "skill:t"}, Marked: true}, "bb"),
+			ModuleIDs: []string{"skill:s", "skill:t"}, Marked: true}, "bb", "", 0),
 		file(target.DesiredFile{Path: root + "/s/loose.md", Data: []byte{}, Mode: 0o644,
-			Src: "/elsewhere/loose.md"}, "cc"),
+			Src: "/elsewhere/loose.md"}, "cc", "/elsewhere/loose.md", 0),
+		file(target.DesiredFile{Path: root + "/s/ref/a.md", Data: []byte("a"), Mode: 0o644,
+			ModuleIDs: []string{"skill:s"}, Src: "/repo/modules/s/ref/a.md"}, checksum.SHA256Hex([]byte("a")), "/repo/modules", len("/s/ref/a.md")),
 	}
-	// A source kept as a shared folder and the tail of the file's path.
-	dir := fsys.AbsPath("/repo/modules")
-	files[0].SetSrc(&dir, len("/s/SKILL.md"))
 	in := &Entry{Key: "k", Fingerprint: fp, Repo: "/repo", Targets: []string{"codex"},
 		Desired: desired.Restore([]string{"codex"}, []desired.Root{{Target: "codex", Path: root}}, nil, files)}
 	data, err := Encode(in)
@@ -57,11 +59,11 @@ func TestEntryRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Files) != 3 {
+	if len(d.Files) != 4 {
 		t.Fatalf("decoded %d files", len(d.Files))
 	}
-	got := []*desired.File{d.File(root + "/s/SKILL.md"), d.File(root + "/s/made.md"), d.File(root + "/s/loose.md")}
-	if got[0] == nil || got[1] == nil || got[2] == nil || d.File(root+"/s/none.md") != nil {
+	got := []*desired.File{d.File(root + "/s/SKILL.md"), d.File(root + "/s/made.md"), d.File(root + "/s/loose.md"), d.File(root + "/s/ref/a.md")}
+	if slices.Contains(got, nil) || d.File(root+"/s/none.md") != nil {
 		t.Fatal("File does not find the decoded files by path")
 	}
 	if got[0].Data != nil || got[0].Src() != "/repo/modules/s/SKILL.md" || got[0].SHA256 != skillSum || got[0].Path != root+"/s/SKILL.md" {
@@ -76,8 +78,8 @@ func TestEntryRoundTrip(t *testing.T) {
 	if got[1].Root != root || got[0].Target != "codex" || got[1].ModuleIDs[0] != "skill:s" {
 		t.Errorf("symbols decoded wrong: %+v", got[1])
 	}
-	if got[0].Placement != got[1].Placement || got[0].ModuleIDs[0] != got[1].ModuleIDs[0] {
-		t.Errorf("placements and module ids are not shared: %+v", got[:2])
+	if got[0].Origin != got[3].Origin || got[3].Src() != "/repo/modules/s/ref/a.md" || got[1].ModuleIDs[0] != got[0].ModuleIDs[0] {
+		t.Errorf("origins and module ids are not shared: %+v", got)
 	}
 	decode := func(data []byte) error {
 		e, err := Decode(data)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
 	"runtime"
 
@@ -200,9 +201,9 @@ func (e *Engine) keepAnswer(key string, path fsys.AbsPath, tracker *fsys.Trackin
 	if !ok {
 		return
 	}
-	file := sourcecache.EncodeAnswer(&sourcecache.Answer{Key: key, Fingerprint: fp, Repo: st.Repo, Project: st.Project,
-		Profile: st.Profile, Targets: st.Targets, Warnings: st.Warnings, Data: data})
-	e.writeCacheFile(path, file)
+	a := &sourcecache.Answer{Key: key, Fingerprint: fp, Repo: st.Repo, Project: st.Project,
+		Profile: st.Profile, Targets: st.Targets, Warnings: st.Warnings, Data: data}
+	e.writeCacheFile(path, func(w io.Writer) error { return sourcecache.EncodeAnswer(w, a) })
 }
 
 // answerPath is the file of key's kept answer.

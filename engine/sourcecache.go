@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -142,12 +143,9 @@ func (e *Engine) saveSourceCache(key string, path fsys.AbsPath, tracker *fsys.Tr
 	if !ok {
 		return
 	}
-	data, err := sourcecache.Encode(&sourcecache.Entry{Key: key, Fingerprint: fp, Repo: st.Repo, Project: st.Project,
-		Profile: st.Profile, Targets: st.Targets, Configured: st.Manifest.TargetNames(), Warnings: st.Warnings, Desired: st.Desired})
-	if err != nil {
-		return
-	}
-	e.writeCacheFile(path, data)
+	ent := &sourcecache.Entry{Key: key, Fingerprint: fp, Repo: st.Repo, Project: st.Project,
+		Profile: st.Profile, Targets: st.Targets, Configured: st.Manifest.TargetNames(), Warnings: st.Warnings, Desired: st.Desired}
+	e.writeCacheFile(path, func(w io.Writer) error { return sourcecache.Encode(w, ent) })
 }
 
 // racy is c.Racy, or its default.
@@ -159,13 +157,14 @@ func (c *SourceCache) racy() time.Duration {
 }
 
 // writeCacheFile writes one cache file (a source cache entry, a kept
-// answer) when the System can write its folder, then prunes the folder.
-func (e *Engine) writeCacheFile(path fsys.AbsPath, data []byte) {
+// answer) as write encodes it, when the System can write its folder, then
+// prunes the folder. A failed write leaves the file as it was.
+func (e *Engine) writeCacheFile(path fsys.AbsPath, write func(io.Writer) error) {
 	dir := path.Dir()
 	if e.Sys.MkdirAll(dir, 0o700) != nil || !fsys.CanWrite(e.Sys, dir) {
 		return
 	}
-	if e.Sys.WriteFile(path, data, 0o600) == nil {
+	if fsys.WriteStream(e.Sys, path, 0o600, write) == nil {
 		e.pruneSourceCache(dir, path)
 	}
 }

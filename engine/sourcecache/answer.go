@@ -1,7 +1,8 @@
 package sourcecache
 
 import (
-	"github.com/agentpack/agentpack/internal/bincodec"
+	"io"
+
 	"github.com/agentpack/agentpack/internal/fsys"
 )
 
@@ -30,19 +31,18 @@ type Answer struct {
 	Data        []byte
 }
 
-// EncodeAnswer is a's file, with a CRC-32C like an [Entry]'s.
-func EncodeAnswer(a *Answer) []byte {
-	fp := a.Fingerprint.Entries()
-	w := &writer{Writer: bincodec.NewWriter(answerMagic, answerVersion, 1<<12+40*len(fp)+len(a.Data))}
+// EncodeAnswer writes a's file to out, with a CRC-32C like an [Entry]'s.
+func EncodeAnswer(out io.Writer, a *Answer) error {
+	w := newWriter(out, answerMagic, answerVersion)
 	w.String(a.Key)
-	w.fingerprint(fp)
+	w.fingerprint(a.Fingerprint.Entries())
 	w.String(a.Repo)
 	w.String(string(a.Project))
 	w.String(a.Profile)
 	w.Strings(a.Targets)
 	w.Strings(a.Warnings)
 	w.Bytes(a.Data)
-	return w.Finish()
+	return w.Close()
 }
 
 // DecodeAnswer takes an answer file apart; anything but a complete file of

@@ -9,13 +9,13 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"io"
 	"io/fs"
 	"math"
 	"slices"
 
 	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/engine/target"
-	"github.com/agentpack/agentpack/internal/bincodec"
 	"github.com/agentpack/agentpack/internal/cfgedit"
 	"github.com/agentpack/agentpack/internal/fsys"
 )
@@ -50,10 +50,12 @@ type Entry struct {
 	rest    *reader
 }
 
-// Encode is e's cache file: magic, version, the entry, and a CRC-32C of
-// all that, so a torn or damaged file is told from a good one.
-func Encode(e *Entry) ([]byte, error) {
-	w := &writer{Writer: bincodec.NewWriter(magic, version, sizeHint(e))}
+// Encode writes e's cache file to out: magic, version, the entry, and a
+// CRC-32C of all that, so a torn or damaged file is told from a good one.
+// It fails (and out must be thrown away) when a file has neither bytes nor
+// a source the fingerprint covers.
+func Encode(out io.Writer, e *Entry) error {
+	w := newWriter(out, magic, version)
 	w.String(e.Key)
 	fp := e.Fingerprint.Entries()
 	w.fingerprint(fp)
@@ -64,27 +66,9 @@ func Encode(e *Entry) ([]byte, error) {
 	w.Strings(e.Configured)
 	w.Strings(e.Warnings)
 	if err := encodeDesired(w, e.Desired, fp); err != nil {
-		return nil, err
+		return err
 	}
-	return w.Finish(), nil
-}
-
-// sizeHint is about how many bytes e encodes to, so the buffer is made
-// once instead of grown (and copied) a dozen times at 10,000 files.
-func sizeHint(e *Entry) int {
-	n := 1 << 12
-	for range e.Fingerprint.Entries() {
-		n += 40
-	}
-	if e.Desired != nil {
-		for _, f := range e.Desired.Files {
-			n += 56
-			if !f.HasSrc() {
-				n += len(f.Data)
-			}
-		}
-	}
-	return n
+	return w.Close()
 }
 
 // Decode takes a cache file apart up to its desired state (see
@@ -194,6 +178,7 @@ func encodeDesired(w *writer, d *desired.State, fp []fsys.FingerprintEntry) erro
 				return err
 			}
 		}
+		w.Flush()
 	}
 	return nil
 }

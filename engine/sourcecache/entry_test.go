@@ -1,6 +1,8 @@
 package sourcecache
 
 import (
+	"bytes"
+	"fmt"
 	"io/fs"
 	"reflect"
 	"slices"
@@ -44,10 +46,11 @@ func TestEntryRoundTrip(t *testing.T) {
 	}
 	in := &Entry{Key: "k", Fingerprint: fp, Repo: "/repo", Targets: []string{"codex"},
 		Desired: desired.Restore([]string{"codex"}, []desired.Root{{Target: "codex", Path: root}}, nil, files)}
-	data, err := Encode(in)
-	if err != nil {
+	var buf bytes.Buffer
+	if err := Encode(&buf, in); err != nil {
 		t.Fatal(err)
 	}
+	data := buf.Bytes()
 	out, err := Decode(data)
 	if err != nil {
 		t.Fatal(err)
@@ -97,5 +100,44 @@ func TestEntryRoundTrip(t *testing.T) {
 	}
 	if err := decode(data[:len(data)-1]); err == nil {
 		t.Fatal("a truncated file decoded")
+	}
+}
+
+// An entry far larger than the stream's buffer round-trips: it is written
+// out a chunk at a time, its checksum over every chunk, and its
+// fingerprint is checked a chunk at a time.
+func TestLargeEntryRoundTrip(t *testing.T) {
+	const n = 20000
+	root := fsys.AbsPath("/proj/.codex/skills")
+	origins := desired.Origins{}
+	var fps []fsys.FingerprintEntry
+	files := make([]*desired.File, n)
+	for i := range files {
+		rel := fmt.Sprintf("/s%05d/ref/f.md", i)
+		fps = append(fps, fsys.FingerprintEntry{Path: fsys.AbsPath("/repo/modules" + rel), Size: int64(i), MtimeNS: int64(i) * 1000, Ino: uint64(i)})
+		f := desired.NewFileOf(origins.Get("codex", root, []string{fmt.Sprintf("skill:s%05d", i)}, "/repo/modules"),
+			target.DesiredFile{Path: root + fsys.AbsPath(rel), Mode: 0o644}, checksum.SHA256Hex([]byte(rel)), true, len(rel))
+		files[i] = &f
+	}
+	in := &Entry{Key: "k", Fingerprint: fsys.NewFingerprint(fps), Desired: desired.Restore([]string{"codex"}, []desired.Root{{Target: "codex", Path: root}}, nil, files)}
+	var buf bytes.Buffer
+	if err := Encode(&buf, in); err != nil {
+		t.Fatal(err)
+	}
+	out, err := Decode(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out.Stamp.Entries(); !reflect.DeepEqual(got, fps) {
+		t.Fatalf("fingerprint of %d entries decoded as %d", len(fps), len(got))
+	}
+	d, err := out.DecodeDesired()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range d.Files {
+		if f.Path != files[i].Path || f.SHA256 != files[i].SHA256 || f.Src() != fps[i].Path || f.ModuleIDs[0] != files[i].ModuleIDs[0] {
+			t.Fatalf("file %d decoded as %+v", i, f)
+		}
 	}
 }

@@ -150,7 +150,9 @@ func Compile(in Input) (*State, error) {
 // bytes for one target merge module ids; different bytes are
 // E_DESIRED_STATE_CONFLICT.
 func merge(files []*File, origins Origins) ([]*File, error) {
-	slices.SortStableFunc(files, comparePaths)
+	if !slices.IsSortedFunc(files, comparePaths) { // adapters mostly render in order
+		slices.SortStableFunc(files, comparePaths)
+	}
 	out := files[:0]
 	for _, f := range files {
 		if len(out) == 0 || out[len(out)-1].Path != f.Path {

@@ -60,15 +60,30 @@ func (wr *Writer) Apply(d Deployment) (string, bool, error) {
 	store := wr.Store
 	now := time.Now()
 	id := store.NewID(now)
-	writes, manifests, err := wr.transactionWrites(&d, id, now)
+	// The pack is begun when a new manifest is rendered into it, or after.
+	var pack *snapshots.Pack
+	begin := func() (*snapshots.Pack, error) {
+		if pack == nil {
+			p, err := wr.newPack(id)
+			if err != nil {
+				return nil, err
+			}
+			pack = p
+		}
+		return pack, nil
+	}
+	writes, manifests, err := wr.transactionWrites(&d, id, now, begin)
 	if err != nil || len(writes) == 0 {
+		if pack != nil {
+			_ = pack.Close()
+			_ = store.DeleteBlobs(id)
+		}
 		return "", false, err
 	}
 	d.Plan.Release()
 	rec := &snapshots.Record{ID: id, Kind: snapshots.KindDeploy, CreatedAt: now.UTC(), Command: d.Command,
 		Repo: d.Repo, Project: d.Project, Profile: d.Profile, Targets: d.Targets, Machine: d.Machine}
-	pack, err := wr.newPack(id)
-	if err != nil {
+	if _, err := begin(); err != nil {
 		return "", false, err
 	}
 	if err := wr.commit(rec, pack, writes, manifests, nil); err != nil {
@@ -143,7 +158,7 @@ func (wr *Writer) performAll(sys fsys.System, writes []write, nManifests int, ti
 // [Writer.Apply] would write, in order, without touching the disk or the
 // store.
 func (wr *Writer) DryRun(d Deployment) ([]fsys.Op, error) {
-	writes, manifests, err := wr.transactionWrites(&d, "dry-run", time.Now())
+	writes, manifests, err := wr.transactionWrites(&d, "dry-run", time.Now(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -191,6 +206,15 @@ func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w *write, wrot
 	}
 	if w.remove {
 		return sys.Remove(w.path())
+	}
+	if w.stream != nil {
+		if err := fsys.WriteStream(sys, w.path(), w.mode, w.stream); err != nil {
+			return err
+		}
+		if wrote != nil {
+			return wrote(w, nil)
+		}
+		return nil
 	}
 	data, err := w.bytes(wr.Sys)
 	if err != nil {

@@ -171,8 +171,8 @@ func savedBytes(w *write) [][]byte {
 	if w.change.Before != nil && !w.beforeSaved {
 		out = append(out, w.before)
 	}
-	if w.remove || w.noop || !w.change.Manifest {
-		return out
+	if w.remove || w.noop || !w.change.Manifest || w.stream != nil {
+		return out // a streamed manifest's bytes are in the pack already
 	}
 	if w.change.Before == nil || len(w.before)+len(w.data) < deltaMin {
 		return append(out, w.data)

@@ -50,24 +50,59 @@ type Change struct {
 
 	// Root is the managed root holding Path.
 	Root fsys.AbsPath `json:"-"`
-	// Before is the current bytes (nil when the file does not exist).
-	Before []byte `json:"-"`
-	// After is the desired bytes for create/update; nil with Src set when
-	// they are read only if needed (see [Plan.AfterBytes]).
-	After []byte      `json:"-"`
-	Mode  fs.FileMode `json:"-"`
+	// Bytes holds the bytes the change carries, nil when it carries none:
+	// most changes of a large plan (a created module file's bytes are read
+	// from Src when written), which so hold no two empty slices each.
+	Bytes *ChangeBytes `json:"-"`
+	Mode  fs.FileMode  `json:"-"`
 	// Src, when set, is the source file holding After's bytes for a file
 	// whose desired state keeps only its hash (AfterSHA256): a path, not a
 	// function reading it, so a change of 10,000 holds no closure each.
 	Src fsys.AbsPath `json:"-"`
 }
 
+// ChangeBytes are the bytes a [Change] carries.
+type ChangeBytes struct {
+	// Before is the current bytes (nil when the file does not exist).
+	Before []byte
+	// After is the desired bytes for create/update; nil with Src set when
+	// they are read only if needed (see [Plan.AfterBytes]).
+	After []byte
+}
+
+// Before is the file's current bytes the change carries (nil when the
+// file does not exist).
+func (c *Change) Before() []byte {
+	if c.Bytes == nil {
+		return nil
+	}
+	return c.Bytes.Before
+}
+
+// After is the desired bytes the change carries, nil when it carries
+// none (a delete, or bytes read from Src: see [Plan.AfterBytes]).
+func (c *Change) After() []byte {
+	if c.Bytes == nil {
+		return nil
+	}
+	return c.Bytes.After
+}
+
+// SetBytes sets the bytes c carries, none when both are nil.
+func (c *Change) SetBytes(before, after []byte) {
+	if before == nil && after == nil {
+		c.Bytes = nil
+		return
+	}
+	c.Bytes = &ChangeBytes{Before: before, After: after}
+}
+
 // AfterBytes returns the desired bytes of c, a create or update of p:
 // After, or c's source file read through p's System and checked against
 // c's hash ([desired.ReadSource]).
 func (p *Plan) AfterBytes(c *Change) ([]byte, error) {
-	if c.After != nil || c.Src == "" {
-		return c.After, nil
+	if after := c.After(); after != nil || c.Src == "" {
+		return after, nil
 	}
 	return desired.ReadSource(p.Sys, c.Src, *c.AfterSHA256)
 }

@@ -129,11 +129,11 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 		c := Change{Target: f.Target, Path: f.Path, PathPosix: f.Path.ToSlash(), AfterSHA256: &after,
 			ModuleIDs: f.ModuleIDs, Root: f.Root, Mode: f.Mode}
 		c.SetBytes(nil, f.Data)
-		if f.Data == nil && f.Src != "" && f.Keyed == nil {
+		if f.Data == nil && f.HasSrc() && f.Keyed == nil {
 			// The path (and the hash), not f: once the plan is made,
 			// nothing of the desired state needs to stay for apply to
 			// read the bytes.
-			c.Src = f.Src
+			c.Src = f.Src()
 		}
 		if f.Keyed != nil {
 			// A key-level file (keyed.go): the change edits only its

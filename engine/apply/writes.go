@@ -106,11 +106,13 @@ func (w *write) afterSHA256() string {
 // bytes returns the bytes w writes, reading them through sys when only
 // the planned change's source or the pack holds them.
 func (w *write) bytes(sys fsys.System) ([]byte, error) {
-	switch {
-	case w.load != nil:
+	if w.load != nil {
 		return w.load()
-	case w.planned != nil && w.data == nil && w.planned.Src != "":
-		return desired.ReadSource(sys, w.planned.Src, *w.planned.AfterSHA256)
+	}
+	if w.planned != nil && w.data == nil {
+		if src := w.planned.Src(); src != "" {
+			return desired.ReadSource(sys, src, *w.planned.AfterSHA256)
+		}
 	}
 	return w.data, nil
 }

@@ -133,7 +133,7 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 			// The path (and the hash), not f: once the plan is made,
 			// nothing of the desired state needs to stay for apply to
 			// read the bytes.
-			c.Src = f.Src()
+			c.srcFrom(f)
 		}
 		if f.Keyed != nil {
 			// A key-level file (keyed.go): the change edits only its

@@ -55,10 +55,29 @@ type Change struct {
 	// from Src when written), which so hold no two empty slices each.
 	Bytes *ChangeBytes `json:"-"`
 	Mode  fs.FileMode  `json:"-"`
-	// Src, when set, is the source file holding After's bytes for a file
-	// whose desired state keeps only its hash (AfterSHA256): a path, not a
-	// function reading it, so a change of 10,000 holds no closure each.
-	Src fsys.AbsPath `json:"-"`
+	// srcTail and srcDir name the source file holding After's bytes for a
+	// file whose desired state keeps only its hash (AfterSHA256), as the
+	// desired file does ([desired.File.Src]): the folder its module's
+	// files share, then the last srcTail bytes of Path. A path, not a
+	// function reading it, and not a string made for each of 100,000
+	// creates ([Change.Src]).
+	srcTail uint16
+	srcDir  fsys.AbsPath
+}
+
+// Src is the source file holding the change's After bytes when the plan
+// keeps only their hash, or "" (see [Plan.AfterBytes]). It is a new string
+// each call unless the source folder is the whole path.
+func (c *Change) Src() fsys.AbsPath {
+	if c.srcTail == 0 {
+		return c.srcDir
+	}
+	return c.srcDir + c.Path[len(c.Path)-int(c.srcTail):]
+}
+
+// srcFrom makes f's source file the change's ([Change.Src]).
+func (c *Change) srcFrom(f *desired.File) {
+	c.srcDir, c.srcTail = f.SrcDir(), uint16(f.SrcTail())
 }
 
 // ChangeBytes are the bytes a [Change] carries.
@@ -101,10 +120,10 @@ func (c *Change) SetBytes(before, after []byte) {
 // After, or c's source file read through p's System and checked against
 // c's hash ([desired.ReadSource]).
 func (p *Plan) AfterBytes(c *Change) ([]byte, error) {
-	if after := c.After(); after != nil || c.Src == "" {
+	if after := c.After(); after != nil || c.srcDir == "" {
 		return after, nil
 	}
-	return desired.ReadSource(p.Sys, c.Src, *c.AfterSHA256)
+	return desired.ReadSource(p.Sys, c.Src(), *c.AfterSHA256)
 }
 
 // Summary counts changes by op.

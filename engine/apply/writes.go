@@ -72,6 +72,13 @@ func (w *write) root() fsys.AbsPath {
 	return fsys.AbsPath(w.change.Root)
 }
 
+func (w *write) target() string {
+	if w.planned != nil {
+		return w.planned.Target
+	}
+	return w.change.Target
+}
+
 func (w *write) path() fsys.AbsPath {
 	if w.planned != nil {
 		return w.planned.Path

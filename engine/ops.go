@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/internal/jsonstream"
@@ -138,8 +139,9 @@ func diffData(st *State, p *plan.Plan) *DiffData {
 	// line diff, a create's reads its bytes when they were dropped); the
 	// warnings in the changes' order.
 	omitted := make([]string, len(p.Changes))
+	var held atomic.Int64
 	workers.Chunks(len(p.Changes), func(i int) bool {
-		d.Changes[i], omitted[i] = diffChange(p, p.Changes[i])
+		d.Changes[i], omitted[i] = diffChange(p, &p.Changes[i], &held)
 		return true
 	})
 	for _, w := range omitted {
@@ -150,10 +152,17 @@ func diffData(st *State, p *plan.Plan) *DiffData {
 	return d
 }
 
+// diffHeld is how many bytes of created files read from their sources
+// the diffs of one plan hold: past it, a created file's diff lets go of
+// them and reads them again when it is written ([textdiff.Diff.Dropped]),
+// so a diff of 100,000 new files is not as large as the files.
+const diffHeld = 16 << 20
+
 // diffChange is c with its unified diff, or with none and the warning
-// saying why.
-func diffChange(p *plan.Plan, c plan.Change) (DiffChange, string) {
-	dc := DiffChange{Change: c}
+// saying why. held counts the bytes of created files the plan's diffs
+// hold (see [diffHeld]).
+func diffChange(p *plan.Plan, c *plan.Change, held *atomic.Int64) (DiffChange, string) {
+	dc := DiffChange{Change: *c}
 	from, to := c.Path.ToSlash(), c.Path.ToSlash() // like diff -u of two files
 	if c.Op == plan.OpCreate {
 		from = "/dev/null"
@@ -170,13 +179,21 @@ func diffChange(p *plan.Plan, c plan.Change) (DiffChange, string) {
 		dc.Unified = textdiff.Text(u.String())
 		return dc, ""
 	}
-	after, err := p.AfterBytes(&c)
+	after, err := p.AfterBytes(c)
 	if err != nil {
 		return dc, fmt.Sprintf("diff of %s omitted: %s", c.Path, err)
 	}
 	u, ok := textdiff.UnifiedDiff(from, to, c.Before(), after)
 	if !ok {
 		return dc, fmt.Sprintf("diff of %s omitted (binary or over 100 KiB)", c.Path)
+	}
+	if c.Op == plan.OpCreate && c.After() == nil && held.Add(int64(len(after))) > diffHeld {
+		// Read from its source for this diff: read again when shown
+		// (through what names the source, not the plan, which can go).
+		// Not hashed again: bytes of another length are shown as a
+		// changed file, and a deploy plans again whatever a diff showed.
+		sys, src := p.Sys, c.Src()
+		u = u.Dropped(func() ([]byte, error) { return sys.ReadFile(src) })
 	}
 	dc.Unified = u
 	return dc, ""

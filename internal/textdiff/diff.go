@@ -22,6 +22,12 @@ type Diff struct {
 	from, to string
 	lines    int
 	side     []byte
+	// size is side's length and noEOL whether it ends without a newline,
+	// kept for a diff whose side was let go of ([Diff.Dropped]) and is
+	// read again by load when the diff is written.
+	size  int
+	noEOL bool
+	load  func() ([]byte, error)
 }
 
 // UnifiedDiff is [Unified] as a [Diff]: ok=false for binary input or a
@@ -54,11 +60,39 @@ func oneSidedDiff(fromName, toName string, a, b []byte) Diff {
 		d.sign, d.side = '-', a
 	}
 	d.lines = bytes.Count(d.side, []byte{'\n'})
-	if d.side[len(d.side)-1] != '\n' {
+	d.size, d.noEOL = len(d.side), d.side[len(d.side)-1] != '\n'
+	if d.noEOL {
 		d.lines++
 	}
 	return d
 }
+
+// Dropped is d without the bytes of the created or deleted file it shows,
+// which load reads again when d is written: a diff of 100,000 created
+// files need not hold them all. Bytes load cannot read, or that are not
+// the same length, are written as a line saying so instead of the file's
+// lines. Any other diff is d.
+func (d Diff) Dropped(load func() ([]byte, error)) Diff {
+	if !d.oneSided || d.sign == 0 {
+		return d
+	}
+	d.side, d.load = nil, load
+	return d
+}
+
+// sideBytes is the file's bytes a one-sided diff shows, read again when
+// they were dropped; ok is false when they cannot be.
+func (d Diff) sideBytes() (side []byte, ok bool) {
+	if d.load == nil {
+		return d.side, true
+	}
+	side, err := d.load()
+	return side, err == nil && len(side) == d.size
+}
+
+// changedNote stands for the lines of a dropped diff whose file changed
+// before it was written.
+const changedNote = "# the file changed while its diff was shown: run the command again\n"
 
 // IsZero reports whether d is no diff (encoding/json's omitzero).
 func (d Diff) IsZero() bool { return d.text == "" && !d.oneSided }
@@ -70,8 +104,8 @@ func (d Diff) Len() int {
 	}
 	n := len("--- \n+++ \n") + len(d.from) + len(d.to)
 	if d.sign != 0 {
-		n += len(d.hunkHeader(nil)) + len(d.side) + d.lines
-		if d.side[len(d.side)-1] != '\n' {
+		n += len(d.hunkHeader(nil)) + d.size + d.lines
+		if d.noEOL {
 			n += 1 + len(noNewline)
 		}
 	}
@@ -96,7 +130,11 @@ func (d Diff) Append(dst []byte) []byte {
 		return dst
 	}
 	dst = d.hunkHeader(dst)
-	for text := d.side; len(text) > 0; {
+	side, ok := d.sideBytes()
+	if !ok {
+		return append(dst, changedNote...)
+	}
+	for text := side; len(text) > 0; {
 		i := bytes.IndexByte(text, '\n')
 		dst = append(dst, d.sign)
 		if i < 0 {
@@ -159,7 +197,12 @@ func (d Diff) AppendJSON(dst []byte) []byte {
 	if d.sign != 0 {
 		var hunk [64]byte
 		dst = appendEscaped(dst, d.hunkHeader(hunk[:0]))
-		for text := d.side; len(text) > 0; {
+		side, ok := d.sideBytes()
+		if !ok {
+			side = nil
+			dst = appendEscaped(dst, changedNote)
+		}
+		for text := side; len(text) > 0; {
 			i := bytes.IndexByte(text, '\n')
 			dst = append(dst, d.sign)
 			if i < 0 {

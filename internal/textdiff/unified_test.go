@@ -1,16 +1,17 @@
 package textdiff
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"unicode/utf8"
-
-	"bytes"
-	"encoding/json"
-	"github.com/sergi/go-diff/diffmatchpatch"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/sergi/go-diff/diffmatchpatch"
 )
 
 // TestOneSidedMatchesLineDiff checks that a created, deleted or unchanged
@@ -166,4 +167,48 @@ func goDiffLineOps(a, b []byte) []line {
 		}
 	}
 	return all
+}
+
+// TestDroppedDiffWritesTheSame: a one-sided diff that let go of its file's
+// bytes writes, from the bytes read again, exactly what it wrote before;
+// bytes that cannot be read, or are not the same length, are written as a
+// line saying the file changed, and other diffs are not dropped.
+func TestDroppedDiffWritesTheSame(t *testing.T) {
+	for _, text := range []string{"a\nb\n", "no newline at end", "x<&>\u2028\"q\"\n\n"} {
+		for _, pair := range [][2]string{{"", text}, {text, ""}} {
+			d, ok := UnifiedDiff("a/f", "b/f", []byte(pair[0]), []byte(pair[1]))
+			if !ok {
+				t.Fatal("no diff")
+			}
+			dropped := d.Dropped(func() ([]byte, error) { return []byte(text), nil })
+			if dropped.side != nil {
+				t.Fatal("Dropped kept the bytes")
+			}
+			var w1, w2 bytes.Buffer
+			_, _ = d.WriteTo(&w1)
+			_, _ = dropped.WriteTo(&w2)
+			j1, _ := d.MarshalJSON()
+			j2, _ := dropped.MarshalJSON()
+			if w1.String() != w2.String() || string(j1) != string(j2) || d.String() != dropped.String() || d.Len() != dropped.Len() {
+				t.Fatalf("%q: dropped diff differs:\n%s\n%s\n%s\n%s", pair, w1.String(), w2.String(), j1, j2)
+			}
+			for _, load := range []func() ([]byte, error){
+				func() ([]byte, error) { return nil, errors.New("gone") },
+				func() ([]byte, error) { return []byte(text + "more"), nil },
+			} {
+				bad := d.Dropped(load)
+				if s := bad.String(); !strings.Contains(s, "changed while its diff was shown") || strings.Contains(s, "\n+a") {
+					t.Fatalf("a changed file's dropped diff: %q", s)
+				}
+				var v string
+				if j, _ := bad.MarshalJSON(); json.Unmarshal(j, &v) != nil || !strings.Contains(v, "changed while") {
+					t.Fatalf("a changed file's dropped diff in JSON: %s", j)
+				}
+			}
+		}
+	}
+	line, _ := UnifiedDiff("a/f", "b/f", []byte("a\n"), []byte("b\n"))
+	if line.Dropped(func() ([]byte, error) { return nil, nil }).String() != line.String() {
+		t.Fatal("a line diff was dropped")
+	}
 }

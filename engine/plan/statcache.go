@@ -54,8 +54,8 @@ type StatCache struct {
 	scope           []string
 	foreign         map[string]statEntry
 
-	manifests statBlobs // manifestcache.go
-	dirs      statBlobs // dircache.go
+	manifests manifestBlobs // manifestcache.go
+	dirs      statBlobs     // dircache.go
 }
 
 // statEntry is a file's stat identity and its sha256; a delta's
@@ -83,7 +83,7 @@ func StatCachePath(stateDir fsys.AbsPath) fsys.AbsPath { return stateDir.JoinNam
 func LoadStatCache(sys fsys.System, stateDir fsys.AbsPath) *StatCache {
 	c := &StatCache{sys: sys, dir: StatCachePath(stateDir), entries: map[string]statEntry{}, inDelta: map[string]bool{},
 		changed: map[string]bool{}, foreign: map[string]statEntry{}}
-	c.manifests = statBlobs{path: c.dir.JoinName(manifestCacheFile), magic: manifestCacheMagic}
+	c.manifests = manifestBlobs{dir: c.dir.JoinName(manifestCacheDir)}
 	c.dirs = statBlobs{path: c.dir.JoinName(dirCacheFile), magic: dirCacheMagic}
 	if data, err := sys.ReadFile(c.dir.JoinName(statBaseFile)); err == nil {
 		c.baseFile = data
@@ -175,11 +175,11 @@ func (c *StatCache) decode() {
 	})
 }
 
-// Preload reads the decoded manifests kept beside the cache now rather
-// than when the first manifest is looked up, for a caller that loads the
-// cache while it waits for something else; it returns c.
+// Preload returns c. It once read the decoded manifests ahead; each is
+// now read when it is looked up, so that only the manifest decoded from
+// it stays in memory, and the folder listings only by the status that
+// uses them.
 func (c *StatCache) Preload() *StatCache {
-	c.manifests.load(c.sys)
 	return c
 }
 

@@ -20,9 +20,13 @@ type TrackingSystem struct {
 	System
 	mu    sync.Mutex
 	start time.Time
-	// seen is what was observed of each path, in one entry per path (a
-	// status of 10,000 target files both lstats and reads each).
-	seen map[AbsPath]tracked
+	// seen is what was observed of each path: the index of its one entry
+	// in chunks (a status of 10,000 target files both lstats and reads
+	// each). A map of small indexes and fixed chunks of compact entries
+	// cost about a third of a map of the entries, and growing them leaves
+	// no copy of the entries behind.
+	seen   map[AbsPath]uint32
+	chunks [][]tracked
 	// regular are what ReadRegular found, as fingerprint entries of
 	// paths seen without following links.
 	regular []FingerprintEntry
@@ -30,23 +34,37 @@ type TrackingSystem struct {
 
 // trackKey is one observation: a path, whether it was seen through
 // symlinks (ReadFile, Stat) or not (Lstat, ReadDir, Readlink), and whether
-// it was listed (ReadDir).
+// it was listed (ReadDir); at is the path's entry.
 type trackKey struct {
 	path   AbsPath
 	follow bool
 	listed bool
+	at     uint32
 }
 
 // tracked is what was observed of one path: which looks (a trackKey's
 // follow and listed), and the first Lstat answer, which the fingerprint
 // reuses instead of a second stat. The first is the safe one: a change
 // after it (so maybe after the read too) moves the stat data. It is kept
-// as plain [StatData], a fraction of an fs.FileInfo.
+// as the fields of a [StatData] (a fraction of an fs.FileInfo), with the
+// looks in what would be its padding.
 type tracked struct {
+	mode    fs.FileMode
 	looks   uint8 // lookPlain, lookFollow, lookListed
 	hasStat bool
-	stat    StatData
+	size    int64
+	mtimeNS int64
+	ctimeNS int64
+	ino     uint64
 }
+
+// stat is the Lstat answer e kept.
+func (e *tracked) stat() StatData {
+	return StatData{Mode: e.mode, Size: e.size, MtimeNS: e.mtimeNS, CtimeNS: e.ctimeNS, Ino: e.ino}
+}
+
+// trackedChunk is how many entries a chunk of a TrackingSystem holds.
+const trackedChunk = 1024
 
 // The looks of a [tracked] path, in the order of their trackKeys.
 const (
@@ -67,7 +85,7 @@ func (k trackKey) look() uint8 {
 
 // NewTrackingSystem returns a TrackingSystem over base.
 func NewTrackingSystem(base System) *TrackingSystem {
-	return &TrackingSystem{System: base, seen: map[AbsPath]tracked{}, start: time.Now()}
+	return &TrackingSystem{System: base, seen: map[AbsPath]uint32{}, start: time.Now()}
 }
 
 func (t *TrackingSystem) track(path AbsPath, follow bool) {
@@ -76,11 +94,26 @@ func (t *TrackingSystem) track(path AbsPath, follow bool) {
 
 func (t *TrackingSystem) see(k trackKey) {
 	t.mu.Lock()
-	e := t.seen[k.path]
-	e.looks |= k.look()
-	t.seen[k.path] = e
+	t.entry(k.path).looks |= k.look()
 	t.mu.Unlock()
 }
+
+// entry is path's entry, a new one when path was not seen before; t.mu
+// must be held.
+func (t *TrackingSystem) entry(path AbsPath) *tracked {
+	i, ok := t.seen[path]
+	if !ok {
+		i = uint32(len(t.seen))
+		if i%trackedChunk == 0 {
+			t.chunks = append(t.chunks, make([]tracked, trackedChunk))
+		}
+		t.seen[path] = i
+	}
+	return t.at(i)
+}
+
+// at is the entry at index i.
+func (t *TrackingSystem) at(i uint32) *tracked { return &t.chunks[i/trackedChunk][i%trackedChunk] }
 
 // ReadFile implements [System].
 func (t *TrackingSystem) ReadFile(path AbsPath) ([]byte, error) {
@@ -102,12 +135,11 @@ func (t *TrackingSystem) Lstat(path AbsPath) (fs.FileInfo, error) {
 // lstated records an Lstat of path that found d (or err).
 func (t *TrackingSystem) lstated(path AbsPath, d StatData, err error) {
 	t.mu.Lock()
-	e := t.seen[path]
+	e := t.entry(path)
 	e.looks |= lookPlain
 	if !e.hasStat && err == nil {
-		e.hasStat, e.stat = true, d
+		*e = tracked{mode: d.Mode, looks: e.looks, hasStat: true, size: d.Size, mtimeNS: d.MtimeNS, ctimeNS: d.CtimeNS, ino: d.Ino}
 	}
-	t.seen[path] = e
 	t.mu.Unlock()
 }
 
@@ -231,11 +263,12 @@ func (t *TrackingSystem) Fingerprint(sys System, racy time.Duration) (fp *Finger
 func (t *TrackingSystem) FingerprintWithout(sys System, racy time.Duration, drop func(AbsPath) bool) (fp *Fingerprint, ok bool) {
 	t.mu.Lock()
 	keys := make([]trackKey, 0, len(t.seen))
-	for path, e := range t.seen {
+	for path, i := range t.seen {
 		if drop != nil && drop(path) {
 			continue
 		}
-		for _, k := range [...]trackKey{{path: path}, {path: path, listed: true}, {path: path, follow: true}} {
+		e := t.at(i)
+		for _, k := range [...]trackKey{{path: path, at: i}, {path: path, listed: true, at: i}, {path: path, follow: true, at: i}} {
 			if e.looks&k.look() != 0 {
 				keys = append(keys, k)
 			}
@@ -255,7 +288,7 @@ func (t *TrackingSystem) FingerprintWithout(sys System, racy time.Duration, drop
 	var racyFound atomic.Bool
 	start := t.start.UnixNano()
 	t.mu.Lock()
-	seen, regular := t.seen, t.regular
+	regular := t.regular
 	t.mu.Unlock()
 	if drop != nil {
 		regular = slices.DeleteFunc(slices.Clone(regular), func(e FingerprintEntry) bool { return drop(e.Path) })
@@ -263,10 +296,10 @@ func (t *TrackingSystem) FingerprintWithout(sys System, racy time.Duration, drop
 	workers.Chunks(len(keys), func(i int) bool {
 		k := keys[i]
 		var e FingerprintEntry
-		if t := seen[k.path]; t.hasStat && !t.stat.IsLink() {
+		if seen := t.at(k.at); seen.hasStat && !seen.stat().IsLink() {
 			// Not a link: the lstat taken during the load stands for every
 			// look at this path (a stat following links sees the same).
-			e = entryOf(k.path, false, k.listed, t.stat)
+			e = entryOf(k.path, false, k.listed, seen.stat())
 		} else {
 			e = statOf(sys, k.path, k.follow, k.listed)
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/agentpack/agentpack/internal/bincodec"
 	"github.com/agentpack/agentpack/internal/fsys"
@@ -171,7 +172,7 @@ func (b *statBlobs) record(off uint32) (path []byte, e statBlob) {
 func (b *statBlobs) find(path string) (statBlob, bool) {
 	i, found := slices.BinarySearchFunc(b.index, path, func(off uint32, path string) int {
 		p, _ := b.record(off)
-		return strings.Compare(string(p), path)
+		return strings.Compare(unsafe.String(unsafe.SliceData(p), len(p)), path)
 	})
 	if !found {
 		return statBlob{}, false

@@ -215,8 +215,11 @@ var pathKeySeed = maphash.MakeSeed()
 // out; a path not in the base finding another's entry still needs that
 // entry's size, times and inode to be its own.
 func pathKey[T ~string | ~[]byte](path T) uint64 {
-	return maphash.String(pathKeySeed, unsafeString(path))
+	return pathKeyOf(unsafeString(path))
 }
+
+// pathKeyOf is [pathKey] of a string (a test makes keys clash).
+var pathKeyOf = func(path string) uint64 { return maphash.String(pathKeySeed, path) }
 
 // unsafeString is path's bytes as a string, valid while path is.
 func unsafeString[T ~string | ~[]byte](path T) string {

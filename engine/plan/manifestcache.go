@@ -243,7 +243,9 @@ func decodeManifest(data []byte, share *sharer) (*TargetManifest, error) {
 			f.SHA256, f.OwnedSHA256 = readHash(r, strs, nil), readHash(r, strs, nil)
 		}
 		if r.Bool() {
-			f.ModuleIDs = slices.Clone(prev.ModuleIDs) // not shared: as decoded from JSON
+			// The previous file's list, capped so that an append makes a
+			// copy: nothing changes a manifest's lists in place.
+			f.ModuleIDs = slices.Clip(prev.ModuleIDs)
 		} else {
 			f.ModuleIDs = in.strings(r)
 		}

@@ -1,6 +1,7 @@
 package fsys
 
 import (
+	"cmp"
 	"io/fs"
 	"slices"
 	"strings"
@@ -20,13 +21,13 @@ type TrackingSystem struct {
 	System
 	mu    sync.Mutex
 	start time.Time
-	// seen is what was observed of each path: the index of its one entry
-	// in chunks (a status of 10,000 target files both lstats and reads
-	// each). A map of small indexes and fixed chunks of compact entries
-	// cost about a third of a map of the entries, and growing them leaves
-	// no copy of the entries behind.
-	seen   map[AbsPath]uint32
+	// chunks hold each observation in the order made, n of them: nearly
+	// every path is looked at once or twice (a status of 10,000 target
+	// files lstats each, its folders once), so a log of compact entries,
+	// grouped by path only when a fingerprint is taken, costs less than
+	// any map of the paths, and growing it copies nothing.
 	chunks [][]tracked
+	n      uint32
 	// regular are what ReadRegular found, as fingerprint entries of
 	// paths seen without following links.
 	regular []FingerprintEntry
@@ -34,7 +35,8 @@ type TrackingSystem struct {
 
 // trackKey is one observation: a path, whether it was seen through
 // symlinks (ReadFile, Stat) or not (Lstat, ReadDir, Readlink), and whether
-// it was listed (ReadDir); at is the path's entry.
+// it was listed (ReadDir); at is the observation holding the path's first
+// Lstat answer (noStat: none).
 type trackKey struct {
 	path   AbsPath
 	follow bool
@@ -42,13 +44,17 @@ type trackKey struct {
 	at     uint32
 }
 
-// tracked is what was observed of one path: which looks (a trackKey's
-// follow and listed), and the first Lstat answer, which the fingerprint
-// reuses instead of a second stat. The first is the safe one: a change
-// after it (so maybe after the read too) moves the stat data. It is kept
-// as the fields of a [StatData] (a fraction of an fs.FileInfo), with the
-// looks in what would be its padding.
+// noStat is a trackKey's at when no Lstat of its path succeeded.
+const noStat = ^uint32(0)
+
+// tracked is one observation of a path: which look (a trackKey's follow
+// and listed), and for an Lstat its answer, which the fingerprint reuses
+// instead of a second stat. A path's first answer is the one used, the
+// safe one: a change after it (so maybe after the read too) moves the stat
+// data. It is kept as the fields of a [StatData] (a fraction of an
+// fs.FileInfo), with the look in what would be its padding.
 type tracked struct {
+	path    AbsPath
 	mode    fs.FileMode
 	looks   uint8 // lookPlain, lookFollow, lookListed
 	hasStat bool
@@ -85,7 +91,7 @@ func (k trackKey) look() uint8 {
 
 // NewTrackingSystem returns a TrackingSystem over base.
 func NewTrackingSystem(base System) *TrackingSystem {
-	return &TrackingSystem{System: base, seen: map[AbsPath]uint32{}, start: time.Now()}
+	return &TrackingSystem{System: base, start: time.Now()}
 }
 
 func (t *TrackingSystem) track(path AbsPath, follow bool) {
@@ -93,23 +99,18 @@ func (t *TrackingSystem) track(path AbsPath, follow bool) {
 }
 
 func (t *TrackingSystem) see(k trackKey) {
-	t.mu.Lock()
-	t.entry(k.path).looks |= k.look()
-	t.mu.Unlock()
+	t.add(tracked{path: k.path, looks: k.look()})
 }
 
-// entry is path's entry, a new one when path was not seen before; t.mu
-// must be held.
-func (t *TrackingSystem) entry(path AbsPath) *tracked {
-	i, ok := t.seen[path]
-	if !ok {
-		i = uint32(len(t.seen))
-		if i%trackedChunk == 0 {
-			t.chunks = append(t.chunks, make([]tracked, trackedChunk))
-		}
-		t.seen[path] = i
+// add logs e.
+func (t *TrackingSystem) add(e tracked) {
+	t.mu.Lock()
+	if t.n%trackedChunk == 0 {
+		t.chunks = append(t.chunks, make([]tracked, trackedChunk))
 	}
-	return t.at(i)
+	*t.at(t.n) = e
+	t.n++
+	t.mu.Unlock()
 }
 
 // at is the entry at index i.
@@ -134,13 +135,11 @@ func (t *TrackingSystem) Lstat(path AbsPath) (fs.FileInfo, error) {
 
 // lstated records an Lstat of path that found d (or err).
 func (t *TrackingSystem) lstated(path AbsPath, d StatData, err error) {
-	t.mu.Lock()
-	e := t.entry(path)
-	e.looks |= lookPlain
-	if !e.hasStat && err == nil {
-		*e = tracked{mode: d.Mode, looks: e.looks, hasStat: true, size: d.Size, mtimeNS: d.MtimeNS, ctimeNS: d.CtimeNS, ino: d.Ino}
+	e := tracked{path: path, looks: lookPlain}
+	if err == nil {
+		e = tracked{path: path, mode: d.Mode, looks: lookPlain, hasStat: true, size: d.Size, mtimeNS: d.MtimeNS, ctimeNS: d.CtimeNS, ino: d.Ino}
 	}
-	t.mu.Unlock()
+	t.add(e)
 }
 
 // statData implements dataStatter: an [LstatData] through a
@@ -262,28 +261,43 @@ func (t *TrackingSystem) Fingerprint(sys System, racy time.Duration) (fp *Finger
 // judged too recent.
 func (t *TrackingSystem) FingerprintWithout(sys System, racy time.Duration, drop func(AbsPath) bool) (fp *Fingerprint, ok bool) {
 	t.mu.Lock()
-	keys := make([]trackKey, 0, len(t.seen))
-	for path, i := range t.seen {
-		if drop != nil && drop(path) {
-			continue
+	// The observations before n are written for good; a later one may
+	// grow chunks.
+	n, chunks := t.n, t.chunks
+	t.mu.Unlock()
+	obs := func(i uint32) *tracked { return &chunks[i/trackedChunk][i%trackedChunk] }
+	// The observations kept, by path, each path's in the order made.
+	order := make([]uint32, 0, n)
+	for i := range n {
+		if drop == nil || !drop(obs(i).path) {
+			order = append(order, i)
 		}
-		e := t.at(i)
-		for _, k := range [...]trackKey{{path: path, at: i}, {path: path, listed: true, at: i}, {path: path, follow: true, at: i}} {
-			if e.looks&k.look() != 0 {
+	}
+	slices.SortFunc(order, func(a, b uint32) int {
+		if c := strings.Compare(string(obs(a).path), string(obs(b).path)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	keys := make([]trackKey, 0, len(order))
+	for i := 0; i < len(order); {
+		path := obs(order[i]).path
+		looks, at := uint8(0), noStat
+		for ; i < len(order) && obs(order[i]).path == path; i++ {
+			e := obs(order[i])
+			looks |= e.looks
+			if e.hasStat && at == noStat {
+				at = order[i]
+			}
+		}
+		// In the order of a path's keys: followed, then listed.
+		for _, k := range [...]trackKey{{path: path, at: at}, {path: path, listed: true, at: at}, {path: path, follow: true, at: at}} {
+			if looks&k.look() != 0 {
 				keys = append(keys, k)
 			}
 		}
 	}
-	t.mu.Unlock()
-	slices.SortFunc(keys, func(a, b trackKey) int {
-		if c := strings.Compare(string(a.path), string(b.path)); c != 0 {
-			return c
-		}
-		if c := cmpBool(a.follow, b.follow); c != 0 {
-			return c
-		}
-		return cmpBool(a.listed, b.listed)
-	})
+	order = nil
 	fp = &Fingerprint{entries: make([]FingerprintEntry, len(keys))}
 	var racyFound atomic.Bool
 	start := t.start.UnixNano()
@@ -296,10 +310,10 @@ func (t *TrackingSystem) FingerprintWithout(sys System, racy time.Duration, drop
 	workers.Chunks(len(keys), func(i int) bool {
 		k := keys[i]
 		var e FingerprintEntry
-		if seen := t.at(k.at); seen.hasStat && !seen.stat().IsLink() {
+		if k.at != noStat && !obs(k.at).stat().IsLink() {
 			// Not a link: the lstat taken during the load stands for every
 			// look at this path (a stat following links sees the same).
-			e = entryOf(k.path, false, k.listed, seen.stat())
+			e = entryOf(k.path, false, k.listed, obs(k.at).stat())
 		} else {
 			e = statOf(sys, k.path, k.follow, k.listed)
 		}

@@ -29,8 +29,10 @@ type TrackingSystem struct {
 	chunks [][]tracked
 	n      uint32
 	// regular are what ReadRegular found, as fingerprint entries of
-	// paths seen without following links.
-	regular []FingerprintEntry
+	// paths seen without following links, nregular of them in fixed
+	// chunks, as the log.
+	regular  [][]FingerprintEntry
+	nregular int
 }
 
 // trackKey is one observation: a path, whether it was seen through
@@ -302,10 +304,13 @@ func (t *TrackingSystem) FingerprintWithout(sys System, racy time.Duration, drop
 	var racyFound atomic.Bool
 	start := t.start.UnixNano()
 	t.mu.Lock()
-	regular := t.regular
+	rchunks, nregular := t.regular, t.nregular
 	t.mu.Unlock()
-	if drop != nil {
-		regular = slices.DeleteFunc(slices.Clone(regular), func(e FingerprintEntry) bool { return drop(e.Path) })
+	regular := make([]FingerprintEntry, 0, nregular)
+	for i := range nregular {
+		if e := rchunks[i/trackedChunk][i%trackedChunk]; drop == nil || !drop(e.Path) {
+			regular = append(regular, e)
+		}
 	}
 	workers.Chunks(len(keys), func(i int) bool {
 		k := keys[i]

@@ -5,8 +5,13 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+	"unsafe"
+
+	"github.com/agentpack/agentpack/engine/desired"
+	"github.com/agentpack/agentpack/engine/target"
 
 	"github.com/agentpack/agentpack/internal/bincodec"
 	"github.com/agentpack/agentpack/internal/fsys"
@@ -237,5 +242,38 @@ func TestFolderCacheNeedsPathOrder(t *testing.T) {
 	write([]fsys.AbsPath{dirs[2], dirs[0], dirs[1]})
 	if n := found(); n != 0 {
 		t.Fatalf("out of order: %d of 3 found", n)
+	}
+}
+
+// TestParsedManifestSharesDesiredStrings: a manifest parsed from JSON
+// takes the desired state's path, hash and module id strings where they
+// are equal (the JSON decoder's copies are then garbage), and stays equal
+// to what was parsed.
+func TestParsedManifestSharesDesiredStrings(t *testing.T) {
+	sys, state, _ := statFixture(t, 0)
+	root := fsys.AbsPath(filepath.Dir(state.String())).JoinName("root")
+	os.MkdirAll(root.String(), 0o755)
+	os.WriteFile(root.JoinName(TargetManifestName("codex")).String(), []byte(`{"schema_version": 1, "generated_at": "x", "tool": "codex",
+  "managed_files": [
+    {"path": "a/SKILL.md", "sha256": "`+strings.Repeat("ab", 32)+`", "module_ids": ["skill:a"]},
+    {"path": "b/SKILL.md", "sha256": "`+strings.Repeat("cd", 32)+`", "module_ids": ["skill:b"]}
+  ]}`), 0o644)
+	files := []*desired.File{
+		{Target: "codex", Root: root, DesiredFile: target.DesiredFile{Path: root.JoinName("a").JoinName("SKILL.md"), ModuleIDs: []string{"skill:" + "a"}}, SHA256: strings.Repeat("ab", 32)},
+		{Target: "codex", Root: root, DesiredFile: target.DesiredFile{Path: root.JoinName("b").JoinName("SKILL.md"), ModuleIDs: []string{"skill:other"}}, SHA256: strings.Repeat("ff", 32)},
+	}
+	d := desired.Restore([]string{"codex"}, []desired.Root{{Target: "codex", Path: root}}, nil, files)
+	want := ReadTargetManifest(sys, nil, root, "codex", func(string) {})
+	m := readTargetManifest(sys, nil, nil, root, "codex", func(string) {}, newSharer(d, root))
+	if !reflect.DeepEqual(m, want) {
+		t.Fatalf("shared: %+v\nwant %+v", m, want)
+	}
+	same := func(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
+	a, b := m.ManagedFiles[0], m.ManagedFiles[1]
+	if !same(a.Path, string(files[0].Path[len(root)+1:])) || !same(a.SHA256, files[0].SHA256) || !same(a.ModuleIDs[0], files[0].ModuleIDs[0]) {
+		t.Fatalf("an entry equal to a desired file's does not share its strings: %+v", a)
+	}
+	if !same(b.Path, string(files[1].Path[len(root)+1:])) || same(b.SHA256, files[1].SHA256) || same(b.ModuleIDs[0], files[1].ModuleIDs[0]) {
+		t.Fatalf("an entry sharing only its path: %+v", b)
 	}
 }

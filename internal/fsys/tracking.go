@@ -300,18 +300,21 @@ func (t *TrackingSystem) FingerprintWithout(sys System, racy time.Duration, drop
 		}
 	}
 	order = nil
-	fp = &Fingerprint{entries: make([]FingerprintEntry, len(keys))}
-	var racyFound atomic.Bool
-	start := t.start.UnixNano()
 	t.mu.Lock()
 	rchunks, nregular := t.regular, t.nregular
 	t.mu.Unlock()
-	regular := make([]FingerprintEntry, 0, nregular)
+	// The entries of keys, then those of ReadRegular after them in the
+	// same array, merged in place: no second copy of either.
+	fp = &Fingerprint{entries: make([]FingerprintEntry, len(keys), len(keys)+nregular)}
 	for i := range nregular {
 		if e := rchunks[i/trackedChunk][i%trackedChunk]; drop == nil || !drop(e.Path) {
-			regular = append(regular, e)
+			fp.entries = append(fp.entries, e)
 		}
 	}
+	regular := fp.entries[len(keys):]
+	var racyFound atomic.Bool
+	start := t.start.UnixNano()
+	entries := fp.entries[:len(keys)]
 	workers.Chunks(len(keys), func(i int) bool {
 		k := keys[i]
 		var e FingerprintEntry
@@ -322,7 +325,7 @@ func (t *TrackingSystem) FingerprintWithout(sys System, racy time.Duration, drop
 		} else {
 			e = statOf(sys, k.path, k.follow, k.listed)
 		}
-		fp.entries[i] = e
+		entries[i] = e
 		if !e.Missing && (tooRecent(e.MtimeNS, start, racy) || tooRecent(e.CtimeNS, start, racy)) {
 			racyFound.Store(true)
 			return false
@@ -338,7 +341,7 @@ func (t *TrackingSystem) FingerprintWithout(sys System, racy time.Duration, drop
 		}
 	}
 	if len(regular) > 0 {
-		fp.entries = mergeEntries(fp.entries, regular)
+		fp.entries = sortEntries(fp.entries)
 	}
 	fp.entries = dropCovered(fp.entries)
 	return fp, true
@@ -348,7 +351,12 @@ func (t *TrackingSystem) FingerprintWithout(sys System, racy time.Duration, drop
 // followed, then listed, each key once (either look at a path seen twice
 // describes it).
 func mergeEntries(a, b []FingerprintEntry) []FingerprintEntry {
-	all := append(a, b...)
+	return sortEntries(append(a, b...))
+}
+
+// sortEntries sorts all by path, then followed, then listed, and keeps
+// each key once (either look at a path seen twice describes it).
+func sortEntries(all []FingerprintEntry) []FingerprintEntry {
 	slices.SortFunc(all, compareEntries)
 	return slices.CompactFunc(all, func(x, y FingerprintEntry) bool {
 		return x.Path == y.Path && x.Follow == y.Follow && x.Listed == y.Listed

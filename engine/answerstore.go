@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
 	"runtime"
 
@@ -172,7 +173,7 @@ func keptAnswer[T any](e *Engine, key string, path fsys.AbsPath) (*State, T, boo
 		return nil, out, false
 	}
 	a, err := sourcecache.DecodeAnswer(data)
-	if err != nil || a.Key != key || !a.Fingerprint.Unchanged(e.Sys) || json.Unmarshal(a.Data, &out) != nil {
+	if err != nil || a.Key != key || !a.Stamp.Unchanged(e.Sys) || json.Unmarshal(a.Data, &out) != nil {
 		return nil, out, false
 	}
 	return answerState(Request{}, a.Repo, a.Project, a.Profile, a.Targets, a.Warnings), out, true
@@ -200,9 +201,9 @@ func (e *Engine) keepAnswer(key string, path fsys.AbsPath, tracker *fsys.Trackin
 	if !ok {
 		return
 	}
-	file := sourcecache.EncodeAnswer(&sourcecache.Answer{Key: key, Fingerprint: fp, Repo: st.Repo, Project: st.Project,
-		Profile: st.Profile, Targets: st.Targets, Warnings: st.Warnings, Data: data})
-	e.writeCacheFile(path, file)
+	a := &sourcecache.Answer{Key: key, Fingerprint: fp, Repo: st.Repo, Project: st.Project,
+		Profile: st.Profile, Targets: st.Targets, Warnings: st.Warnings, Data: data}
+	e.writeCacheFile(path, func(w io.Writer) error { return sourcecache.EncodeAnswer(w, a) })
 }
 
 // answerPath is the file of key's kept answer.

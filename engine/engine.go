@@ -18,6 +18,7 @@ import (
 	"github.com/agentpack/agentpack/engine/target"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/fsys"
+	"github.com/agentpack/agentpack/internal/gcpace"
 	"github.com/agentpack/agentpack/internal/workers"
 )
 
@@ -202,6 +203,11 @@ func (e *Engine) loadThrough(ctx context.Context, req Request, cached func(conte
 	})
 	if st != nil && len(recovered) > 0 {
 		st.Warnings = append(recovered, st.Warnings...)
+	}
+	if st != nil && st.Desired != nil {
+		// The plan and the writes that follow hold a few hundred bytes
+		// per file: with many files, collect before the heap doubles.
+		gcpace.ForFiles(len(st.Desired.Files))
 	}
 	return st, err
 }

@@ -192,7 +192,7 @@ func (e *Engine) findProposals(st *State, p *plan.Plan, req EvolveProposeRequest
 // drifted maps one edited file back to its modules: one module's section
 // of a marked file, or the module file it was copied from.
 func (s *evolveScan) drifted(c plan.Change, rendered []byte, ids []string) {
-	if secs, ok := sectionEdits(rendered, c.Before, ids); ok {
+	if secs, ok := sectionEdits(rendered, c.Before(), ids); ok {
 		for _, id := range ids {
 			if r, ok := secs[id]; ok && (s.req.ModuleID == "" || id == s.req.ModuleID) {
 				s.propose(c, id, r[0], r[1])
@@ -204,7 +204,7 @@ func (s *evolveScan) drifted(c plan.Change, rendered []byte, ids []string) {
 		s.skip(c, evolveMultiModule, "", ids)
 		return
 	}
-	s.propose(c, ids[0], rendered, c.Before)
+	s.propose(c, ids[0], rendered, c.Before())
 }
 
 // propose records that edited, the deployed form of rendered, goes into

@@ -174,7 +174,7 @@ func diffChange(p *plan.Plan, c plan.Change) (DiffChange, string) {
 	if err != nil {
 		return dc, fmt.Sprintf("diff of %s omitted: %s", c.Path, err)
 	}
-	u, ok := textdiff.UnifiedDiff(from, to, c.Before, after)
+	u, ok := textdiff.UnifiedDiff(from, to, c.Before(), after)
 	if !ok {
 		return dc, fmt.Sprintf("diff of %s omitted (binary or over 100 KiB)", c.Path)
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -94,7 +95,7 @@ func dropCopiedBytes(st *State, keep bool) {
 		return
 	}
 	for _, f := range st.Desired.Files {
-		if f.Src != "" && f.Keyed == nil {
+		if f.HasSrc() && f.Keyed == nil {
 			f.Data = nil
 		}
 	}
@@ -115,11 +116,15 @@ func (e *Engine) sourceCacheHit(req Request, key string, path fsys.AbsPath) *Sta
 		return nil
 	}
 	ent, err := sourcecache.Decode(data)
-	if err != nil || ent.Key != key || !ent.Fingerprint.Unchanged(e.Sys) {
+	if err != nil || ent.Key != key || !ent.Stamp.Unchanged(e.Sys) {
+		return nil
+	}
+	d, err := ent.DecodeDesired()
+	if err != nil {
 		return nil
 	}
 	st := &State{Req: req, Repo: ent.Repo, Project: ent.Project, Profile: ent.Profile, Targets: ent.Targets,
-		Desired: ent.Desired, Warnings: ent.Warnings, configured: ent.Configured}
+		Desired: d, Warnings: ent.Warnings, configured: ent.Configured}
 	// The roots registry is agentpack's own state, rewritten by deploys: it
 	// is read fresh rather than invalidating the cache.
 	st.Desired.Stale = e.staleRoots(st, st.Desired)
@@ -138,12 +143,9 @@ func (e *Engine) saveSourceCache(key string, path fsys.AbsPath, tracker *fsys.Tr
 	if !ok {
 		return
 	}
-	data, err := sourcecache.Encode(&sourcecache.Entry{Key: key, Fingerprint: fp, Repo: st.Repo, Project: st.Project,
-		Profile: st.Profile, Targets: st.Targets, Configured: st.Manifest.TargetNames(), Warnings: st.Warnings, Desired: st.Desired})
-	if err != nil {
-		return
-	}
-	e.writeCacheFile(path, data)
+	ent := &sourcecache.Entry{Key: key, Fingerprint: fp, Repo: st.Repo, Project: st.Project,
+		Profile: st.Profile, Targets: st.Targets, Configured: st.Manifest.TargetNames(), Warnings: st.Warnings, Desired: st.Desired}
+	e.writeCacheFile(path, func(w io.Writer) error { return sourcecache.Encode(w, ent) })
 }
 
 // racy is c.Racy, or its default.
@@ -155,13 +157,14 @@ func (c *SourceCache) racy() time.Duration {
 }
 
 // writeCacheFile writes one cache file (a source cache entry, a kept
-// answer) when the System can write its folder, then prunes the folder.
-func (e *Engine) writeCacheFile(path fsys.AbsPath, data []byte) {
+// answer) as write encodes it, when the System can write its folder, then
+// prunes the folder. A failed write leaves the file as it was.
+func (e *Engine) writeCacheFile(path fsys.AbsPath, write func(io.Writer) error) {
 	dir := path.Dir()
 	if e.Sys.MkdirAll(dir, 0o700) != nil || !fsys.CanWrite(e.Sys, dir) {
 		return
 	}
-	if e.Sys.WriteFile(path, data, 0o600) == nil {
+	if fsys.WriteStream(e.Sys, path, 0o600, write) == nil {
 		e.pruneSourceCache(dir, path)
 	}
 }

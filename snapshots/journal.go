@@ -44,17 +44,21 @@ func (s *Store) journalPath() fsys.AbsPath { return s.dir.JoinName("journal.json
 // then as state/journal.json. A power cut can then neither lose the journal
 // nor leave only a damaged one.
 func (s *Store) WriteJournal(j *Journal) error {
+	return s.WriteJournalFiles(j, FilesOf(j.Files))
+}
+
+// WriteJournalFiles is [Store.WriteJournal] of j with files as its Files
+// (j.Files is not read), made one at a time as they are written.
+func (s *Store) WriteJournalFiles(j *Journal, files Files) error {
 	if err := checkID(j.ID); err != nil {
 		return err
 	}
 	c := *j
-	if c.Files == nil {
-		c.Files = []FileChange{}
-	}
-	if err := s.writeJSON(s.durable, s.blobDir(j.ID).JoinName(journalCopyName), &c); err != nil {
+	c.Files = []FileChange{}
+	if err := s.writeJSON(s.durable, s.blobDir(j.ID).JoinName(journalCopyName), &c, files); err != nil {
 		return err
 	}
-	return s.writeJSON(s.durable, s.journalPath(), &c)
+	return s.writeJSON(s.durable, s.journalPath(), &c, files)
 }
 
 // ReadJournal returns the journal, or nil, nil when there is none. When

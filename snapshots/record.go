@@ -16,7 +16,6 @@ package snapshots
 import (
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 )
@@ -134,23 +133,83 @@ func (r *Record) Validate() error {
 	}
 	// Sorted as saved, a path listed twice is next to itself: no map of
 	// every path (770 KB at 10,000 files) is made to find it.
-	sorted := slices.IsSortedFunc(r.Files, compareFiles)
-	var seen map[fileKey]bool
-	if !sorted {
-		seen = make(map[fileKey]bool, len(r.Files))
+	if files := FilesOf(r.Files); files.sorted() {
+		return files.validate()
 	}
+	seen := make(map[fileKey]bool, len(r.Files))
 	for i := range r.Files {
 		f := &r.Files[i]
 		if err := f.validate(); err != nil {
 			return fmt.Errorf("file %d (%s): %w", i, f.Path, err)
 		}
 		k := fileKey{f.Target, f.Path}
-		if sorted && i > 0 && compareFiles(r.Files[i-1], *f) == 0 || !sorted && seen[k] {
+		if seen[k] {
 			return fmt.Errorf("file %s of target %s is listed twice", f.Path, f.Target)
 		}
-		if !sorted {
-			seen[k] = true
+		seen[k] = true
+	}
+	return nil
+}
+
+// Files are the files of a record or a journal made one at a time by At
+// (as a deploy makes them from its writes), so 100,000 of them are checked
+// and written without a list of them ([Store.SaveFiles],
+// [Store.WriteJournalFiles]).
+type Files struct {
+	N  int
+	At func(i int) FileChange
+}
+
+// FilesOf is the Files of list.
+func FilesOf(list []FileChange) Files {
+	return Files{N: len(list), At: func(i int) FileChange { return list[i] }}
+}
+
+// elem is the i-th file, as jsonstream writes an array's elements.
+func (fl Files) elem(i int) any {
+	f := fl.At(i)
+	return &f
+}
+
+// sorted reports whether the files are in the order [Store.Save] writes
+// them.
+func (fl Files) sorted() bool {
+	if fl.N < 2 {
+		return true
+	}
+	prev := fl.At(0)
+	for i := 1; i < fl.N; i++ {
+		f := fl.At(i)
+		if compareFiles(prev, f) > 0 {
+			return false
 		}
+		prev = f
+	}
+	return true
+}
+
+// collect is the files as a list.
+func (fl Files) collect() []FileChange {
+	out := make([]FileChange, fl.N)
+	for i := range out {
+		out[i] = fl.At(i)
+	}
+	return out
+}
+
+// validate checks each of the files, sorted, and that no path is listed
+// twice (then it is next to itself).
+func (fl Files) validate() error {
+	var prev FileChange
+	for i := range fl.N {
+		f := fl.At(i)
+		if err := f.validate(); err != nil {
+			return fmt.Errorf("file %d (%s): %w", i, f.Path, err)
+		}
+		if i > 0 && compareFiles(prev, f) == 0 {
+			return fmt.Errorf("file %s of target %s is listed twice", f.Path, f.Target)
+		}
+		prev = f
 	}
 	return nil
 }

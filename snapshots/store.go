@@ -108,37 +108,51 @@ func (s *Store) exists(path fsys.AbsPath) bool {
 // Files sorted by (Target, Path) and Targets sorted. r itself is not changed.
 // Save refuses a record that fails [Record.Validate].
 func (s *Store) Save(r *Record) error {
+	return s.SaveFiles(r, FilesOf(r.Files))
+}
+
+// SaveFiles is [Store.Save] of r with files as its Files (r.Files is not
+// read): files made one at a time as they are checked and written, so a
+// record of 100,000 files is saved without a list of them.
+func (s *Store) SaveFiles(r *Record, files Files) error {
 	if err := checkID(r.ID); err != nil {
 		return err
 	}
-	if err := r.Validate(); err != nil {
+	c := *r
+	c.Files = nil
+	if !files.sorted() {
+		list := files.collect()
+		slices.SortFunc(list, compareFiles)
+		files = FilesOf(list)
+	}
+	err := c.Validate()
+	if err == nil {
+		err = files.validate()
+	}
+	if err != nil {
 		return apperr.Wrap(err, apperr.Unexpected, "refusing to save invalid snapshot record %s", r.ID)
 	}
-	c := *r
 	c.SchemaVersion = RecordSchemaVersion
 	c.Targets = slices.Sorted(slices.Values(r.Targets))
 	if c.Targets == nil {
 		c.Targets = []string{}
 	}
-	if c.Files == nil {
-		c.Files = []FileChange{}
-	}
-	if !slices.IsSortedFunc(c.Files, compareFiles) {
-		c.Files = slices.Clone(c.Files)
-		slices.SortFunc(c.Files, compareFiles)
-	}
-	return s.writeJSON(s.sys, s.recordPath(r.ID), &c)
+	c.Files = []FileChange{}
+	return s.writeJSON(s.sys, s.recordPath(r.ID), &c, files)
 }
 
 // writeJSON writes v to path through sys atomically as indented JSON and
 // a newline (what json.MarshalIndent gives), with mode 0600, encoding a
-// record's files one by one instead of the whole document at once.
-func (s *Store) writeJSON(sys fsys.System, path fsys.AbsPath, v any) error {
+// record's files one by one instead of the whole document at once: files,
+// v's Files, are made as they are written.
+func (s *Store) writeJSON(sys fsys.System, path fsys.AbsPath, v any, files Files) error {
 	if err := ensureDir(sys, path.Dir()); err != nil {
 		return err
 	}
+	opts := jsonstream.Options{Indent: "  ", EscapeHTML: true,
+		Arrays: []jsonstream.Array{{Path: []string{"files"}, N: files.N, Elem: files.elem}}}
 	return fsys.WriteStream(sys, path, filePerm, func(w io.Writer) error {
-		if err := jsonstream.Encode(w, v, jsonstream.Options{Indent: "  ", EscapeHTML: true}); err != nil {
+		if err := jsonstream.Encode(w, v, opts); err != nil {
 			return apperr.Wrap(err, apperr.Unexpected, "cannot encode %s", path)
 		}
 		return nil

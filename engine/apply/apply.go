@@ -60,27 +60,47 @@ func (wr *Writer) Apply(d Deployment) (string, bool, error) {
 	store := wr.Store
 	now := time.Now()
 	id := store.NewID(now)
-	writes, manifests, err := wr.transactionWrites(&d, id, now)
+	// The pack is begun when a new manifest is rendered into it, or after.
+	var pack *snapshots.Pack
+	begin := func() (*snapshots.Pack, error) {
+		if pack == nil {
+			p, err := wr.newPack(id)
+			if err != nil {
+				return nil, err
+			}
+			pack = p
+		}
+		return pack, nil
+	}
+	writes, manifests, err := wr.transactionWrites(&d, id, now, begin)
 	if err != nil || len(writes) == 0 {
+		if pack != nil {
+			_ = pack.Close()
+			_ = store.DeleteBlobs(id)
+		}
 		return "", false, err
 	}
 	d.Plan.Release()
 	rec := &snapshots.Record{ID: id, Kind: snapshots.KindDeploy, CreatedAt: now.UTC(), Command: d.Command,
 		Repo: d.Repo, Project: d.Project, Profile: d.Profile, Targets: d.Targets, Machine: d.Machine}
-	pack, err := wr.newPack(id)
-	if err != nil {
+	if _, err := begin(); err != nil {
 		return "", false, err
 	}
 	if err := wr.commit(rec, pack, writes, manifests, nil); err != nil {
 		return "", false, err
 	}
-	// What only the transaction held (the pack's index, the record's
-	// list of files) is garbage now: collected before the stat cache
-	// records ten thousand entries and is saved, the heap goal is set
-	// from the smaller live set, and the peak is the larger of the two
-	// phases, not their sum (cold deploy at 10k: max RSS 43 -> 40 MiB).
+	// The stat cache records the files written from the plan's changes
+	// (one write each, in order) and the few manifests and state files
+	// after them, so the writes and the pack their manifests were read
+	// from are let go of first. What only the transaction held (the
+	// pack's index, the writes, the record's list of files) is garbage
+	// now: collected before the stat cache records ten thousand entries
+	// and is saved, the heap goal is set from the smaller live set, and
+	// the peak is the larger of the two phases, not their sum (cold
+	// deploy at 10k: max RSS 43 -> 40 MiB).
+	tail := writtenOf(writes[len(writes)-manifests:])
 	runtime.GC()
-	wr.cacheWritten(d.Plan.StatCache, writes)
+	wr.cacheWritten(d.Plan.StatCache, d.Plan.Changes, tail)
 	return id, true, nil
 }
 
@@ -143,7 +163,7 @@ func (wr *Writer) performAll(sys fsys.System, writes []write, nManifests int, ti
 // [Writer.Apply] would write, in order, without touching the disk or the
 // store.
 func (wr *Writer) DryRun(d Deployment) ([]fsys.Op, error) {
-	writes, manifests, err := wr.transactionWrites(&d, "dry-run", time.Now())
+	writes, manifests, err := wr.transactionWrites(&d, "dry-run", time.Now(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -154,20 +174,50 @@ func (wr *Writer) DryRun(d Deployment) ([]fsys.Op, error) {
 	return sys.Ops(), nil
 }
 
-// cacheWritten records the stat identity of files just written, so the next
-// status need not re-hash them; cache is the one the plan used, if any.
-func (wr *Writer) cacheWritten(cache *plan.StatCache, ws []write) {
+// written is a file a transaction wrote (with the hash of its bytes) or
+// removed.
+type written struct {
+	path   fsys.AbsPath
+	sha256 string
+	remove bool
+}
+
+// writtenOf is what each of ws wrote or removed.
+func writtenOf(ws []write) []written {
+	out := make([]written, len(ws))
+	for i := range ws {
+		out[i] = written{path: ws[i].path(), remove: ws[i].remove}
+		if !ws[i].remove {
+			out[i].sha256 = ws[i].afterSHA256()
+		}
+	}
+	return out
+}
+
+// cacheWritten records the stat identity of the files just written, those
+// of changes and then those of tail, so the next status need not re-hash
+// them; cache is the one the plan used, if any.
+func (wr *Writer) cacheWritten(cache *plan.StatCache, changes []plan.Change, tail []written) {
 	if cache == nil {
 		cache = plan.LoadStatCache(wr.Sys, fsys.AbsPath(wr.Store.Dir()))
 	}
-	workers.Parallel(len(ws), func(i int) {
-		w := ws[i]
+	workers.Parallel(len(changes)+len(tail), func(i int) {
+		var w written
+		if i < len(changes) {
+			c := &changes[i]
+			w = written{path: c.Path, remove: c.Op == plan.OpDelete}
+			if !w.remove {
+				w.sha256 = *c.AfterSHA256
+			}
+		} else {
+			w = tail[i-len(changes)]
+		}
 		if w.remove {
-			cache.Forget(w.path())
+			cache.Forget(w.path)
 			return
 		}
-		if d, err := fsys.LstatData(wr.Sys, w.path()); err == nil {
-			cache.Record(w.path(), d, w.afterSHA256())
+		if d, err := fsys.LstatData(wr.Sys, w.path); err == nil {
+			cache.Record(w.path, d, w.sha256)
 		}
 	})
 	cache.Save()
@@ -191,6 +241,15 @@ func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w *write, wrot
 	}
 	if w.remove {
 		return sys.Remove(w.path())
+	}
+	if w.stream != nil {
+		if err := fsys.WriteStream(sys, w.path(), w.mode, w.stream); err != nil {
+			return err
+		}
+		if wrote != nil {
+			return wrote(w, nil)
+		}
+		return nil
 	}
 	data, err := w.bytes(wr.Sys)
 	if err != nil {

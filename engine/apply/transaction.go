@@ -2,6 +2,8 @@ package apply
 
 import (
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/checksum"
@@ -39,8 +41,8 @@ func (wr *Writer) commit(rec *snapshots.Record, pack *snapshots.Pack, writes []w
 		}
 	}
 	rec.CreatedDirs = createdDirs(wr.Sys, paths)
-	j := &snapshots.Journal{ID: rec.ID, Command: rec.Command, PID: os.Getpid(), StartedAt: rec.CreatedAt, Files: fileChanges(writes), CreatedDirs: rec.CreatedDirs}
-	if err := store.WriteJournal(j); err != nil {
+	j := &snapshots.Journal{ID: rec.ID, Command: rec.Command, PID: os.Getpid(), StartedAt: rec.CreatedAt, CreatedDirs: rec.CreatedDirs}
+	if err := store.WriteJournalFiles(j, filesOf(writes, nil)); err != nil {
 		_ = pack.Close()
 		_ = store.DeleteBlobs(rec.ID)
 		return err
@@ -81,12 +83,10 @@ func (wr *Writer) commit(rec *snapshots.Record, pack *snapshots.Pack, writes []w
 	}
 	wr.checkpoint("files written")
 	// The record lists what the journal listed (with the sizes of the
-	// bytes loaded as they were written), sorted as records are; it is
-	// made only now, so no second list of the changes is held while the
-	// files are written.
-	rec.Files = fileChanges(writes)
-	snapshots.SortFiles(rec.Files)
-	if err := store.Save(rec); err != nil {
+	// bytes loaded as they were written), sorted as records are; like the
+	// journal's, its files are made from the writes as they are written,
+	// so no list of 100,000 is held (rec.Files stays empty).
+	if err := store.SaveFiles(rec, filesOf(writes, recordOrder(writes))); err != nil {
 		return wr.undoFailed(err)
 	}
 	wr.checkpoint("record saved")
@@ -97,13 +97,32 @@ func (wr *Writer) commit(rec *snapshots.Record, pack *snapshots.Pack, writes []w
 	return nil
 }
 
-// fileChanges is the change of each of writes, in order.
-func fileChanges(writes []write) []snapshots.FileChange {
-	out := make([]snapshots.FileChange, len(writes))
-	for i := range writes {
-		out[i] = writes[i].fileChange()
+// filesOf is the change of each of writes, in order, or in the order of
+// the indexes order lists when it is set, made as it is asked for.
+func filesOf(writes []write, order []int32) snapshots.Files {
+	return snapshots.Files{N: len(writes), At: func(i int) snapshots.FileChange {
+		if order != nil {
+			i = int(order[i])
+		}
+		return writes[i].fileChange()
+	}}
+}
+
+// recordOrder is the indexes of writes in the order a record lists their
+// files: by target, then path ([snapshots.Store.Save]).
+func recordOrder(writes []write) []int32 {
+	order := make([]int32, len(writes))
+	for i := range order {
+		order[i] = int32(i)
 	}
-	return out
+	slices.SortFunc(order, func(a, b int32) int {
+		wa, wb := &writes[a], &writes[b]
+		if c := strings.Compare(wa.target(), wb.target()); c != 0 {
+			return c
+		}
+		return strings.Compare(string(wa.path()), string(wb.path()))
+	})
+	return order
 }
 
 // newPack begins snapshot id's pack.
@@ -171,8 +190,8 @@ func savedBytes(w *write) [][]byte {
 	if w.change.Before != nil && !w.beforeSaved {
 		out = append(out, w.before)
 	}
-	if w.remove || w.noop || !w.change.Manifest {
-		return out
+	if w.remove || w.noop || !w.change.Manifest || w.stream != nil {
+		return out // a streamed manifest's bytes are in the pack already
 	}
 	if w.change.Before == nil || len(w.before)+len(w.data) < deltaMin {
 		return append(out, w.data)

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"bytes"
+	"io"
 	"io/fs"
 	"path/filepath"
 	"slices"
@@ -36,7 +37,11 @@ type write struct {
 	// change's source gives them.
 	data []byte
 	// load reads the bytes to write of a manifest saved in the pack.
-	load   func() ([]byte, error)
+	load func() ([]byte, error)
+	// stream, when set, writes the bytes of a new manifest, which were
+	// saved in the pack as they were rendered and are copied from it
+	// ([snapshots.Pack.CopyTo]), never held whole.
+	stream func(io.Writer) error
 	remove bool
 	mode   fs.FileMode
 	before []byte // the bytes it replaces (nil when the path is new)
@@ -67,6 +72,13 @@ func (w *write) root() fsys.AbsPath {
 	return fsys.AbsPath(w.change.Root)
 }
 
+func (w *write) target() string {
+	if w.planned != nil {
+		return w.planned.Target
+	}
+	return w.change.Target
+}
+
 func (w *write) path() fsys.AbsPath {
 	if w.planned != nil {
 		return w.planned.Path
@@ -82,7 +94,7 @@ func (w *write) fileChange() snapshots.FileChange {
 	}
 	fc := snapshots.FileChange{Target: c.Target, Root: c.Root.String(), Path: c.Path.String(), Op: c.Op}
 	if c.BeforeSHA256 != nil {
-		fc.Before = &snapshots.Content{SHA256: *c.BeforeSHA256, Size: int64(len(c.Before)), Mode: w.beforeMode}
+		fc.Before = &snapshots.Content{SHA256: *c.BeforeSHA256, Size: int64(len(c.Before())), Mode: w.beforeMode}
 	}
 	if c.Op != plan.OpDelete {
 		fc.After = &snapshots.Content{SHA256: *c.AfterSHA256, Size: w.afterSize, Mode: uint32(c.Mode.Perm())}
@@ -101,11 +113,13 @@ func (w *write) afterSHA256() string {
 // bytes returns the bytes w writes, reading them through sys when only
 // the planned change's source or the pack holds them.
 func (w *write) bytes(sys fsys.System) ([]byte, error) {
-	switch {
-	case w.load != nil:
+	if w.load != nil {
 		return w.load()
-	case w.planned != nil && w.data == nil && w.planned.Src != "":
-		return desired.ReadSource(sys, w.planned.Src, *w.planned.AfterSHA256)
+	}
+	if w.planned != nil && w.data == nil {
+		if src := w.planned.Src(); src != "" {
+			return desired.ReadSource(sys, src, *w.planned.AfterSHA256)
+		}
 	}
 	return w.data, nil
 }
@@ -117,8 +131,11 @@ func (w *write) bytes(sys fsys.System) ([]byte, error) {
 // first, from d.Desired, which is then let go of (d.Desired is nil after):
 // the writes of the target files need only the plan, so the desired state
 // can be freed before they are made.
-func (wr *Writer) transactionWrites(d *Deployment, id string, now time.Time) (writes []write, nManifests int, err error) {
-	manifests, err := wr.manifestWrites(*d, id, now)
+//
+// pack, when set, begins the snapshot's pack: a new manifest is rendered
+// straight into it ([Writer.manifestWrites]).
+func (wr *Writer) transactionWrites(d *Deployment, id string, now time.Time, pack func() (*snapshots.Pack, error)) (writes []write, nManifests int, err error) {
+	manifests, err := wr.manifestWrites(*d, id, now, pack)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -134,13 +151,13 @@ func (wr *Writer) transactionWrites(d *Deployment, id string, now time.Time) (wr
 		c := &changes[i]
 		w := write{planned: c, shared: len(c.Entries) > 0}
 		if c.BeforeSHA256 != nil {
-			w.before = c.Before
+			w.before = c.Before()
 			w.beforeMode = uint32(wr.modeOf(c.Path))
 		}
 		if c.Op == plan.OpDelete {
 			w.remove = true
 		} else {
-			w.data, w.mode, w.afterSize = c.After, c.Mode, int64(len(c.After))
+			w.data, w.mode, w.afterSize = c.After(), c.Mode, int64(len(c.After()))
 		}
 		writes = append(writes, w)
 	}
@@ -183,8 +200,12 @@ func relBelow(root, path fsys.AbsPath) (string, error) {
 // manifestWrites returns the manifest files whose content must change after
 // applying d's plan: each root lists the desired files under it. A root's
 // entries are made from its desired files as its manifest is rendered
-// (see [plan.RenderTargetManifestOf]), not held as a list beside them.
-func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time) ([]write, error) {
+// (see [plan.RenderTargetManifestOf]), not held as a list beside them. A
+// manifest that does not exist yet is, with pack set, rendered into the
+// snapshot's pack instead of memory ([plan.WriteTargetManifestOf]): a
+// first deploy of 100,000 files holds no 18 MB of manifest text beside
+// its plan.
+func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time, pack func() (*snapshots.Pack, error)) ([]write, error) {
 	p := d.Plan
 	lists := map[desired.Root][]plan.ManagedFile{} // a partial apply's entries
 	perRoot := map[desired.Root][]*desired.File{}  // or each root's desired files
@@ -245,15 +266,25 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time) ([]writ
 			continue
 		}
 		path := root.Path.JoinName(plan.TargetManifestName(root.Target))
-		data := plan.RenderTargetManifestOf(root.Target, id, d.Profile, d.Repo, now, n, entry)
 		w := write{change: &snapshots.FileChange{Target: root.Target, Root: root.Path.String(), Path: path.String(), Op: plan.OpCreate, Manifest: true},
-			data: data, mode: 0o644, rendered: true}
-		if before, err := wr.Sys.ReadFile(path); err == nil {
+			mode: 0o644, rendered: true}
+		before, err := wr.Sys.ReadFile(path)
+		switch {
+		case err == nil:
 			w.before = before
 			w.change.Op = plan.OpUpdate
 			w.change.Before = &snapshots.Content{SHA256: checksum.SHA256Hex(before), Size: int64(len(before)), Mode: uint32(wr.modeOf(path))}
+		case pack != nil:
+			if err := wr.renderIntoPack(&w, pack, func(out io.Writer) error {
+				return plan.WriteTargetManifestOf(out, root.Target, id, d.Profile, d.Repo, now, n, entry)
+			}); err != nil {
+				return nil, err
+			}
+			out = append(out, w)
+			continue
 		}
-		w.change.After = &snapshots.Content{SHA256: checksum.SHA256Hex(data), Size: int64(len(data)), Mode: 0o644}
+		w.data = plan.RenderTargetManifestOf(root.Target, id, d.Profile, d.Repo, now, n, entry)
+		w.change.After = &snapshots.Content{SHA256: checksum.SHA256Hex(w.data), Size: int64(len(w.data)), Mode: 0o644}
 		out = append(out, w)
 	}
 	// A stale root's manifest goes with the files it listed.
@@ -272,6 +303,23 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time) ([]writ
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].change.Path < out[j].change.Path })
 	return out, nil
+}
+
+// renderIntoPack saves what render writes, a new manifest's bytes, in
+// the snapshot's pack as it writes them, and makes w, their write, copy
+// them from there.
+func (wr *Writer) renderIntoPack(w *write, pack func() (*snapshots.Pack, error), render func(io.Writer) error) error {
+	p, err := pack()
+	if err != nil {
+		return err
+	}
+	sha, size, err := p.AddFunc(render)
+	if err != nil {
+		return packFailed(err, wr.Store)
+	}
+	w.change.After = &snapshots.Content{SHA256: sha, Size: size, Mode: 0o644}
+	w.stream = func(out io.Writer) error { return p.CopyTo(sha, out) }
+	return nil
 }
 
 // relPath is f's path below its root, with '/'.

@@ -1,9 +1,12 @@
 package desired
 
 import (
+	"bytes"
+	"math"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/engine/target"
@@ -41,7 +44,8 @@ type Input struct {
 // [State]. Two modules writing different bytes to one path are
 // E_DESIRED_STATE_CONFLICT.
 func Compile(in Input) (*State, error) {
-	d := &State{Targets: in.Targets, byPath: map[fsys.AbsPath]*File{}}
+	d := &State{Targets: in.Targets}
+	origins := Origins{}
 	rendered := map[string]bool{}
 	defer func() {
 		if in.Narrowed {
@@ -114,32 +118,25 @@ func Compile(in Input) (*State, error) {
 		})
 		files := make([]File, len(out.Files)) // one allocation, not one per file
 		d.Files = slices.Grow(d.Files, len(out.Files))
-		if len(d.byPath) == 0 {
-			d.byPath = make(map[fsys.AbsPath]*File, len(out.Files))
-		}
 		for i, f := range out.Files {
 			f.Path = clean(f.Path)
 			if f.Mode == 0 {
 				f.Mode = 0o644
 			}
-			files[i] = File{Target: name, DesiredFile: f, SHA256: sums[i]}
-			if err := d.add(&files[i]); err != nil {
-				return nil, err
+			root := d.RootFor(name, f.Path)
+			if root == "" {
+				return nil, apperr.New(apperr.Unexpected, "target %s produced %s outside its roots", name, f.Path)
 			}
+			dir, tail := splitSrc(f.Src, f.Path)
+			files[i] = NewFileOf(origins.Get(name, root, f.ModuleIDs, dir), f, sums[i], f.Src != "", tail)
+			d.Files = append(d.Files, &files[i])
 		}
 	}
-	for _, f := range d.Files {
-		f.Root = d.RootFor(f.Target, f.Path)
-		if f.Root == "" {
-			return nil, apperr.New(apperr.Unexpected, "target %s produced %s outside its roots", f.Target, f.Path)
-		}
+	var err error
+	if d.Files, err = merge(d.Files, origins); err != nil {
+		return nil, err
 	}
-	sort.Slice(d.Files, func(i, j int) bool {
-		if d.Files[i].Target != d.Files[j].Target {
-			return d.Files[i].Target < d.Files[j].Target
-		}
-		return d.Files[i].Path < d.Files[j].Path
-	})
+	d.index()
 	sort.Slice(d.Roots, func(i, j int) bool {
 		if d.Roots[i].Target != d.Roots[j].Target {
 			return d.Roots[i].Target < d.Roots[j].Target
@@ -147,6 +144,66 @@ func Compile(in Input) (*State, error) {
 		return d.Roots[i].Path < d.Roots[j].Path
 	})
 	return d, nil
+}
+
+// merge sorts files by path and merges the files of one path: identical
+// bytes for one target merge module ids; different bytes are
+// E_DESIRED_STATE_CONFLICT.
+func merge(files []*File, origins Origins) ([]*File, error) {
+	if !slices.IsSortedFunc(files, comparePaths) { // adapters mostly render in order
+		slices.SortStableFunc(files, comparePaths)
+	}
+	out := files[:0]
+	for _, f := range files {
+		if len(out) == 0 || out[len(out)-1].Path != f.Path {
+			out = append(out, f)
+			continue
+		}
+		prev := out[len(out)-1]
+		if !bytes.Equal(prev.Data, f.Data) || prev.SHA256 != f.SHA256 || prev.Target != f.Target {
+			return nil, conflict(prev, f)
+		}
+		prev.Origin = origins.Get(prev.Target, prev.Root, mergeIDs(prev.ModuleIDs, f.ModuleIDs), prev.srcDir)
+	}
+	clear(files[len(out):])
+	return out, nil
+}
+
+// Origins makes each distinct [Origin] once.
+type Origins map[originKey]*Origin
+
+type originKey struct {
+	target       string
+	root, srcDir fsys.AbsPath
+	ids          string
+}
+
+// Get is the origin of these parts, made on first use (its strings copies
+// of these, not parts of larger strings).
+func (m Origins) Get(target string, root fsys.AbsPath, ids []string, srcDir fsys.AbsPath) *Origin {
+	k := originKey{target, root, srcDir, strings.Join(ids, "\x00")}
+	if o := m[k]; o != nil {
+		return o
+	}
+	o := NewOrigin(target, root, ids, fsys.AbsPath(strings.Clone(string(srcDir))))
+	m[k] = o
+	return o
+}
+
+// splitSrc is src as a folder and the length of the tail it shares with
+// path, from a separator on: the files copied from one folder tree to
+// another share one folder string, their paths holding the rest.
+func splitSrc(src, path fsys.AbsPath) (fsys.AbsPath, int) {
+	n := 0
+	for n < len(src) && n < len(path) && src[len(src)-1-n] == path[len(path)-1-n] {
+		n++
+	}
+	tail := strings.IndexByte(string(src[len(src)-n:]), filepath.Separator)
+	if tail < 0 || n-tail > math.MaxUint16 {
+		return src, 0
+	}
+	n -= tail
+	return src[:len(src)-n], n
 }
 
 // clean cleans a path an adapter returned: its own joins make clean paths,

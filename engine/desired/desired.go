@@ -4,10 +4,11 @@
 package desired
 
 import (
-	"bytes"
+	"io/fs"
 	"slices"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/agentpack/agentpack/engine/target"
 	"github.com/agentpack/agentpack/internal/apperr"
@@ -22,12 +23,44 @@ type Root struct {
 	ScanExtras bool
 }
 
-// File is one desired file with the root it belongs to.
+// Origin is what the files of one module in one root have in common: a
+// target, a root, module ids and the folder their sources lie in. Files
+// point to a shared one instead of each holding five strings (100,000
+// files are one origin per module, not 100,000 of each).
+type Origin struct {
+	Target    string
+	Root      fsys.AbsPath
+	ModuleIDs []string
+	// srcDir is the source folder of its files' [File.Src].
+	srcDir fsys.AbsPath
+}
+
+// NewOrigin returns the origin of files of target at root from the
+// modules ids whose sources lie in srcDir (see [File.Src]).
+func NewOrigin(target string, root fsys.AbsPath, ids []string, srcDir fsys.AbsPath) *Origin {
+	return &Origin{Target: target, Root: root, ModuleIDs: ids, srcDir: srcDir}
+}
+
+// SrcDir is the folder o's files' sources lie in.
+func (o *Origin) SrcDir() fsys.AbsPath { return o.srcDir }
+
+// File is one desired file with the root it belongs to ([target.DesiredFile]
+// as the desired state keeps it: 80 bytes a file, not 168, plus its path
+// and hash).
 type File struct {
-	Target string
-	Root   fsys.AbsPath
-	target.DesiredFile
+	*Origin
+	Path fsys.AbsPath
+	// SHA256 is the hex sha256 of the file's bytes (of its entries, for a
+	// key-level file).
 	SHA256 string
+	Data   []byte
+	Keyed  *target.KeyedFile
+	Mode   fs.FileMode
+	// srcTail is how many bytes at the end of Path follow the origin's
+	// source folder in [File.Src]; 0 makes the folder the whole path.
+	srcTail uint16
+	Marked  bool
+	hasSrc  bool
 }
 
 // State is every file the selected profile and targets want on disk.
@@ -38,19 +71,62 @@ type State struct {
 	// produces; plan deletes what their manifests list.
 	Stale []Root
 	// Files sorted by (Target, Path).
-	Files  []*File
-	byPath map[fsys.AbsPath]*File
+	Files []*File
+	// byPath is Files sorted by Path when that is another order (several
+	// targets), for [State.File]; nil when Files is sorted by Path.
+	byPath []*File
 }
+
+// NewFile is a desired file of target at root made from what an adapter
+// rendered, with an origin of its own (see [NewFileOf]); its SrcSHA256 is
+// dropped: the file's hash is sum.
+func NewFile(target string, root fsys.AbsPath, f target.DesiredFile, sum string) *File {
+	out := NewFileOf(NewOrigin(target, root, f.ModuleIDs, f.Src), f, sum, f.Src != "", 0)
+	return &out
+}
+
+// NewFileOf is a desired file of o made from what an adapter rendered
+// (o's module ids stand for f's), whose source, when hasSrc, is o's
+// source folder followed by the last srcTail bytes of f's path (srcTail 0:
+// the folder is the whole source path).
+func NewFileOf(o *Origin, f target.DesiredFile, sum string, hasSrc bool, srcTail int) File {
+	return File{Origin: o, Path: f.Path, SHA256: sum, Data: f.Data, Keyed: f.Keyed, Mode: f.Mode, Marked: f.Marked,
+		hasSrc: hasSrc, srcTail: uint16(srcTail)}
+}
+
+// Src is the source file whose bytes the file's are, byte for byte (a
+// module file copied verbatim), or "" ([target.DesiredFile.Src]). It is a
+// new string each call unless the origin's folder is the whole path.
+func (f *File) Src() fsys.AbsPath {
+	switch {
+	case !f.hasSrc:
+		return ""
+	case f.srcTail == 0:
+		return f.srcDir
+	}
+	return f.srcDir + f.Path[len(f.Path)-int(f.srcTail):]
+}
+
+// HasSrc reports whether f has a source file ([File.Src] is not "").
+func (f *File) HasSrc() bool { return f.hasSrc }
+
+// SrcTail is how f's source path is made of its origin's source folder
+// and its own path: see [NewFileOf].
+func (f *File) SrcTail() int { return int(f.srcTail) }
+
+// SetSrc gives f a source file: its origin's source folder followed by
+// the last tail bytes of its path (see [NewFileOf]).
+func (f *File) SetSrc(tail int) { f.hasSrc, f.srcTail = true, uint16(tail) }
 
 // Bytes returns f's bytes: Data, or, for a file restored from a cache
 // without them, its source file's bytes read through sys, checked against
 // f's hash (a source that changed since it was compiled is an error, never
 // other bytes written).
 func (f *File) Bytes(sys fsys.System) ([]byte, error) {
-	if f.Data != nil || f.Src == "" || f.Keyed != nil {
+	if f.Data != nil || !f.HasSrc() || f.Keyed != nil {
 		return f.Data, nil
 	}
-	return ReadSource(sys, f.Src, f.SHA256)
+	return ReadSource(sys, f.Src(), f.SHA256)
 }
 
 // ReadSource reads the source file src of a desired file whose hash is
@@ -70,25 +146,56 @@ func ReadSource(sys fsys.System, src fsys.AbsPath, sum string) ([]byte, error) {
 }
 
 // File returns the desired file at path, or nil.
-func (d *State) File(path fsys.AbsPath) *File { return d.byPath[path] }
+func (d *State) File(path fsys.AbsPath) *File { return d.find(string(path)) }
 
 // FileAt is [State.File] of a path held in a buffer, looked up without
-// copying it: its Path is then a string to share instead of making one.
-func (d *State) FileAt(path []byte) *File { return d.byPath[fsys.AbsPath(path)] }
+// copying it.
+func (d *State) FileAt(path []byte) *File {
+	if len(path) == 0 {
+		return d.find("")
+	}
+	// The string is only compared with, never kept.
+	return d.find(unsafe.String(&path[0], len(path)))
+}
 
-// add merges f into the state: identical bytes merge module ids; different
-// bytes for one path are E_DESIRED_STATE_CONFLICT.
-func (d *State) add(f *File) error {
-	prev, ok := d.byPath[f.Path]
+// find is the file at path by binary search of the files sorted by path.
+func (d *State) find(path string) *File {
+	files := d.byPath
+	if files == nil {
+		files = d.Files
+	}
+	i, ok := slices.BinarySearchFunc(files, path, func(f *File, p string) int { return strings.Compare(string(f.Path), p) })
 	if !ok {
-		d.byPath[f.Path] = f
-		d.Files = append(d.Files, f)
 		return nil
 	}
-	if bytes.Equal(prev.Data, f.Data) && prev.SHA256 == f.SHA256 && prev.Target == f.Target {
-		prev.ModuleIDs = mergeIDs(prev.ModuleIDs, f.ModuleIDs)
-		return nil
+	return files[i]
+}
+
+// index sorts d's files by (Target, Path) and, when that is not also their
+// order by Path, makes byPath.
+func (d *State) index() {
+	if !slices.IsSortedFunc(d.Files, compareFiles) {
+		slices.SortFunc(d.Files, compareFiles)
 	}
+	d.byPath = nil
+	if !slices.IsSortedFunc(d.Files, comparePaths) {
+		d.byPath = slices.Clone(d.Files)
+		slices.SortFunc(d.byPath, comparePaths)
+	}
+}
+
+func compareFiles(a, b *File) int {
+	if c := strings.Compare(a.Target, b.Target); c != 0 {
+		return c
+	}
+	return comparePaths(a, b)
+}
+
+func comparePaths(a, b *File) int { return strings.Compare(string(a.Path), string(b.Path)) }
+
+// conflict is E_DESIRED_STATE_CONFLICT of prev and f, two files at one
+// path.
+func conflict(prev, f *File) error {
 	return apperr.New(apperr.DesiredStateConflict, "modules %s and %s both write %s with different content",
 		strings.Join(prev.ModuleIDs, ","), strings.Join(f.ModuleIDs, ","), f.Path).
 		WithHint("give one module a different name, or limit it with `targets:`").
@@ -127,11 +234,9 @@ func (d *State) RootFor(target string, path fsys.AbsPath) fsys.AbsPath {
 }
 
 // Restore rebuilds a compiled State from its parts, as a cache stored
-// them: files must be sorted by (Target, Path), as [Compile] leaves them.
+// them: files should be sorted by (Target, Path), as [Compile] leaves them.
 func Restore(targets []string, roots, stale []Root, files []*File) *State {
-	d := &State{Targets: targets, Roots: roots, Stale: stale, Files: files, byPath: make(map[fsys.AbsPath]*File, len(files))}
-	for _, f := range files {
-		d.byPath[f.Path] = f
-	}
+	d := &State{Targets: targets, Roots: roots, Stale: stale, Files: files}
+	d.index()
 	return d
 }

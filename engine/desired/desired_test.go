@@ -23,7 +23,7 @@ func TestFileBytesReadsAndChecksTheSource(t *testing.T) {
 	if err := sys.WriteFile(src, []byte("compiled\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f := &desired.File{DesiredFile: target.DesiredFile{Path: "/proj/.codex/a.md", Src: src}, SHA256: checksum.SHA256Hex([]byte("compiled\n"))}
+	f := desired.NewFile("", "", target.DesiredFile{Path: "/proj/.codex/a.md", Src: src}, checksum.SHA256Hex([]byte("compiled\n")))
 	data, err := f.Bytes(sys)
 	if err != nil || string(data) != "compiled\n" {
 		t.Fatalf("Bytes = %q, %v", data, err)
@@ -36,7 +36,7 @@ func TestFileBytesReadsAndChecksTheSource(t *testing.T) {
 		t.Fatalf("Bytes of a changed source = %q, %v", data, err)
 	}
 	// Bytes kept whole are returned as they are, without a read.
-	kept := &desired.File{DesiredFile: target.DesiredFile{Data: []byte("made"), Src: "/nowhere"}}
+	kept := desired.NewFile("", "", target.DesiredFile{Data: []byte("made"), Src: "/nowhere"}, "")
 	if data, err := kept.Bytes(sys); err != nil || string(data) != "made" {
 		t.Fatalf("Bytes of kept data = %q, %v", data, err)
 	}

@@ -127,12 +127,13 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 		}
 		after := f.SHA256
 		c := Change{Target: f.Target, Path: f.Path, PathPosix: f.Path.ToSlash(), AfterSHA256: &after,
-			ModuleIDs: f.ModuleIDs, Root: f.Root, After: f.Data, Mode: f.Mode}
-		if f.Data == nil && f.Src != "" && f.Keyed == nil {
+			ModuleIDs: f.ModuleIDs, Root: f.Root, Mode: f.Mode}
+		c.SetBytes(nil, f.Data)
+		if f.Data == nil && f.HasSrc() && f.Keyed == nil {
 			// The path (and the hash), not f: once the plan is made,
 			// nothing of the desired state needs to stay for apply to
 			// read the bytes.
-			c.Src = f.Src
+			c.srcFrom(f)
 		}
 		if f.Keyed != nil {
 			// A key-level file (keyed.go): the change edits only its
@@ -174,7 +175,8 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 				return nil, err
 			}
 		}
-		c.Op, c.BeforeSHA256, c.Before, c.Reason = OpUpdate, &before, a.Data, ReasonDiffers
+		c.Op, c.BeforeSHA256, c.Reason = OpUpdate, &before, ReasonDiffers
+		c.SetBytes(a.Data, c.After())
 		last, isManaged := managed[f.Path]
 		switch {
 		case !isManaged:
@@ -240,7 +242,8 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 			ids = []string{} // JSON [] rather than null
 		}
 		c := Change{Target: r.Target, Op: OpDelete, Path: abs, PathPosix: abs.ToSlash(), BeforeSHA256: &before,
-			Reason: ReasonNoLonger, ModuleIDs: ids, Root: r.Path, Before: a.Data}
+			Reason: ReasonNoLonger, ModuleIDs: ids, Root: r.Path}
+		c.SetBytes(a.Data, nil)
 		if last.SHA256 != before {
 			c.Reason = ReasonEdited
 		}

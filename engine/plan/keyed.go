@@ -203,20 +203,23 @@ func keyedChange(c Change, spec keyedSpec, last *ManagedFile, a Actual) (*Change
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
 	c.Entries = entries
 	after := checksum.SHA256Hex(next)
-	c.After, c.AfterSHA256 = next, &after
+	c.SetBytes(nil, next)
+	c.AfterSHA256 = &after
 	switch {
 	case !a.Exists:
 		c.Op, c.Reason = OpCreate, ReasonMissing
 	case spec.want == nil && created && cfgedit.Empty(spec.format, next, spec.container):
 		// agentpack created the file and nothing else is left in it.
 		before := a.SHA256
-		c.Op, c.Reason, c.BeforeSHA256, c.Before, c.After, c.AfterSHA256 = OpDelete, ReasonNoLonger, &before, a.Data, nil, nil
+		c.Op, c.Reason, c.BeforeSHA256, c.AfterSHA256 = OpDelete, ReasonNoLonger, &before, nil
+		c.SetBytes(a.Data, nil)
 		if slices.ContainsFunc(entries, func(e EntryChange) bool { return e.Reason == ReasonEdited }) {
 			c.Reason = ReasonEdited
 		}
 	default:
 		before := a.SHA256
-		c.Op, c.Reason, c.BeforeSHA256, c.Before = OpUpdate, ReasonDiffers, &before, a.Data
+		c.Op, c.Reason, c.BeforeSHA256 = OpUpdate, ReasonDiffers, &before
+		c.SetBytes(a.Data, next)
 		c.Mode = a.Mode // a shared file keeps its mode (~/.claude.json is 0600)
 		c.UpdateKind = UpdateManaged
 		for _, e := range entries {

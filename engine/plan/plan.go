@@ -50,26 +50,80 @@ type Change struct {
 
 	// Root is the managed root holding Path.
 	Root fsys.AbsPath `json:"-"`
+	// Bytes holds the bytes the change carries, nil when it carries none:
+	// most changes of a large plan (a created module file's bytes are read
+	// from Src when written), which so hold no two empty slices each.
+	Bytes *ChangeBytes `json:"-"`
+	Mode  fs.FileMode  `json:"-"`
+	// srcTail and srcDir name the source file holding After's bytes for a
+	// file whose desired state keeps only its hash (AfterSHA256), as the
+	// desired file does ([desired.File.Src]): the folder its module's
+	// files share, then the last srcTail bytes of Path. A path, not a
+	// function reading it, and not a string made for each of 100,000
+	// creates ([Change.Src]).
+	srcTail uint16
+	srcDir  fsys.AbsPath
+}
+
+// Src is the source file holding the change's After bytes when the plan
+// keeps only their hash, or "" (see [Plan.AfterBytes]). It is a new string
+// each call unless the source folder is the whole path.
+func (c *Change) Src() fsys.AbsPath {
+	if c.srcTail == 0 {
+		return c.srcDir
+	}
+	return c.srcDir + c.Path[len(c.Path)-int(c.srcTail):]
+}
+
+// srcFrom makes f's source file the change's ([Change.Src]).
+func (c *Change) srcFrom(f *desired.File) {
+	c.srcDir, c.srcTail = f.SrcDir(), uint16(f.SrcTail())
+}
+
+// ChangeBytes are the bytes a [Change] carries.
+type ChangeBytes struct {
 	// Before is the current bytes (nil when the file does not exist).
-	Before []byte `json:"-"`
+	Before []byte
 	// After is the desired bytes for create/update; nil with Src set when
 	// they are read only if needed (see [Plan.AfterBytes]).
-	After []byte      `json:"-"`
-	Mode  fs.FileMode `json:"-"`
-	// Src, when set, is the source file holding After's bytes for a file
-	// whose desired state keeps only its hash (AfterSHA256): a path, not a
-	// function reading it, so a change of 10,000 holds no closure each.
-	Src fsys.AbsPath `json:"-"`
+	After []byte
+}
+
+// Before is the file's current bytes the change carries (nil when the
+// file does not exist).
+func (c *Change) Before() []byte {
+	if c.Bytes == nil {
+		return nil
+	}
+	return c.Bytes.Before
+}
+
+// After is the desired bytes the change carries, nil when it carries
+// none (a delete, or bytes read from Src: see [Plan.AfterBytes]).
+func (c *Change) After() []byte {
+	if c.Bytes == nil {
+		return nil
+	}
+	return c.Bytes.After
+}
+
+// SetBytes sets the bytes c carries, none when both are nil.
+func (c *Change) SetBytes(before, after []byte) {
+	if before == nil && after == nil {
+		c.Bytes = nil
+		return
+	}
+	c.Bytes = &ChangeBytes{Before: before, After: after}
 }
 
 // AfterBytes returns the desired bytes of c, a create or update of p:
 // After, or c's source file read through p's System and checked against
 // c's hash ([desired.ReadSource]).
 func (p *Plan) AfterBytes(c *Change) ([]byte, error) {
-	if c.After != nil || c.Src == "" {
-		return c.After, nil
+	if after := c.After(); after != nil || c.srcDir == "" {
+		return after, nil
 	}
-	return desired.ReadSource(p.Sys, c.Src, *c.AfterSHA256)
+	return desired.ReadSource(p.Sys, c.Src(), *c.AfterSHA256)
 }
 
 // Summary counts changes by op.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"path/filepath"
@@ -236,6 +237,57 @@ func RenderTargetManifest(target, snapshotID, profile, repo string, now time.Tim
 // indents, HTML escaped); an entry is written without reflection unless it
 // is a key-level file's, and the result is allocated once, at its size.
 func RenderTargetManifestOf(target, snapshotID, profile, repo string, now time.Time, n int, file func(i int) ManagedFile) []byte {
+	m, head, fast := manifestHead(target, snapshotID, profile, repo, now, n)
+	if !fast {
+		return renderReflected(m, head, n, file)
+	}
+	size := len(head) + len(manifestTail)
+	for i := range n {
+		f := file(i)
+		size += len(",\n    ") + managedFileSize(&f)
+	}
+	out := make([]byte, 0, size)
+	out = append(out, head...)
+	for i := range n {
+		f := file(i)
+		out = appendManifestEntry(out, i, &f)
+	}
+	return append(out, manifestTail...)
+}
+
+// WriteTargetManifestOf writes to w the bytes [RenderTargetManifestOf]
+// returns, holding only a buffer of them: a manifest of 100,000 files is
+// 18 MB that a deploy saves in its snapshot's pack and writes, never holds.
+func WriteTargetManifestOf(w io.Writer, target, snapshotID, profile, repo string, now time.Time, n int, file func(i int) ManagedFile) error {
+	m, head, fast := manifestHead(target, snapshotID, profile, repo, now, n)
+	if !fast {
+		_, err := w.Write(renderReflected(m, head, n, file))
+		return err
+	}
+	const flushAt = 32 << 10
+	buf := make([]byte, 0, flushAt+4<<10)
+	buf = append(buf, head...)
+	for i := range n {
+		f := file(i)
+		if buf = appendManifestEntry(buf, i, &f); len(buf) >= flushAt {
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
+			buf = buf[:0]
+		}
+	}
+	_, err := w.Write(append(buf, manifestTail...))
+	return err
+}
+
+// manifestTail closes managed_files and the document.
+const manifestTail = "\n  ]\n}\n"
+
+// manifestHead is a manifest of no entries and its text up to its first
+// entry, "[" included, with fast true; or, when there is no entry or
+// encoding/json's text does not end as expected, the whole text with fast
+// false.
+func manifestHead(target, snapshotID, profile, repo string, now time.Time, n int) (TargetManifest, []byte, bool) {
 	m := TargetManifest{
 		SchemaVersion: TargetManifestSchemaVersion,
 		GeneratedAt:   now.UTC().Format(time.RFC3339),
@@ -252,34 +304,34 @@ func RenderTargetManifestOf(target, snapshotID, profile, repo string, now time.T
 	doc := head.Bytes()
 	const empty = "[]\n}\n" // the document ends with its empty managed_files
 	if n == 0 || !bytes.HasSuffix(doc, []byte(empty)) {
-		if n == 0 {
-			return doc
-		}
-		m.ManagedFiles = make([]ManagedFile, n)
-		for i := range m.ManagedFiles {
-			m.ManagedFiles[i] = file(i)
-		}
-		var buf bytes.Buffer
-		_ = jsonstream.Encode(&buf, m, jsonstream.Options{Indent: "  ", EscapeHTML: true})
-		return buf.Bytes()
+		return m, doc, false
 	}
-	size := len(doc) + len("\n  ]\n}\n")
-	for i := range n {
-		f := file(i)
-		size += len(",\n    ") + managedFileSize(&f)
+	return m, append(doc[:len(doc)-len(empty)], '['), true
+}
+
+// renderReflected is m, whose text is doc, with the n entries of file,
+// encoded by reflection: the slow way, for a text encoding/json did not
+// end as expected.
+func renderReflected(m TargetManifest, doc []byte, n int, file func(i int) ManagedFile) []byte {
+	if n == 0 {
+		return doc
 	}
-	out := make([]byte, 0, size)
-	out = append(out, doc[:len(doc)-len(empty)]...)
-	out = append(out, '[')
-	for i := range n {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, "\n    "...)
-		f := file(i)
-		out = appendManagedFile(out, &f)
+	m.ManagedFiles = make([]ManagedFile, n)
+	for i := range m.ManagedFiles {
+		m.ManagedFiles[i] = file(i)
 	}
-	return append(out, "\n  ]\n}\n"...)
+	var buf bytes.Buffer
+	_ = jsonstream.Encode(&buf, m, jsonstream.Options{Indent: "  ", EscapeHTML: true})
+	return buf.Bytes()
+}
+
+// appendManifestEntry appends the i-th entry f of managed_files.
+func appendManifestEntry(out []byte, i int, f *ManagedFile) []byte {
+	if i > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, "\n    "...)
+	return appendManagedFile(out, f)
 }
 
 // appendManagedFile appends f as encoding/json writes it as an element of

@@ -25,7 +25,7 @@ func TestRenderTargetManifestIsEncodingJSON(t *testing.T) {
 		{Path: "cfg.toml", SHA256: "06", Format: "toml", Container: []string{"mcp_servers"}},
 	}
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	for _, n := range []int{0, 1, len(kinds), 200} {
+	for _, n := range []int{0, 1, len(kinds), 200, 1500} {
 		files := make([]ManagedFile, n)
 		for i := range files {
 			files[i] = kinds[i%len(kinds)]
@@ -42,6 +42,13 @@ func TestRenderTargetManifestIsEncodingJSON(t *testing.T) {
 			got := RenderTargetManifest("codex", id, "default", "/r<&>", now, files)
 			if !bytes.Equal(got, wb) {
 				t.Fatalf("%d files, snapshot %q: rendered\n%s\nencoding/json\n%s", n, id, got, wb)
+			}
+			var streamed bytes.Buffer
+			if err := WriteTargetManifestOf(&streamed, "codex", id, "default", "/r<&>", now, len(files), func(i int) ManagedFile { return files[i] }); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(streamed.Bytes(), wb) {
+				t.Fatalf("%d files, snapshot %q: written\n%s\nencoding/json\n%s", n, id, streamed.Bytes(), wb)
 			}
 		}
 	}

@@ -23,7 +23,7 @@ func deployed(tgt, root, name, id string, files map[string]string) []*desired.Fi
 	var out []*desired.File
 	for rel, data := range files {
 		p := filepath.Join(root, name, filepath.FromSlash(rel))
-		out = append(out, &desired.File{Target: tgt, DesiredFile: target.DesiredFile{Path: fsys.AbsPath(p), Data: []byte(data), ModuleIDs: []string{id}}})
+		out = append(out, desired.NewFile(tgt, "", target.DesiredFile{Path: fsys.AbsPath(p), Data: []byte(data), ModuleIDs: []string{id}}, ""))
 	}
 	return out
 }

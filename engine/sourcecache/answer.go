@@ -1,7 +1,8 @@
 package sourcecache
 
 import (
-	"github.com/agentpack/agentpack/internal/bincodec"
+	"io"
+
 	"github.com/agentpack/agentpack/internal/fsys"
 )
 
@@ -17,8 +18,11 @@ const (
 // (Fingerprint), and what it answered — the data as JSON and the state a
 // renderer needs.
 type Answer struct {
-	Key         string
+	Key string
+	// Fingerprint is what [EncodeAnswer] writes; [DecodeAnswer] leaves it
+	// nil and sets Stamp, the same entries still encoded.
 	Fingerprint *fsys.Fingerprint
+	Stamp       Stamp
 	Repo        string
 	Project     fsys.AbsPath
 	Profile     string
@@ -27,19 +31,18 @@ type Answer struct {
 	Data        []byte
 }
 
-// EncodeAnswer is a's file, with a CRC-32C like an [Entry]'s.
-func EncodeAnswer(a *Answer) []byte {
-	fp := a.Fingerprint.Entries()
-	w := &writer{Writer: bincodec.NewWriter(answerMagic, answerVersion, 1<<12+40*len(fp)+len(a.Data))}
+// EncodeAnswer writes a's file to out, with a CRC-32C like an [Entry]'s.
+func EncodeAnswer(out io.Writer, a *Answer) error {
+	w := newWriter(out, answerMagic, answerVersion)
 	w.String(a.Key)
-	w.fingerprint(fp)
+	w.fingerprint(a.Fingerprint.Entries())
 	w.String(a.Repo)
 	w.String(string(a.Project))
 	w.String(a.Profile)
 	w.Strings(a.Targets)
 	w.Strings(a.Warnings)
 	w.Bytes(a.Data)
-	return w.Finish()
+	return w.Close()
 }
 
 // DecodeAnswer takes an answer file apart; anything but a complete file of
@@ -49,7 +52,7 @@ func DecodeAnswer(data []byte) (*Answer, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Answer{Key: key, Fingerprint: fsys.NewFingerprint(fp)}
+	a := &Answer{Key: key, Stamp: fp}
 	a.Repo, a.Project, a.Profile = r.String(), fsys.AbsPath(r.String()), r.String()
 	a.Targets, a.Warnings, a.Data = r.Strings(), r.Strings(), r.Bytes()
 	if r.Err != nil || len(r.B) != 0 {

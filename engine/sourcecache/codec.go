@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io"
 	"io/fs"
 	"strings"
 
@@ -19,10 +20,17 @@ var errDamaged = bincodec.ErrDamaged
 // the entry's fingerprint covers: it could not be read back.
 var errNoBytes = errors.New("sourcecache: a file has neither bytes nor a fingerprinted source")
 
-// writer is a [bincodec.Writer] that also writes symbols.
+// writer is a [bincodec.Stream] that also writes symbols: a cache file
+// goes to its file as it is encoded, never whole in memory (7 MB at
+// 100,000 files, on top of the load that made it).
 type writer struct {
-	*bincodec.Writer
+	*bincodec.Stream
 	syms map[string]uint64
+}
+
+// newWriter starts a file of magic and version written to out.
+func newWriter(out io.Writer, magic string, version byte) *writer {
+	return &writer{Stream: bincodec.NewStream(out, magic, version)}
 }
 
 // sym writes s as a symbol: a repeated string is written once, then by
@@ -107,34 +115,22 @@ func (r *reader) strs() []string {
 	return out
 }
 
-// path reads a path written by writer.path after prev.
-func (r *reader) path(prev string) string {
+// path reads a path written by writer.path after prev, made in strs.
+func (r *reader) path(strs *arena, prev string) string {
 	k := r.Uint()
 	if k > uint64(len(prev)) {
 		r.Fail()
 		return ""
 	}
-	if k == 0 {
-		return r.str() // not a part of data: see [reader.str]
-	}
-	return prev[:k] + r.String()
+	return strs.join(prev[:k], r.Bytes())
 }
 
-// sha reads what writer.sha wrote.
-func (r *reader) sha() string {
+// sha reads what writer.sha wrote, made in strs.
+func (r *reader) sha(strs *arena) string {
 	if r.Bool() {
-		return hex.EncodeToString(r.Raw(sha256.Size))
+		return strs.hex(r.Raw(sha256.Size))
 	}
-	return r.str()
-}
-
-// unflags reads the three booleans flags packed.
-func unflags(r *reader) (a, b, c bool) {
-	v := r.Uint()
-	if v > 7 {
-		r.Fail()
-	}
-	return v&1 != 0, v&2 != 0, v&4 != 0
+	return strs.join("", r.Bytes())
 }
 
 // sym reads a symbol written by writer.sym; a repeated one shares the
@@ -168,42 +164,116 @@ func (w *writer) fingerprint(fp []fsys.FingerprintEntry) {
 		w.Int(f.CtimeNS - prev.CtimeNS)
 		w.Int(int64(f.Ino - prev.Ino))
 		prev = f
+		w.Flush()
 	}
 }
 
-// fingerprint reads what [writer.fingerprint] wrote; nil when the count
-// cannot be right.
-func (r *reader) fingerprint() []fsys.FingerprintEntry {
+// Stamp is a fingerprint as a cache file keeps it, still encoded:
+// [Stamp.Unchanged] checks it against the disk a few thousand entries at
+// a time, so checking 200,000 paths never holds them all decoded (26 MB
+// at 100,000 files).
+type Stamp struct {
+	n int
+	b []byte // the encoded entries, a part of the file's data
+}
+
+// stampChunk is how many entries [Stamp.Unchanged] decodes at a time.
+const stampChunk = 8192
+
+// stamp reads what [writer.fingerprint] wrote without decoding it: the
+// entries are only stepped over. ok is false when they cannot be right.
+func (r *reader) stamp() (s Stamp, ok bool) {
 	n := r.Uint()
 	if n > uint64(len(r.B)) {
-		return nil
+		return Stamp{}, false
 	}
-	fp := make([]fsys.FingerprintEntry, n)
+	start := r.B
+	for range n {
+		r.Uint()  // the shared prefix
+		r.Bytes() // the rest of the path: a part of data, not a copy
+		r.Uint()
+		r.Uint()
+		r.Int()
+		r.Int()
+		r.Int()
+		r.Int()
+	}
+	if r.Err != nil {
+		return Stamp{}, false
+	}
+	return Stamp{n: int(n), b: start[:len(start)-len(r.B)]}, true
+}
+
+// Len is the number of paths s describes.
+func (s Stamp) Len() int { return s.n }
+
+// Unchanged reports whether every path s describes still has the same
+// stat data on sys ([fsys.Fingerprint.Unchanged]), decoding s a chunk at
+// a time.
+func (s Stamp) Unchanged(sys fsys.System) bool {
+	return s.each(func(chunk []fsys.FingerprintEntry) bool {
+		return fsys.NewFingerprint(chunk).Unchanged(sys)
+	})
+}
+
+// Entries are all of s's entries decoded.
+func (s Stamp) Entries() []fsys.FingerprintEntry {
+	var out []fsys.FingerprintEntry
+	s.each(func(chunk []fsys.FingerprintEntry) bool {
+		out = append(out, chunk...)
+		return true
+	})
+	return out
+}
+
+// each decodes s's entries and hands them to fn stampChunk at a time, in
+// order, while fn returns true; false when fn did or s is damaged. Each
+// chunk is a new slice whose paths share one new buffer: fn may keep
+// them.
+func (s Stamp) each(fn func([]fsys.FingerprintEntry) bool) bool {
+	r := &bincodec.Reader{B: s.b}
 	var prev fsys.FingerprintEntry
-	for i := range fp {
-		f := &fp[i]
-		f.Path = fsys.AbsPath(r.path(string(prev.Path)))
-		f.Follow, f.Listed, f.Missing = unflags(r)
-		f.Mode, f.Size = fs.FileMode(r.Uint()), r.Int()
-		f.MtimeNS, f.CtimeNS = prev.MtimeNS+r.Int(), prev.CtimeNS+r.Int()
-		f.Ino = prev.Ino + uint64(r.Int())
-		prev = *f
+	for left := s.n; left > 0; {
+		chunk := make([]fsys.FingerprintEntry, min(left, stampChunk))
+		strs := newArena(len(chunk) * 64)
+		for i := range chunk {
+			f := &chunk[i]
+			k := r.Uint()
+			if k > uint64(len(prev.Path)) {
+				return false
+			}
+			f.Path = fsys.AbsPath(strs.join(string(prev.Path[:k]), r.Bytes()))
+			v := r.Uint()
+			if v > 7 {
+				return false
+			}
+			f.Follow, f.Listed, f.Missing = v&1 != 0, v&2 != 0, v&4 != 0
+			f.Mode, f.Size = fs.FileMode(r.Uint()), r.Int()
+			f.MtimeNS, f.CtimeNS = prev.MtimeNS+r.Int(), prev.CtimeNS+r.Int()
+			f.Ino = prev.Ino + uint64(r.Int())
+			prev = *f
+		}
+		if r.Err != nil || !fn(chunk) {
+			return false
+		}
+		left -= len(chunk)
 	}
-	return fp
+	return true
 }
 
 // openKeyed opens a file of magic and version whose strings stay parts of
 // data, and reads the key and fingerprint every such file starts with.
-func openKeyed(data []byte, magic string, version byte) (r *reader, key string, fp []fsys.FingerprintEntry, err error) {
+func openKeyed(data []byte, magic string, version byte) (r *reader, key string, fp Stamp, err error) {
 	br, err := bincodec.Open(data, magic, version)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", Stamp{}, err
 	}
 	br.Share()
 	r = &reader{Reader: br}
 	key = r.String()
-	if fp = r.fingerprint(); fp == nil {
-		return nil, "", nil, errDamaged
+	fp, ok := r.stamp()
+	if !ok {
+		return nil, "", Stamp{}, errDamaged
 	}
 	return r, key, fp, nil
 }

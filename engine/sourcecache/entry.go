@@ -9,12 +9,13 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"io"
 	"io/fs"
+	"math"
 	"slices"
 
 	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/engine/target"
-	"github.com/agentpack/agentpack/internal/bincodec"
 	"github.com/agentpack/agentpack/internal/cfgedit"
 	"github.com/agentpack/agentpack/internal/fsys"
 )
@@ -23,15 +24,18 @@ import (
 // A file with another magic or version is ignored and rebuilt.
 const (
 	magic   = "agentpack source cache\n"
-	version = 3
+	version = 4
 )
 
 // Entry is one cached load: what it was loaded for (Key), what it read
 // (Fingerprint) and what it compiled.
 type Entry struct {
 	// Key names the request, environment and build the load was for.
-	Key         string
+	Key string
+	// Fingerprint is what [Encode] writes; [Decode] leaves it nil and
+	// sets Stamp, the same entries still encoded.
 	Fingerprint *fsys.Fingerprint
+	Stamp       Stamp
 	Repo        string
 	Project     fsys.AbsPath
 	Profile     string
@@ -39,13 +43,19 @@ type Entry struct {
 	// Configured are the target names agentpack.yaml configures.
 	Configured []string
 	Warnings   []string
-	Desired    *desired.State
+	// Desired is what [Encode] writes; [Decode] leaves it nil until
+	// [Entry.DecodeDesired], so an entry whose Stamp shows a change costs
+	// no decoded state.
+	Desired *desired.State
+	rest    *reader
 }
 
-// Encode is e's cache file: magic, version, the entry, and a CRC-32C of
-// all that, so a torn or damaged file is told from a good one.
-func Encode(e *Entry) ([]byte, error) {
-	w := &writer{Writer: bincodec.NewWriter(magic, version, sizeHint(e))}
+// Encode writes e's cache file to out: magic, version, the entry, and a
+// CRC-32C of all that, so a torn or damaged file is told from a good one.
+// It fails (and out must be thrown away) when a file has neither bytes nor
+// a source the fingerprint covers.
+func Encode(out io.Writer, e *Entry) error {
+	w := newWriter(out, magic, version)
 	w.String(e.Key)
 	fp := e.Fingerprint.Entries()
 	w.fingerprint(fp)
@@ -56,46 +66,44 @@ func Encode(e *Entry) ([]byte, error) {
 	w.Strings(e.Configured)
 	w.Strings(e.Warnings)
 	if err := encodeDesired(w, e.Desired, fp); err != nil {
-		return nil, err
+		return err
 	}
-	return w.Finish(), nil
+	return w.Close()
 }
 
-// sizeHint is about how many bytes e encodes to, so the buffer is made
-// once instead of grown (and copied) a dozen times at 10,000 files.
-func sizeHint(e *Entry) int {
-	n := 1 << 12
-	for range e.Fingerprint.Entries() {
-		n += 40
-	}
-	if e.Desired != nil {
-		for _, f := range e.Desired.Files {
-			n += 56
-			if f.Src == "" {
-				n += len(f.Data)
-			}
-		}
-	}
-	return n
-}
-
-// Decode takes a cache file apart; anything but a complete file of this
-// version is an error (the caller rebuilds). data is handed over: the
-// entry's strings (paths, hashes) are parts of it, so nothing may change
-// it afterwards.
+// Decode takes a cache file apart up to its desired state (see
+// [Entry.DecodeDesired]); anything but a complete file of this version is
+// an error (the caller rebuilds). data is handed over: the Stamp is a
+// part of it, so nothing may change it afterwards.
 func Decode(data []byte) (*Entry, error) {
 	r, key, fp, err := openKeyed(data, magic, version)
 	if err != nil {
 		return nil, err
 	}
-	e := &Entry{Key: key, Fingerprint: fsys.NewFingerprint(fp)}
+	e := &Entry{Key: key, Stamp: fp}
 	e.Repo, e.Project, e.Profile = r.str(), fsys.AbsPath(r.str()), r.str()
 	e.Targets, e.Configured, e.Warnings = r.strs(), r.strs(), r.strs()
-	e.Desired = decodeDesired(r, fp)
+	if r.Err != nil {
+		return nil, errDamaged
+	}
+	e.rest = r
+	return e, nil
+}
+
+// DecodeDesired decodes the rest of a [Decode]d entry, its desired state,
+// once; its strings are copies, not parts of the file's data.
+func (e *Entry) DecodeDesired() (*desired.State, error) {
+	if e.Desired != nil || e.rest == nil {
+		return e.Desired, nil
+	}
+	r := e.rest
+	e.rest = nil
+	d := decodeDesired(r)
 	if r.Err != nil || len(r.B) != 0 {
 		return nil, errDamaged
 	}
-	return e, nil
+	e.Desired = d
+	return d, nil
 }
 
 func encodeRoots(w *writer, roots []desired.Root) {
@@ -119,38 +127,50 @@ func decodeRoots(r *reader) []desired.Root {
 	return out
 }
 
-// encodeDesired writes d's files; a file's target, root and module ids
-// are symbols (written once, then by number), and its source file, when
-// it is a verbatim copy, is the number of that path's fingerprint entry:
-// the fingerprint covers it, and the file's hash checks it when the bytes
-// are read. Made bytes (and a source the fingerprint misses) are kept whole.
+// encodeDesired writes d's files; a file's origin (target, root, module
+// ids, source folder) is written once, then by number, and its source
+// file, when it is a verbatim copy the fingerprint covers, is the length
+// of the tail of its path that follows the origin's source folder: the
+// fingerprint vouches for the source, and the file's hash checks it when
+// the bytes are read. Made bytes (and a source the fingerprint misses)
+// are kept whole.
 func encodeDesired(w *writer, d *desired.State, fp []fsys.FingerprintEntry) error {
 	w.Strings(d.Targets)
 	encodeRoots(w, d.Roots)
 	encodeRoots(w, d.Stale)
 	w.Uint(uint64(len(d.Files)))
+	origins := map[*desired.Origin]uint64{}
 	var prev fsys.AbsPath
 	for _, f := range d.Files {
-		w.sym(f.Target)
-		w.sym(string(f.Root))
+		if i, ok := origins[f.Origin]; ok {
+			w.Uint(i + 1)
+		} else {
+			origins[f.Origin] = uint64(len(origins))
+			w.Uint(0)
+			w.sym(f.Target)
+			w.sym(string(f.Root))
+			w.Len(len(f.ModuleIDs), f.ModuleIDs == nil)
+			for _, id := range f.ModuleIDs {
+				w.sym(id)
+			}
+			w.sym(string(f.SrcDir()))
+		}
 		w.sha(f.SHA256)
 		w.path(string(prev), string(f.Path))
 		prev = f.Path
-		src, found := slices.BinarySearchFunc(fp, f.Src, func(e fsys.FingerprintEntry, p fsys.AbsPath) int { return cmp.Compare(e.Path, p) })
-		if f.Src == "" || !found || f.Keyed != nil {
-			if f.Src != "" && f.Data == nil {
+		src := f.Src()
+		_, found := slices.BinarySearchFunc(fp, src, func(e fsys.FingerprintEntry, p fsys.AbsPath) int { return cmp.Compare(e.Path, p) })
+		if src == "" || !found || f.Keyed != nil {
+			if src != "" && f.Data == nil {
 				return errNoBytes // a copy of a source the fingerprint misses
 			}
-			w.Uint(0)
+			w.Bool(false)
 			w.Bytes(f.Data)
 		} else {
-			w.Uint(uint64(src) + 1)
+			w.Bool(true)
+			w.Uint(uint64(f.SrcTail()))
 		}
 		w.Uint(uint64(f.Mode))
-		w.Len(len(f.ModuleIDs), f.ModuleIDs == nil)
-		for _, id := range f.ModuleIDs {
-			w.sym(id)
-		}
 		w.Bool(f.Marked)
 		w.Bool(f.Keyed != nil)
 		if f.Keyed != nil {
@@ -158,11 +178,15 @@ func encodeDesired(w *writer, d *desired.State, fp []fsys.FingerprintEntry) erro
 				return err
 			}
 		}
+		w.Flush()
 	}
 	return nil
 }
 
-func decodeDesired(r *reader, fp []fsys.FingerprintEntry) *desired.State {
+// decodeDesired reads what encodeDesired wrote. The files are one slice,
+// their paths and hashes a few large buffers, and an origin is shared by
+// the files of its module and root.
+func decodeDesired(r *reader) *desired.State {
 	targets, roots, stale := r.strs(), decodeRoots(r), decodeRoots(r)
 	n := r.Uint()
 	if n > uint64(len(r.B)) {
@@ -171,34 +195,55 @@ func decodeDesired(r *reader, fp []fsys.FingerprintEntry) *desired.State {
 	}
 	files := make([]desired.File, n)
 	ptrs := make([]*desired.File, n)
+	strs := newArena(64 << 10)
+	var origins []*desired.Origin
 	var prev string
 	for i := range files {
 		f := &files[i]
-		f.Target, f.Root, f.SHA256 = r.sym(), fsys.AbsPath(r.sym()), r.sha()
-		prev = r.path(prev)
-		f.Path = fsys.AbsPath(prev)
-		switch src := r.Uint(); {
-		case src == 0:
-			f.Data = bytes.Clone(r.Bytes()) // a slice of data would be writable
-		case src <= uint64(len(fp)):
-			f.Src = fp[src-1].Path
+		switch o := r.Uint(); {
+		case o == 0:
+			origins = append(origins, decodeOrigin(r))
+			f.Origin = origins[len(origins)-1]
+		case o <= uint64(len(origins)):
+			f.Origin = origins[o-1]
 		default:
+			r.Fail()
+			return nil
+		}
+		f.SHA256 = r.sha(strs)
+		prev = r.path(strs, prev)
+		f.Path = fsys.AbsPath(prev)
+		if !r.Bool() {
+			f.Data = bytes.Clone(r.Bytes()) // a slice of data would be writable
+		} else if tail := r.Uint(); tail <= uint64(min(len(f.Path), math.MaxUint16)) {
+			f.SetSrc(int(tail))
+		} else {
 			r.Fail()
 		}
 		f.Mode = fs.FileMode(r.Uint())
-		if k, isNil := r.Len(1); !isNil {
-			f.ModuleIDs = make([]string, k)
-			for j := range f.ModuleIDs {
-				f.ModuleIDs[j] = r.sym()
-			}
-		}
 		f.Marked = r.Bool()
 		if r.Bool() {
 			f.Keyed = decodeKeyed(r)
 		}
+		if r.Err != nil {
+			return nil
+		}
 		ptrs[i] = f
 	}
 	return desired.Restore(targets, roots, stale, ptrs)
+}
+
+// decodeOrigin reads an origin encodeDesired wrote.
+func decodeOrigin(r *reader) *desired.Origin {
+	target, root := r.sym(), fsys.AbsPath(r.sym())
+	var ids []string
+	if k, isNil := r.Len(1); !isNil {
+		ids = make([]string, k)
+		for j := range ids {
+			ids[j] = r.sym()
+		}
+	}
+	return desired.NewOrigin(target, root, ids, fsys.AbsPath(r.sym()))
 }
 
 // encodeKeyed stores each entry's value as JSON: the config editors turn

@@ -1,6 +1,7 @@
 package fsys
 
 import (
+	"io"
 	"io/fs"
 
 	"github.com/agentpack/agentpack/internal/apperr"
@@ -54,6 +55,24 @@ func (s *ReadOnlySystem) Readlink(path AbsPath) (string, error) { return s.base.
 func (s *ReadOnlySystem) WriteFile(path AbsPath, data []byte, perm fs.FileMode) error {
 	if s.allowed(path) {
 		return s.base.WriteFile(path, data, perm)
+	}
+	return writeDisabled(OpWrite, path)
+}
+
+// CreateStream implements [Streamer]: a stream of base's where writes
+// are allowed.
+func (s *ReadOnlySystem) CreateStream(path AbsPath, perm fs.FileMode) (Stream, error) {
+	if s.allowed(path) {
+		return CreateStream(s.base, path, perm)
+	}
+	return nil, writeDisabled(OpWrite, path)
+}
+
+// WriteStream implements [Streamer]: a cache file is written as it is
+// encoded, not built whole first.
+func (s *ReadOnlySystem) WriteStream(path AbsPath, perm fs.FileMode, write func(io.Writer) error) error {
+	if s.allowed(path) {
+		return WriteStream(s.base, path, perm, write)
 	}
 	return writeDisabled(OpWrite, path)
 }

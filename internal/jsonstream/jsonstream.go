@@ -9,7 +9,9 @@ import (
 	"bytes"
 	"encoding"
 	"encoding/json"
+	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -25,6 +27,20 @@ type Options struct {
 	// MinLen is the length from which an array is written element by
 	// element (default 64); shorter ones are encoded with the rest.
 	MinLen int
+	// Arrays are arrays made element by element as they are written, for
+	// arrays too long to hold (the files of a snapshot of 100,000 files):
+	// each is written in place of the empty array the document has at its
+	// path.
+	Arrays []Array
+}
+
+// Array is an array of [Options.Arrays]: N elements, each made by Elem
+// when it is written (as a pointer, as a slice's element is reached).
+type Array struct {
+	// Path is the object keys from the document's root to the array.
+	Path []string
+	N    int
+	Elem func(i int) any
 }
 
 // Encode writes v to w exactly as a json.Encoder with opts' settings would
@@ -39,8 +55,13 @@ func Encode(w io.Writer, v any, opts Options) error {
 	}
 	var cuts []cut
 	small, changed := shrink(reflect.ValueOf(v), nil, opts.MinLen, &cuts)
-	if !changed {
+	if !changed && len(opts.Arrays) == 0 {
 		return newEncoder(w, opts, "").Encode(v)
+	}
+	for _, a := range opts.Arrays {
+		if a.N > 0 { // none: the document's [] is the array
+			cuts = append(cuts, cut{path: a.Path, n: a.N, elem: a.Elem, made: true})
+		}
 	}
 	var head bytes.Buffer
 	if err := newEncoder(&head, opts, "").Encode(small.Interface()); err != nil {
@@ -49,10 +70,17 @@ func Encode(w io.Writer, v any, opts Options) error {
 	doc := head.Bytes()
 	for i := range cuts {
 		var ok bool
-		if cuts[i].start, cuts[i].end, ok = locate(doc, cuts[i].path); !ok {
+		cuts[i].start, cuts[i].end, ok = locate(doc, cuts[i].path)
+		if ok && cuts[i].made && string(doc[cuts[i].start:cuts[i].end]) != "[]" {
+			return fmt.Errorf("jsonstream: the array at %q is not empty in the document", cuts[i].path)
+		}
+		if !ok && cuts[i].made {
+			return fmt.Errorf("jsonstream: no array at %q in the document", cuts[i].path)
+		}
+		if !ok {
 			// A name the walk got wrong (two fields sharing one, an
 			// odd tag): encode the value whole rather than guess.
-			return newEncoder(w, opts, "").Encode(v)
+			return Encode(w, v, Options{Indent: opts.Indent, EscapeHTML: opts.EscapeHTML, MinLen: math.MaxInt, Arrays: opts.Arrays})
 		}
 	}
 	slices.SortFunc(cuts, func(a, b cut) int { return a.start - b.start })
@@ -61,7 +89,7 @@ func Encode(w io.Writer, v any, opts Options) error {
 		if _, err := w.Write(doc[at:c.start]); err != nil {
 			return err
 		}
-		if err := writeArray(w, c.slice, lineIndent(doc, c.start), opts); err != nil {
+		if err := writeArray(w, c.n, c.elem, lineIndent(doc, c.start), opts); err != nil {
 			return err
 		}
 		at = c.end
@@ -84,8 +112,10 @@ type Appender interface {
 // elements.
 type cut struct {
 	path       []string // object keys from the document's root
-	slice      reflect.Value
-	start, end int // the array's bytes in the shrunk document
+	n          int
+	elem       func(i int) any
+	made       bool // one of Options.Arrays
+	start, end int  // the array's bytes in the shrunk document
 }
 
 func newEncoder(w io.Writer, opts Options, prefix string) *json.Encoder {
@@ -156,7 +186,9 @@ func shrinkStruct(v reflect.Value, path []string, minLen int, cuts *[]cut) (refl
 		at := append(slices.Clip(path), name)
 		var repl reflect.Value
 		if fv.Kind() == reflect.Slice && fv.Type().Elem().Kind() != reflect.Uint8 && fv.Len() >= minLen && !ownMarshalling(fv.Type()) {
-			*cuts = append(*cuts, cut{path: at, slice: fv})
+			// Through a pointer, as the element is reached in its
+			// slice: a method on the pointer marshals it the same way.
+			*cuts = append(*cuts, cut{path: at, n: fv.Len(), elem: func(i int) any { return fv.Index(i).Addr().Interface() }})
 			repl = fv.Slice(0, 1)
 		} else if r, changed := shrink(fv, at, minLen, cuts); changed {
 			repl = r
@@ -261,9 +293,9 @@ func lineIndent(doc []byte, at int) string {
 	return string(line[:len(line)-len(bytes.TrimLeft(line, " \t"))])
 }
 
-// writeArray writes the elements of slice as the array they make at an
-// indent of indent, each encoded on its own.
-func writeArray(w io.Writer, slice reflect.Value, indent string, opts Options) error {
+// writeArray writes the n elements elem makes as the array they make at
+// an indent of indent, each encoded on its own.
+func writeArray(w io.Writer, n int, elem func(i int) any, indent string, opts Options) error {
 	var buf, compact bytes.Buffer
 	inner := indent + opts.Indent
 	// Each element is encoded compact, then indented by AppendIndent,
@@ -271,7 +303,7 @@ func writeArray(w io.Writer, slice reflect.Value, indent string, opts Options) e
 	// byte of them.
 	enc := newEncoder(&compact, Options{EscapeHTML: opts.EscapeHTML}, "")
 	buf.WriteByte('[')
-	for i := range slice.Len() {
+	for i := range n {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
@@ -279,10 +311,8 @@ func writeArray(w io.Writer, slice reflect.Value, indent string, opts Options) e
 			buf.WriteByte('\n')
 			buf.WriteString(inner)
 		}
-		// Through a pointer, as the element is reached in its slice: a
-		// method on the pointer marshals it the same way.
-		elem := slice.Index(i).Addr().Interface()
-		if a, ok := elem.(Appender); ok {
+		e := elem(i)
+		if a, ok := e.(Appender); ok {
 			b, err := a.AppendJSON(buf.AvailableBuffer(), inner, opts.Indent, opts.EscapeHTML)
 			if err != nil {
 				return err
@@ -290,7 +320,7 @@ func writeArray(w io.Writer, slice reflect.Value, indent string, opts Options) e
 			buf.Write(b)
 		} else {
 			compact.Reset()
-			if err := enc.Encode(elem); err != nil {
+			if err := enc.Encode(e); err != nil {
 				return err
 			}
 			b := compact.Bytes()[:compact.Len()-1] // Encode's newline

@@ -226,3 +226,39 @@ func TestAppendIndentMatchesIndent(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodeWritesMadeArrays: an array of Options.Arrays is written in
+// place of the document's empty one, element by element as made, byte
+// for byte as if the document held them, beside arrays cut as usual; a
+// path with no empty array there is an error, not a guess.
+func TestEncodeWritesMadeArrays(t *testing.T) {
+	for _, opts := range []Options{{Indent: "  ", EscapeHTML: true, MinLen: 2}, {MinLen: 2}, {Indent: "\t"}} {
+		for _, n := range []int{0, 1, 3, 70} {
+			full := sample(n)
+			d := full.Data.(*data)
+			items := d.Items
+			if items == nil {
+				items = []item{}
+			}
+			d.Empty = items // "empty" has no omitempty: [] when none
+			want := whole(t, full, opts)
+			d.Empty = []item{}
+			made := opts
+			made.Arrays = []Array{{Path: []string{"data", "empty"}, N: len(items), Elem: func(i int) any { return &items[i] }}}
+			var got bytes.Buffer
+			if err := Encode(&got, full, made); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Fatalf("opts %+v, n %d: output differs\n got: %s\nwant: %s", opts, n, got.Bytes(), want)
+			}
+		}
+	}
+	d := sample(3)
+	for _, path := range [][]string{{"data", "nope"}, {"data", "changes"}} {
+		opts := Options{Arrays: []Array{{Path: path, N: 1, Elem: func(int) any { return &item{} }}}}
+		if err := Encode(&bytes.Buffer{}, d, opts); err == nil {
+			t.Errorf("an array at %q, missing or not empty, was accepted", path)
+		}
+	}
+}

@@ -259,8 +259,8 @@ func TestParsedManifestSharesDesiredStrings(t *testing.T) {
     {"path": "b/SKILL.md", "sha256": "`+strings.Repeat("cd", 32)+`", "module_ids": ["skill:b"]}
   ]}`), 0o644)
 	files := []*desired.File{
-		{Target: "codex", Root: root, DesiredFile: target.DesiredFile{Path: root.JoinName("a").JoinName("SKILL.md"), ModuleIDs: []string{"skill:" + "a"}}, SHA256: strings.Repeat("ab", 32)},
-		{Target: "codex", Root: root, DesiredFile: target.DesiredFile{Path: root.JoinName("b").JoinName("SKILL.md"), ModuleIDs: []string{"skill:other"}}, SHA256: strings.Repeat("ff", 32)},
+		desired.NewFile("codex", root, target.DesiredFile{Path: root.JoinName("a").JoinName("SKILL.md"), ModuleIDs: []string{"skill:" + "a"}}, strings.Repeat("ab", 32)),
+		desired.NewFile("codex", root, target.DesiredFile{Path: root.JoinName("b").JoinName("SKILL.md"), ModuleIDs: []string{"skill:other"}}, strings.Repeat("ff", 32)),
 	}
 	d := desired.Restore([]string{"codex"}, []desired.Root{{Target: "codex", Path: root}}, nil, files)
 	want := ReadTargetManifest(sys, nil, root, "codex", func(string) {})

@@ -98,7 +98,12 @@ func (e *Engine) Status(ctx context.Context, req Request, only []string) (*State
 		if err != nil {
 			return st, nil, err
 		}
-		return st, e.status(st, p, only), nil
+		out := e.status(st, p, only)
+		// Callers read what a kept answer's State has (warnings): the
+		// desired state and the plan are let go of here, so keeping the
+		// answer (a fingerprint of every path looked at) does not hold
+		// them too.
+		return answerState(st.Req, st.Repo, st.Project, st.Profile, st.Targets, st.Warnings), out, nil
 	})
 }
 

@@ -1,8 +1,10 @@
 package plan
 
 import (
-	"bytes"
+	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"io/fs"
 	"slices"
 	"sync"
 
@@ -11,122 +13,115 @@ import (
 	"github.com/agentpack/agentpack/internal/fsys"
 )
 
-// manifestCacheFile, in the stat cache's folder, holds the decoded form of
-// each target manifest with the stat data of the file it was decoded from,
-// so an unchanged 10,000-entry manifest is not parsed as JSON again. It
-// replaces only the parsing: the manifest is still looked up in the
-// project's git index, and its schema version and every entry are checked
-// exactly as a freshly parsed one ([ReadTargetManifestCached]). The cache
-// lives in agentpack's own state folder, never in a project.
-const manifestCacheFile = "manifests.bin"
+// manifestCacheDir, in the stat cache's folder, holds the decoded form
+// of each target manifest with the stat data of the file it was decoded
+// from, one file per manifest, so an unchanged 10,000-entry manifest is not
+// parsed as JSON again, and is read only when it is looked up (nothing of
+// it stays in memory but the manifest decoded). It replaces only the
+// parsing: the manifest is still looked up in the project's git index, and
+// its schema version and every entry are checked exactly as a freshly
+// parsed one ([ReadTargetManifestCached]). The cache lives in agentpack's
+// own state folder, never in a project.
+const manifestCacheDir = "manifests"
+
+// legacyManifestCacheFile is the single file earlier versions kept every
+// decoded manifest in, removed when a manifest is next cached.
+const legacyManifestCacheFile = "manifests.bin"
 
 const manifestCacheMagic = "agentpack manifest cache\n"
 
-// statBlobs is a part of a [StatCache] kept in a file of its own: bytes
-// derived from a file or folder (a manifest's decoded form, a folder's
-// listing), each with the stat data of what it was derived from. A blob is
-// only used while that stat data is unchanged, and only recorded when it
-// is not racy.
-type statBlobs struct {
-	path  fsys.AbsPath
-	magic string
+const manifestCacheVersion = 3 // 3: one file per manifest
 
-	once    sync.Once
+// manifestBlobs is the part of a [StatCache] holding decoded manifests:
+// a file per manifest path, named by the path's hash, holding the path,
+// the stat data of the manifest it was decoded from and the decoded form.
+// A blob is only used while that stat data is unchanged, and only recorded
+// when it is not racy. What is recorded is written by save.
+type manifestBlobs struct {
+	dir fsys.AbsPath
+
 	mu      sync.Mutex
-	entries map[string]statBlob // by path
-	dirty   bool
+	pending map[string][]byte // by path, the blob file recorded; nil: forgotten
 }
 
-type statBlob struct {
-	stat statEntry // no hash
-	data []byte
-}
-
-const statBlobsVersion = 2 // 2: compact manifest entries
-
-func (b *statBlobs) load(sys fsys.System) {
-	b.once.Do(func() {
-		b.entries = map[string]statBlob{}
-		data, err := sys.ReadFile(b.path)
-		if err != nil {
-			return
-		}
-		r, err := bincodec.Open(data, b.magic, statBlobsVersion)
-		if err != nil {
-			return
-		}
-		n, _ := r.Len(6)
-		out := make(map[string]statBlob, n)
-		for range n {
-			path := r.String()
-			out[path] = statBlob{stat: statEntry{Size: r.Int(), MtimeNS: r.Int(), CtimeNS: r.Int(), Ino: r.Uint()}, data: r.Bytes()}
-		}
-		if r.Err == nil && len(r.B) == 0 {
-			b.entries = out
-		}
-	})
+// file is where path's blob lives.
+func (b *manifestBlobs) file(path string) fsys.AbsPath {
+	sum := sha256.Sum256([]byte(path))
+	return b.dir.JoinName(hex.EncodeToString(sum[:12]) + ".bin")
 }
 
 // get returns the blob of path when d, path's stat data now, is the
 // stat data it was recorded with.
-func (b *statBlobs) get(sys fsys.System, path fsys.AbsPath, d fsys.StatData) ([]byte, bool) {
-	b.load(sys)
+func (b *manifestBlobs) get(sys fsys.System, path fsys.AbsPath, d fsys.StatData) ([]byte, bool) {
 	b.mu.Lock()
-	e, ok := b.entries[path.String()]
+	file, recorded := b.pending[path.String()]
 	b.mu.Unlock()
-	if !ok || e.stat != entryFor(d, [32]byte{}, false) || e.stat.Ino == 0 {
+	if !recorded {
+		var err error
+		if file, err = sys.ReadFile(b.file(path.String())); err != nil {
+			return nil, false
+		}
+	}
+	if file == nil {
 		return nil, false
 	}
-	return e.data, true
+	r, err := bincodec.Open(file, manifestCacheMagic, manifestCacheVersion)
+	if err != nil {
+		return nil, false
+	}
+	p := r.Bytes()
+	stat := statEntry{Size: r.Int(), MtimeNS: r.Int(), CtimeNS: r.Int(), Ino: r.Uint()}
+	data := r.Bytes()
+	if r.Err != nil || len(r.B) != 0 || string(p) != path.String() || stat != entryFor(d, [32]byte{}, false) || stat.Ino == 0 {
+		return nil, false
+	}
+	return data, true
 }
 
 // put records data for path, whose stat data before it was read was d,
 // unless that is racy; nil data or d forgets path.
-func (b *statBlobs) put(sys fsys.System, path fsys.AbsPath, d *fsys.StatData, data []byte) {
-	b.load(sys)
+func (b *manifestBlobs) put(path fsys.AbsPath, d *fsys.StatData, data []byte) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if _, had := b.entries[path.String()]; data == nil || d == nil {
-		if had {
-			delete(b.entries, path.String())
-			b.dirty = true
-		}
+	if b.pending == nil {
+		b.pending = map[string][]byte{}
+	}
+	if data == nil || d == nil {
+		b.pending[path.String()] = nil
 		return
 	}
 	e := entryFor(*d, [32]byte{}, false)
 	if racy(e) || e.Ino == 0 {
 		return
 	}
-	if old, ok := b.entries[path.String()]; ok && old.stat == e && bytes.Equal(old.data, data) {
-		return
-	}
-	b.entries[path.String()] = statBlob{stat: e, data: data}
-	b.dirty = true
+	w := bincodec.NewWriter(manifestCacheMagic, manifestCacheVersion, len(path)+len(data)+64)
+	w.String(path.String())
+	w.Int(e.Size)
+	w.Int(e.MtimeNS)
+	w.Int(e.CtimeNS)
+	w.Uint(e.Ino)
+	w.Bytes(data)
+	b.pending[path.String()] = w.Finish()
 }
 
-// save writes the blobs when one was recorded or forgotten.
-func (b *statBlobs) save(sys fsys.System) {
+// save writes the blobs recorded and removes those forgotten.
+func (b *manifestBlobs) save(sys fsys.System) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.dirty {
+	if len(b.pending) == 0 {
 		return
 	}
-	size := 64
-	for _, e := range b.entries {
-		size += len(e.data) + 64
-	}
-	w := bincodec.NewWriter(b.magic, statBlobsVersion, size)
-	w.Len(len(b.entries), false)
-	for path, e := range b.entries {
-		w.String(path)
-		w.Int(e.stat.Size)
-		w.Int(e.stat.MtimeNS)
-		w.Int(e.stat.CtimeNS)
-		w.Uint(e.stat.Ino)
-		w.Bytes(e.data)
-	}
-	if sys.MkdirAll(b.path.Dir(), 0o700) == nil && sys.WriteFile(b.path, w.Finish(), 0o600) == nil {
-		b.dirty = false
+	_ = sys.Remove(b.dir.Dir().JoinName(legacyManifestCacheFile))
+	for path, file := range b.pending {
+		target := b.file(path)
+		if file == nil {
+			if err := sys.Remove(target); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+		} else if sys.MkdirAll(b.dir, 0o700) != nil || sys.WriteFile(target, file, 0o600) != nil {
+			continue
+		}
+		delete(b.pending, path)
 	}
 }
 
@@ -168,7 +163,7 @@ func (c *StatCache) recordManifest(path fsys.AbsPath, fi *fsys.StatData, m *Targ
 	if m != nil {
 		data = encodeManifest(m)
 	}
-	c.manifests.put(c.sys, path, fi, data)
+	c.manifests.put(path, fi, data)
 }
 
 // encodeManifest renders every field of m, nil lists told from empty
@@ -222,14 +217,14 @@ func decodeManifest(data []byte, share *sharer) (*TargetManifest, error) {
 		m.ManagedFiles = make([]ManagedFile, n)
 	}
 	// Paths and hashes go into one arena; other strings (module ids,
-	// formats) are parts of data, a blob of the cache file that nothing
-	// changes.
+	// formats) are made once each, so nothing decoded keeps data (a file
+	// of the cache) in memory.
 	size := len(data) + n*64
 	if share != nil {
 		size = min(size, 64<<10) // most strings are the desired state's
 	}
 	strs := newArena(size)
-	r.Share()
+	in := interner{strs: newArena(4 << 10), m: map[string]string{}}
 	var prev ManagedFile
 	var buf []byte
 	for i := range m.ManagedFiles {
@@ -248,16 +243,18 @@ func decodeManifest(data []byte, share *sharer) (*TargetManifest, error) {
 			f.SHA256, f.OwnedSHA256 = readHash(r, strs, nil), readHash(r, strs, nil)
 		}
 		if r.Bool() {
-			f.ModuleIDs = slices.Clone(prev.ModuleIDs) // not shared: as decoded from JSON
+			// The previous file's list, capped so that an append makes a
+			// copy: nothing changes a manifest's lists in place.
+			f.ModuleIDs = slices.Clip(prev.ModuleIDs)
 		} else {
-			f.ModuleIDs = r.Strings()
+			f.ModuleIDs = in.strings(r)
 		}
-		f.Format, f.Container = r.String(), r.Strings()
+		f.Format, f.Container = in.string(r), in.strings(r)
 		if n, isNil := r.Len(4); !isNil {
 			f.Entries = make([]ManagedEntry, n)
 		}
 		for j := range f.Entries {
-			f.Entries[j] = ManagedEntry{Name: r.String(), SHA256: readHash(r, strs, nil), ModuleIDs: r.Strings()}
+			f.Entries[j] = ManagedEntry{Name: in.string(r), SHA256: readHash(r, strs, nil), ModuleIDs: in.strings(r)}
 		}
 		f.Created = r.Bool()
 		m.ManagedFiles[i] = f
@@ -267,6 +264,37 @@ func decodeManifest(data []byte, share *sharer) (*TargetManifest, error) {
 		return nil, bincodec.ErrDamaged
 	}
 	return m, nil
+}
+
+// interner makes each distinct string read once: a manifest names a few
+// module ids and formats many times.
+type interner struct {
+	strs *arena
+	m    map[string]string
+}
+
+// string reads a string written by [bincodec.Writer.String].
+func (in *interner) string(r *bincodec.Reader) string {
+	b := r.Bytes()
+	if s, ok := in.m[string(b)]; ok {
+		return s
+	}
+	s := in.strs.join("", b)
+	in.m[s] = s
+	return s
+}
+
+// strings reads a list written by [bincodec.Writer.Strings].
+func (in *interner) strings(r *bincodec.Reader) []string {
+	n, isNil := r.Len(1)
+	if isNil {
+		return nil
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = in.string(r)
+	}
+	return out
 }
 
 // writeHash writes a lowercase hex sha256 as its 32 bytes, anything else

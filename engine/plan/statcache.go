@@ -1,7 +1,9 @@
 package plan
 
 import (
+	"cmp"
 	"encoding/hex"
+	"hash/maphash"
 	"io"
 	"maps"
 	"path/filepath"
@@ -9,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/agentpack/agentpack/internal/fsys"
 )
@@ -36,26 +39,34 @@ type StatCache struct {
 	sys fsys.System
 	dir fsys.AbsPath
 
-	mu      sync.RWMutex
-	entries map[string]statEntry // by fsys.AbsPath
-	baseGen uint64               // the generation of the base file loaded; 0: none
-	inDelta map[string]bool      // the paths the delta file loaded holds
-	changed map[string]bool      // the paths recorded or forgotten since
+	mu sync.RWMutex
+	// entries are the base file's, sorted by the hash of their path
+	// ([pathKey]): a path is only needed again to write a new base, which
+	// merges what changed into the base file read again. Without a path
+	// string each, or a map, 100,000 entries take half the memory.
+	entries []keyedEntry
+	// over are the entries of the delta loaded and those recorded or
+	// forgotten since (a forgotten one has no hash), by path: they stand
+	// over entries.
+	over    map[string]statEntry
+	baseGen uint64          // the generation of the base file loaded; 0: none
+	inDelta map[string]bool // the paths the delta file loaded holds
+	changed map[string]bool // the paths recorded or forgotten since
 
-	// The files read, decoded at the first use ([StatCache.decode]) into
-	// entries: only the entries below scope's roots when [StatCache.Scope]
-	// set any, so a deploy of one project does not hold every other
-	// project's entries. foreign holds the delta's entries outside them,
-	// written back with the next delta; a new base rereads the old one's.
-	once            sync.Once
-	decoded         bool // once has run
-	partial         bool // entries were decoded for a scope
-	baseFile, delta []byte
-	scope           []string
-	foreign         map[string]statEntry
+	// The files, read and decoded at the first use ([StatCache.decode])
+	// into entries and over, not while the desired state is loaded (the
+	// peak of a plan's memory): only the entries below scope's roots when
+	// [StatCache.Scope] set any, so a deploy of one project does not hold
+	// every other project's entries. foreign holds the delta's entries
+	// outside them, written back with the next delta; a new base rereads
+	// the old one's.
+	once    sync.Once
+	decoded bool // once has run
+	scope   []string
+	foreign map[string]statEntry
 
-	manifests statBlobs // manifestcache.go
-	dirs      statBlobs // dircache.go
+	manifests manifestBlobs // manifestcache.go
+	dirs      statBlobs     // dircache.go
 }
 
 // statEntry is a file's stat identity and its sha256; a delta's
@@ -78,17 +89,14 @@ const racyWindow = 100 * time.Millisecond
 // read-only commands may still write there.
 func StatCachePath(stateDir fsys.AbsPath) fsys.AbsPath { return stateDir.JoinName(statCacheDir) }
 
-// LoadStatCache reads, with sys, the cache kept in stateDir; a missing or
-// damaged one is empty. [StatCache.Save] writes it back with sys.
+// LoadStatCache returns the cache kept in stateDir, read with sys when it
+// is first used; a missing or damaged one is empty. [StatCache.Save] writes
+// it back with sys.
 func LoadStatCache(sys fsys.System, stateDir fsys.AbsPath) *StatCache {
-	c := &StatCache{sys: sys, dir: StatCachePath(stateDir), entries: map[string]statEntry{}, inDelta: map[string]bool{},
+	c := &StatCache{sys: sys, dir: StatCachePath(stateDir), over: map[string]statEntry{}, inDelta: map[string]bool{},
 		changed: map[string]bool{}, foreign: map[string]statEntry{}}
-	c.manifests = statBlobs{path: c.dir.JoinName(manifestCacheFile), magic: manifestCacheMagic}
+	c.manifests = manifestBlobs{dir: c.dir.JoinName(manifestCacheDir)}
 	c.dirs = statBlobs{path: c.dir.JoinName(dirCacheFile), magic: dirCacheMagic}
-	if data, err := sys.ReadFile(c.dir.JoinName(statBaseFile)); err == nil {
-		c.baseFile = data
-		c.delta, _ = sys.ReadFile(c.dir.JoinName(statDeltaFile))
-	}
 	return c
 }
 
@@ -131,30 +139,44 @@ func (c *StatCache) wanted(out bool) func([]byte) bool {
 func (c *StatCache) decode() {
 	c.once.Do(func() {
 		c.decoded = true
-		base, delta := c.baseFile, c.delta
-		c.baseFile, c.delta = nil, nil
-		if base == nil {
+		base, err := c.sys.ReadFile(c.dir.JoinName(statBaseFile))
+		if err != nil {
 			return
 		}
+		delta, _ := c.sys.ReadFile(c.dir.JoinName(statDeltaFile))
 		want := c.wanted(false)
-		var entries map[string]statEntry
-		if want == nil {
-			entries = make(map[string]statEntry, len(base)/64) // about one entry per 64 bytes
-		} else {
-			n := 0 // the scope's entries, counted first so the map is made at its size
-			_ = walkStatFile(base, statBaseMagic, func(path []byte, _ statEntry) {
-				if want(path) {
-					n++
-				}
-			})
-			entries = make(map[string]statEntry, n)
-		}
-		gen, err := decodeStatFile(base, statBaseMagic, entries, want)
-		if err != nil {
+		n := 0 // the entries kept, counted first so the map is made at its size
+		if walkStatFile(base, statBaseMagic, func(path []byte, e statEntry) {
+			if e.Hashed && (want == nil || want(path)) {
+				n++
+			}
+		}) != nil {
 			return // a damaged cache only costs speed
 		}
-		maps.DeleteFunc(entries, func(_ string, e statEntry) bool { return !e.Hashed }) // a base forgets nothing
-		c.entries, c.baseGen, c.partial = entries, gen, want != nil
+		entries := make([]keyedEntry, 0, n)
+		gen, err := walkStatFileGen(base, statBaseMagic, func(path []byte, e statEntry) {
+			if e.Hashed && (want == nil || want(path)) && len(entries) < n { // a base forgets nothing
+				entries = append(entries, keyedEntry{key: pathKey(path), size: e.Size, mtimeNS: e.MtimeNS, ctimeNS: e.CtimeNS, ino: e.Ino, sum: e.Sum})
+			}
+		})
+		if err != nil {
+			return
+		}
+		slices.SortFunc(entries, func(a, b keyedEntry) int { return cmp.Compare(a.key, b.key) })
+		// Two paths with one key: neither is trusted (it only costs hashing
+		// them again; what is recorded for them goes to over).
+		kept := entries[:0]
+		for i := 0; i < len(entries); {
+			j := i + 1
+			for j < len(entries) && entries[j].key == entries[i].key {
+				j++
+			}
+			if j == i+1 {
+				kept = append(kept, entries[i])
+			}
+			i = j
+		}
+		c.entries, c.baseGen = kept, gen
 		// A delta written against another base (a compaction since) is
 		// ignored: the base it amended is gone.
 		amend := map[string]statEntry{}
@@ -163,23 +185,71 @@ func (c *StatCache) decode() {
 		}
 		for k, e := range amend {
 			c.inDelta[k] = true
-			switch {
-			case want != nil && !want([]byte(k)):
+			if want != nil && !want([]byte(k)) {
 				c.foreign[k] = e
-			case !e.Hashed:
-				delete(c.entries, k)
-			default:
-				c.entries[k] = e
+			} else {
+				c.over[k] = e
 			}
 		}
 	})
 }
 
-// Preload reads the decoded manifests kept beside the cache now rather
-// than when the first manifest is looked up, for a caller that loads the
-// cache while it waits for something else; it returns c.
+// keyedEntry is an entry of the base: the key of its path and a
+// [statEntry] with a hash.
+type keyedEntry struct {
+	key     uint64
+	size    int64
+	mtimeNS int64
+	ctimeNS int64
+	ino     uint64
+	sum     [32]byte
+}
+
+// pathKeySeed makes [pathKey]s of this process: they are never stored.
+var pathKeySeed = maphash.MakeSeed()
+
+// pathKey is the key of a path among a [StatCache]'s entries. Two paths
+// with one key are told apart only by their entries' stat data, which a
+// lookup checks too: a key shared by chance within one cache (one in 10^10
+// at 100,000 paths) is found when the base is decoded and both are left
+// out; a path not in the base finding another's entry still needs that
+// entry's size, times and inode to be its own.
+func pathKey[T ~string | ~[]byte](path T) uint64 {
+	return pathKeyOf(unsafeString(path))
+}
+
+// pathKeyOf is [pathKey] of a string (a test makes keys clash).
+var pathKeyOf = func(path string) uint64 { return maphash.String(pathKeySeed, path) }
+
+// unsafeString is path's bytes as a string, valid while path is.
+func unsafeString[T ~string | ~[]byte](path T) string {
+	switch p := any(path).(type) {
+	case []byte:
+		return unsafe.String(unsafe.SliceData(p), len(p))
+	}
+	return string(path)
+}
+
+// entry is path's entry: over's when it has one (then maybe forgotten,
+// without a hash), else the base's; c.mu must be held.
+func (c *StatCache) entry(path string) (statEntry, bool) {
+	if e, ok := c.over[path]; ok {
+		return e, e.Hashed
+	}
+	k := pathKey(path)
+	i, ok := slices.BinarySearchFunc(c.entries, k, func(e keyedEntry, k uint64) int { return cmp.Compare(e.key, k) })
+	if !ok {
+		return statEntry{}, false
+	}
+	e := &c.entries[i]
+	return statEntry{Size: e.size, MtimeNS: e.mtimeNS, CtimeNS: e.ctimeNS, Ino: e.ino, Sum: e.sum, Hashed: true}, true
+}
+
+// Preload returns c. It once read the decoded manifests ahead; each is
+// now read when it is looked up, so that only the manifest decoded from
+// it stays in memory, and the folder listings only by the status that
+// uses them.
 func (c *StatCache) Preload() *StatCache {
-	c.manifests.load(c.sys)
 	return c
 }
 
@@ -196,7 +266,7 @@ func (c *StatCache) lookup(path fsys.AbsPath, d fsys.StatData) (string, bool) {
 	}
 	c.decode()
 	c.mu.RLock()
-	e, ok := c.entries[path.String()]
+	e, ok := c.entry(path.String())
 	c.mu.RUnlock()
 	if !ok || !e.Hashed || e != entryFor(d, e.Sum, true) || d.Ino == 0 {
 		return "", false
@@ -214,7 +284,7 @@ func (c *StatCache) vouches(path fsys.AbsPath, d fsys.StatData, want string) boo
 	}
 	c.decode()
 	c.mu.RLock()
-	e, found := c.entries[path.String()]
+	e, found := c.entry(path.String())
 	c.mu.RUnlock()
 	return found && e == entryFor(d, sum, true)
 }
@@ -247,8 +317,8 @@ func (c *StatCache) record(path fsys.AbsPath, d fsys.StatData, sha string) {
 	c.decode()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if old, ok := c.entries[path.String()]; !ok || old != e {
-		c.entries[path.String()] = e
+	if old, ok := c.entry(path.String()); !ok || old != e {
+		c.over[path.String()] = e
 		c.changed[path.String()] = true
 	}
 }
@@ -261,8 +331,8 @@ func (c *StatCache) Forget(path fsys.AbsPath) {
 	c.decode()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.entries[path.String()]; ok {
-		delete(c.entries, path.String())
+	if _, ok := c.entry(path.String()); ok {
+		c.over[path.String()] = statEntry{} // forgotten
 		c.changed[path.String()] = true
 	}
 }
@@ -287,7 +357,7 @@ func (c *StatCache) Save() {
 	}
 	delta := maps.Clone(c.inDelta)
 	maps.Copy(delta, c.changed)
-	if c.baseGen == 0 || len(delta) > len(c.entries)/16+256 {
+	if c.baseGen == 0 || len(delta) > (len(c.entries)+len(c.over))/16+256 {
 		// A new generation, so no delta written for an older base, even
 		// one with the same entries, applies to it.
 		gen := max(uint64(time.Now().UnixNano()), c.baseGen+1)
@@ -305,11 +375,12 @@ func (c *StatCache) Save() {
 		return
 	}
 	// The delta's entries: the scope's, else the loaded delta's from
-	// outside it (a key with neither is written as forgotten).
+	// outside it (a key with neither, or forgotten, is written as
+	// forgotten). Every key is over's or foreign's.
 	entries := make(map[string]statEntry, len(delta))
-	entry := ownFirst(c.entries, c.foreign)
+	entry := ownFirst(c.over, c.foreign)
 	for k := range delta {
-		if e, ok := entry(k); ok {
+		if e, ok := entry(k); ok && e.Hashed {
 			entries[k] = e
 		}
 	}
@@ -320,17 +391,14 @@ func (c *StatCache) Save() {
 	}
 }
 
-// writeBase writes every entry as a base of gen: the scope's and, when
-// the cache was decoded for a scope, the others of the base and delta
-// loaded (the base read again, only now, and merged entry by entry).
+// writeBase writes every entry as a base of gen: those of the base file
+// (read again, only now, and merged entry by entry) but the ones over and
+// foreign name, then over's and foreign's with a hash. Every entry is
+// checked against the disk when used, so those of a base another process
+// wrote since are as good as the one loaded.
 func (c *StatCache) writeBase(w io.Writer, gen uint64) error {
-	if !c.partial {
-		return writeStatFile(w, statBaseMagic, gen, c.entries, slices.Collect(maps.Keys(c.entries)))
-	}
-	// Every entry is checked against the disk when used, so those of a
-	// base another process wrote since are as good as the one loaded.
 	old, _ := c.sys.ReadFile(c.dir.JoinName(statBaseFile))
-	return writeMergedBase(w, gen, old, c.wanted(true), c.foreign, c.entries)
+	return writeMergedBase(w, gen, old, func([]byte) bool { return true }, c.foreign, c.over)
 }
 
 // parseSHA256 is the 32 bytes of s, a sha256 in lowercase hex (as

@@ -61,7 +61,11 @@ func (t *TrackingSystem) ReadRegular(path AbsPath, buf []byte) ([]byte, fs.FileI
 		e = entryOf(path, false, false, StatDataOf(fi))
 	}
 	t.mu.Lock()
-	t.regular = append(t.regular, e)
+	if t.nregular%trackedChunk == 0 {
+		t.regular = append(t.regular, make([]FingerprintEntry, trackedChunk))
+	}
+	t.regular[t.nregular/trackedChunk][t.nregular%trackedChunk] = e
+	t.nregular++
 	t.mu.Unlock()
 	return data, fi, err
 }

@@ -1,6 +1,7 @@
 package fsys
 
 import (
+	"cmp"
 	"io/fs"
 	"slices"
 	"strings"
@@ -20,33 +21,58 @@ type TrackingSystem struct {
 	System
 	mu    sync.Mutex
 	start time.Time
-	// seen is what was observed of each path, in one entry per path (a
-	// status of 10,000 target files both lstats and reads each).
-	seen map[AbsPath]tracked
+	// chunks hold each observation in the order made, n of them: nearly
+	// every path is looked at once or twice (a status of 10,000 target
+	// files lstats each, its folders once), so a log of compact entries,
+	// grouped by path only when a fingerprint is taken, costs less than
+	// any map of the paths, and growing it copies nothing.
+	chunks [][]tracked
+	n      uint32
 	// regular are what ReadRegular found, as fingerprint entries of
-	// paths seen without following links.
-	regular []FingerprintEntry
+	// paths seen without following links, nregular of them in fixed
+	// chunks, as the log.
+	regular  [][]FingerprintEntry
+	nregular int
 }
 
 // trackKey is one observation: a path, whether it was seen through
 // symlinks (ReadFile, Stat) or not (Lstat, ReadDir, Readlink), and whether
-// it was listed (ReadDir).
+// it was listed (ReadDir); at is the observation holding the path's first
+// Lstat answer (noStat: none).
 type trackKey struct {
 	path   AbsPath
 	follow bool
 	listed bool
+	at     uint32
 }
 
-// tracked is what was observed of one path: which looks (a trackKey's
-// follow and listed), and the first Lstat answer, which the fingerprint
-// reuses instead of a second stat. The first is the safe one: a change
-// after it (so maybe after the read too) moves the stat data. It is kept
-// as plain [StatData], a fraction of an fs.FileInfo.
+// noStat is a trackKey's at when no Lstat of its path succeeded.
+const noStat = ^uint32(0)
+
+// tracked is one observation of a path: which look (a trackKey's follow
+// and listed), and for an Lstat its answer, which the fingerprint reuses
+// instead of a second stat. A path's first answer is the one used, the
+// safe one: a change after it (so maybe after the read too) moves the stat
+// data. It is kept as the fields of a [StatData] (a fraction of an
+// fs.FileInfo), with the look in what would be its padding.
 type tracked struct {
+	path    AbsPath
+	mode    fs.FileMode
 	looks   uint8 // lookPlain, lookFollow, lookListed
 	hasStat bool
-	stat    StatData
+	size    int64
+	mtimeNS int64
+	ctimeNS int64
+	ino     uint64
 }
+
+// stat is the Lstat answer e kept.
+func (e *tracked) stat() StatData {
+	return StatData{Mode: e.mode, Size: e.size, MtimeNS: e.mtimeNS, CtimeNS: e.ctimeNS, Ino: e.ino}
+}
+
+// trackedChunk is how many entries a chunk of a TrackingSystem holds.
+const trackedChunk = 1024
 
 // The looks of a [tracked] path, in the order of their trackKeys.
 const (
@@ -67,7 +93,7 @@ func (k trackKey) look() uint8 {
 
 // NewTrackingSystem returns a TrackingSystem over base.
 func NewTrackingSystem(base System) *TrackingSystem {
-	return &TrackingSystem{System: base, seen: map[AbsPath]tracked{}, start: time.Now()}
+	return &TrackingSystem{System: base, start: time.Now()}
 }
 
 func (t *TrackingSystem) track(path AbsPath, follow bool) {
@@ -75,12 +101,22 @@ func (t *TrackingSystem) track(path AbsPath, follow bool) {
 }
 
 func (t *TrackingSystem) see(k trackKey) {
+	t.add(tracked{path: k.path, looks: k.look()})
+}
+
+// add logs e.
+func (t *TrackingSystem) add(e tracked) {
 	t.mu.Lock()
-	e := t.seen[k.path]
-	e.looks |= k.look()
-	t.seen[k.path] = e
+	if t.n%trackedChunk == 0 {
+		t.chunks = append(t.chunks, make([]tracked, trackedChunk))
+	}
+	*t.at(t.n) = e
+	t.n++
 	t.mu.Unlock()
 }
+
+// at is the entry at index i.
+func (t *TrackingSystem) at(i uint32) *tracked { return &t.chunks[i/trackedChunk][i%trackedChunk] }
 
 // ReadFile implements [System].
 func (t *TrackingSystem) ReadFile(path AbsPath) ([]byte, error) {
@@ -101,14 +137,11 @@ func (t *TrackingSystem) Lstat(path AbsPath) (fs.FileInfo, error) {
 
 // lstated records an Lstat of path that found d (or err).
 func (t *TrackingSystem) lstated(path AbsPath, d StatData, err error) {
-	t.mu.Lock()
-	e := t.seen[path]
-	e.looks |= lookPlain
-	if !e.hasStat && err == nil {
-		e.hasStat, e.stat = true, d
+	e := tracked{path: path, looks: lookPlain}
+	if err == nil {
+		e = tracked{path: path, mode: d.Mode, looks: lookPlain, hasStat: true, size: d.Size, mtimeNS: d.MtimeNS, ctimeNS: d.CtimeNS, ino: d.Ino}
 	}
-	t.seen[path] = e
-	t.mu.Unlock()
+	t.add(e)
 }
 
 // statData implements dataStatter: an [LstatData] through a
@@ -230,47 +263,69 @@ func (t *TrackingSystem) Fingerprint(sys System, racy time.Duration) (fp *Finger
 // judged too recent.
 func (t *TrackingSystem) FingerprintWithout(sys System, racy time.Duration, drop func(AbsPath) bool) (fp *Fingerprint, ok bool) {
 	t.mu.Lock()
-	keys := make([]trackKey, 0, len(t.seen))
-	for path, e := range t.seen {
-		if drop != nil && drop(path) {
-			continue
+	// The observations before n are written for good; a later one may
+	// grow chunks.
+	n, chunks := t.n, t.chunks
+	t.mu.Unlock()
+	obs := func(i uint32) *tracked { return &chunks[i/trackedChunk][i%trackedChunk] }
+	// The observations kept, by path, each path's in the order made.
+	order := make([]uint32, 0, n)
+	for i := range n {
+		if drop == nil || !drop(obs(i).path) {
+			order = append(order, i)
 		}
-		for _, k := range [...]trackKey{{path: path}, {path: path, listed: true}, {path: path, follow: true}} {
-			if e.looks&k.look() != 0 {
+	}
+	slices.SortFunc(order, func(a, b uint32) int {
+		if c := strings.Compare(string(obs(a).path), string(obs(b).path)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	keys := make([]trackKey, 0, len(order))
+	for i := 0; i < len(order); {
+		path := obs(order[i]).path
+		looks, at := uint8(0), noStat
+		for ; i < len(order) && obs(order[i]).path == path; i++ {
+			e := obs(order[i])
+			looks |= e.looks
+			if e.hasStat && at == noStat {
+				at = order[i]
+			}
+		}
+		// In the order of a path's keys: followed, then listed.
+		for _, k := range [...]trackKey{{path: path, at: at}, {path: path, listed: true, at: at}, {path: path, follow: true, at: at}} {
+			if looks&k.look() != 0 {
 				keys = append(keys, k)
 			}
 		}
 	}
+	order = nil
+	t.mu.Lock()
+	rchunks, nregular := t.regular, t.nregular
 	t.mu.Unlock()
-	slices.SortFunc(keys, func(a, b trackKey) int {
-		if c := strings.Compare(string(a.path), string(b.path)); c != 0 {
-			return c
+	// The entries of keys, then those of ReadRegular after them in the
+	// same array, merged in place: no second copy of either.
+	fp = &Fingerprint{entries: make([]FingerprintEntry, len(keys), len(keys)+nregular)}
+	for i := range nregular {
+		if e := rchunks[i/trackedChunk][i%trackedChunk]; drop == nil || !drop(e.Path) {
+			fp.entries = append(fp.entries, e)
 		}
-		if c := cmpBool(a.follow, b.follow); c != 0 {
-			return c
-		}
-		return cmpBool(a.listed, b.listed)
-	})
-	fp = &Fingerprint{entries: make([]FingerprintEntry, len(keys))}
+	}
+	regular := fp.entries[len(keys):]
 	var racyFound atomic.Bool
 	start := t.start.UnixNano()
-	t.mu.Lock()
-	seen, regular := t.seen, t.regular
-	t.mu.Unlock()
-	if drop != nil {
-		regular = slices.DeleteFunc(slices.Clone(regular), func(e FingerprintEntry) bool { return drop(e.Path) })
-	}
+	entries := fp.entries[:len(keys)]
 	workers.Chunks(len(keys), func(i int) bool {
 		k := keys[i]
 		var e FingerprintEntry
-		if t := seen[k.path]; t.hasStat && !t.stat.IsLink() {
+		if k.at != noStat && !obs(k.at).stat().IsLink() {
 			// Not a link: the lstat taken during the load stands for every
 			// look at this path (a stat following links sees the same).
-			e = entryOf(k.path, false, k.listed, t.stat)
+			e = entryOf(k.path, false, k.listed, obs(k.at).stat())
 		} else {
 			e = statOf(sys, k.path, k.follow, k.listed)
 		}
-		fp.entries[i] = e
+		entries[i] = e
 		if !e.Missing && (tooRecent(e.MtimeNS, start, racy) || tooRecent(e.CtimeNS, start, racy)) {
 			racyFound.Store(true)
 			return false
@@ -286,7 +341,7 @@ func (t *TrackingSystem) FingerprintWithout(sys System, racy time.Duration, drop
 		}
 	}
 	if len(regular) > 0 {
-		fp.entries = mergeEntries(fp.entries, regular)
+		fp.entries = sortEntries(fp.entries)
 	}
 	fp.entries = dropCovered(fp.entries)
 	return fp, true
@@ -296,7 +351,12 @@ func (t *TrackingSystem) FingerprintWithout(sys System, racy time.Duration, drop
 // followed, then listed, each key once (either look at a path seen twice
 // describes it).
 func mergeEntries(a, b []FingerprintEntry) []FingerprintEntry {
-	all := append(a, b...)
+	return sortEntries(append(a, b...))
+}
+
+// sortEntries sorts all by path, then followed, then listed, and keeps
+// each key once (either look at a path seen twice describes it).
+func sortEntries(all []FingerprintEntry) []FingerprintEntry {
 	slices.SortFunc(all, compareEntries)
 	return slices.CompactFunc(all, func(x, y FingerprintEntry) bool {
 		return x.Path == y.Path && x.Follow == y.Follow && x.Listed == y.Listed

@@ -81,3 +81,27 @@ func TestFingerprintReusesTheLoadsLstat(t *testing.T) {
 		t.Error("a file changed after the load is recorded as unchanged")
 	}
 }
+
+// TestFingerprintKeepsTheFirstLstat: a path lstat'ed again after an edit
+// is described by its first answer, the one the load's read went with, so
+// the fingerprint sees the edit as a change (the second answer would
+// vouch for bytes the load may never have read).
+func TestFingerprintKeepsTheFirstLstat(t *testing.T) {
+	sys, tr, f, _, old := loadedFile(t, "x")
+	if err := os.WriteFile(f, []byte("y"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(f, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Lstat(AbsPath(f)); err != nil {
+		t.Fatal(err)
+	}
+	fp, ok := tr.Fingerprint(sys, 0)
+	if !ok {
+		t.Fatal("the first lstat, taken before the tracking began, was judged too recent")
+	}
+	if fp.Unchanged(sys) {
+		t.Fatal("a file edited between two lstats reported unchanged")
+	}
+}

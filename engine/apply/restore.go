@@ -17,8 +17,10 @@ import (
 type Restored struct {
 	// ID is the rollback's own snapshot ("" for a dry run).
 	ID string
-	// Changed are the restores that change their path, in order.
-	Changed []snapshots.Restore
+	// Changed are the changes of the paths the rollback changed, in order
+	// (their Before left out: the record holds it). A nil After is a
+	// removal.
+	Changed []*snapshots.FileChange
 }
 
 // Restore writes restores as one recorded transaction, a snapshot of its
@@ -30,7 +32,8 @@ type Restored struct {
 // What each path holds now goes into the rollback's pack as it is read,
 // and the bytes restored are held only up to [restoreHeld] in all: past
 // that, a file's are read again, from the pack that was just checked, when
-// it is written.
+// it is written. restores is not read after the writes are made from it,
+// so a caller that lets go of it lets its memory go.
 func (wr *Writer) Restore(restores []snapshots.Restore, contents *snapshots.Contents, state []StateFile, to string, targets []string, undoneDirs []string) (*Restored, error) {
 	store := wr.Store
 	now := time.Now()
@@ -39,38 +42,56 @@ func (wr *Writer) Restore(restores []snapshots.Restore, contents *snapshots.Cont
 	if err != nil {
 		return nil, err
 	}
-	ws, err := wr.restoreWrites(restores, contents, pack)
+	rec := &snapshots.Record{ID: id, Kind: snapshots.KindRollback, CreatedAt: now.UTC(), Command: "rollback", Targets: targetsOf(restores, targets)}
+	if to != "" {
+		rec.RolledBackTo = &to
+	}
+	ws, err := wr.restoreWrites(restores, contents, pack, len(state))
 	if err != nil {
 		_ = pack.Close()
 		_ = store.DeleteBlobs(id)
 		return nil, err
 	}
-	rec := &snapshots.Record{ID: id, Kind: snapshots.KindRollback, CreatedAt: now.UTC(), Command: "rollback", Targets: targetsOf(restores, targets)}
-	if to != "" {
-		rec.RolledBackTo = &to
-	}
 	// The same transaction as a deploy's: files first, then the manifests
-	// and state files that describe them.
+	// and state files that describe them (moved behind the files in place:
+	// no second list of the writes is made).
 	ws = wr.restoreState(ws, state)
-	files := make([]write, 0, len(ws))
-	var tail []write
-	out := &Restored{ID: id}
-	for i := range ws {
-		w := &ws[i]
-		if w.change.Manifest {
-			tail = append(tail, w.write)
-		} else {
-			files = append(files, w.write)
-		}
-		if !w.noop {
-			out.Changed = append(out.Changed, w.restore)
-		}
-	}
-	ws = nil
-	if err := wr.commit(rec, pack, append(files, tail...), len(tail), undoneDirs); err != nil {
+	nTail := manifestsLast(ws)
+	if err := wr.commit(rec, pack, ws, nTail, undoneDirs); err != nil {
 		return nil, err
 	}
+	out := &Restored{ID: id}
+	n := 0
+	for i := range ws {
+		if !ws[i].noop {
+			n++
+		}
+	}
+	out.Changed = make([]*snapshots.FileChange, 0, n)
+	for i := range ws {
+		if w := &ws[i]; !w.noop {
+			w.change.Before = nil
+			out.Changed = append(out.Changed, w.change)
+		}
+	}
 	return out, nil
+}
+
+// manifestsLast moves the writes of manifests and state files behind those
+// of target files, each in its order, in place, and returns their number.
+func manifestsLast(ws []write) int {
+	var tail []write
+	n := 0
+	for i := range ws {
+		if ws[i].change.Manifest {
+			tail = append(tail, ws[i])
+		} else {
+			ws[n] = ws[i]
+			n++
+		}
+	}
+	copy(ws[n:], tail)
+	return len(tail)
 }
 
 // restoreHeld is how many restored bytes a rollback keeps from the check
@@ -83,9 +104,11 @@ const restoreHeld = 8 << 20
 // A path that must not exist and does not is left out. A link at the path
 // or above it (below its root) is refused, not replaced: a link stays a
 // link, and nothing is read through it.
-func (wr *Writer) restoreWrites(restores []snapshots.Restore, contents *snapshots.Contents, pack *snapshots.Pack) ([]restoreWrite, error) {
+func (wr *Writer) restoreWrites(restores []snapshots.Restore, contents *snapshots.Contents, pack *snapshots.Pack, extra int) ([]write, error) {
 	guard := plan.NewLinkGuard(wr.Sys)
-	ws := make([]restoreWrite, len(restores))
+	// Room for extra more (the state files): appending them does not copy
+	// the writes of every file into a slice twice their size.
+	ws := make([]write, len(restores), len(restores)+extra)
 	keep := make([]bool, len(restores))
 	errs := make([]error, len(restores))
 	var held atomic.Int64
@@ -97,8 +120,8 @@ func (wr *Writer) restoreWrites(restores []snapshots.Restore, contents *snapshot
 			errs[i] = err
 			return
 		}
-		w := restoreWrite{restore: r, write: write{change: &snapshots.FileChange{Target: r.Target, Root: r.Root, Path: r.Path, Manifest: r.Manifest, After: r.Content},
-			remove: r.Content == nil}}
+		w := write{change: &snapshots.FileChange{Target: r.Target, Root: r.Root, Path: r.Path, Manifest: r.Manifest, After: r.Content},
+			remove: r.Content == nil}
 		w.change.Op = plan.OpCreate
 		switch {
 		case r.Content == nil:
@@ -108,7 +131,9 @@ func (wr *Writer) restoreWrites(restores []snapshots.Restore, contents *snapshot
 		}
 		if a.Exists {
 			w.change.Before = &snapshots.Content{SHA256: a.SHA256, Size: int64(len(a.Data)), Mode: uint32(a.Mode)}
-			if r.Manifest {
+			// A manifest restored keeps its bytes: they anchor its deltas.
+			// One removed needs none, and a large one is let go of here.
+			if r.Manifest && r.Content != nil {
 				w.before = a.Data
 			} else {
 				if _, errs[i] = pack.Add(a.Data); errs[i] != nil {
@@ -147,8 +172,8 @@ func (wr *Writer) restoreWrites(restores []snapshots.Restore, contents *snapshot
 			continue
 		}
 		w := ws[i]
-		if c := w.restore.Content; c != nil && !w.noop && w.data == nil && w.load == nil {
-			data, err := contents.Read(w.restore.Target, w.restore.Path, w.restore.BlobID, c, w.before)
+		if c := w.change.After; c != nil && !w.noop && w.data == nil && w.load == nil {
+			data, err := contents.Read(w.change.Target, w.change.Path, restores[i].BlobID, c, w.before)
 			if err != nil {
 				return nil, err
 			}
@@ -159,14 +184,8 @@ func (wr *Writer) restoreWrites(restores []snapshots.Restore, contents *snapshot
 	return out, nil
 }
 
-// restoreWrite is a write of a rollback and the restore it comes from.
-type restoreWrite struct {
-	write
-	restore snapshots.Restore
-}
-
 // restoreState adds the writes of the state files whose bytes change.
-func (wr *Writer) restoreState(ws []restoreWrite, state []StateFile) []restoreWrite {
+func (wr *Writer) restoreState(ws []write, state []StateFile) []write {
 	for _, f := range state {
 		cur, err := wr.Sys.ReadFile(f.Path)
 		has := err == nil
@@ -181,7 +200,7 @@ func (wr *Writer) restoreState(ws []restoreWrite, state []StateFile) []restoreWr
 			w.change.Op = plan.OpUpdate
 			w.change.Before = &snapshots.Content{SHA256: checksum.SHA256Hex(cur), Size: int64(len(cur)), Mode: uint32(wr.modeOf(f.Path))}
 		}
-		ws = append(ws, restoreWrite{write: w, restore: snapshots.Restore{Target: w.change.Target, Root: w.change.Root, Path: w.change.Path, Manifest: true, Content: content}})
+		ws = append(ws, w)
 	}
 	return ws
 }

@@ -1,7 +1,6 @@
 package snapshots
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -181,17 +180,16 @@ func (s *Store) Load(id string) (*Record, error) {
 		return nil, err
 	}
 	path := s.recordPath(id)
-	data, err := s.sys.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, apperr.New(apperr.SnapshotNotFound, "snapshot %s not found", id).
-			WithHint("run `agentpack snapshots` to list snapshot ids").
-			With("id", id)
+	r, err := readRecord(s.sys, path)
+	if readErr := (errRecordRead{}); errors.As(err, &readErr) {
+		if errors.Is(readErr.err, fs.ErrNotExist) {
+			return nil, apperr.New(apperr.SnapshotNotFound, "snapshot %s not found", id).
+				WithHint("run `agentpack snapshots` to list snapshot ids").
+				With("id", id)
+		}
+		return nil, ioError(readErr.err, "cannot read snapshot %s", id)
 	}
 	if err != nil {
-		return nil, ioError(err, "cannot read snapshot %s", id)
-	}
-	var r Record
-	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, corrupted(id, path, err)
 	}
 	if r.ID != id {
@@ -200,7 +198,7 @@ func (s *Store) Load(id string) (*Record, error) {
 	if err := r.Validate(); err != nil {
 		return nil, corrupted(id, path, err)
 	}
-	return &r, nil
+	return r, nil
 }
 
 func corrupted(id string, path fsys.AbsPath, err error) *apperr.Error {

@@ -306,9 +306,15 @@ func (s *Store) readPacked(id, sha string) ([]byte, error) {
 	return fsys.ReadRange(s.sys, s.blobDir(id).JoinName(packName), at[0], at[1])
 }
 
+// packIndex returns id's pack index. It is kept for the next read from
+// the second read on: a rollback of a deploy of 100,000 files reads one
+// blob of that deploy's pack (the roots registry), and need not hold its
+// index while it writes.
 func (s *Store) packIndex(id string) (packIndex, error) {
 	if v, ok := s.packs.Load(id); ok {
-		return v.(packIndex), nil
+		if idx, ok := v.(packIndex); ok {
+			return idx, nil
+		}
 	}
 	data, err := s.sys.ReadFile(s.blobDir(id).JoinName(packName + ".idx"))
 	if err != nil {
@@ -321,9 +327,14 @@ func (s *Store) packIndex(id string) (packIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.packs.Store(id, idx)
+	if _, readBefore := s.packs.LoadOrStore(id, readOnce{}); readBefore {
+		s.packs.Store(id, idx)
+	}
 	return idx, nil
 }
+
+// readOnce marks a pack whose index was read once, and not kept.
+type readOnce struct{}
 
 // packedHashes lists the hashes in id's pack, sorted (for tests and prune).
 func (s *Store) packedHashes(id string) []string {

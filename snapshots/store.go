@@ -32,7 +32,7 @@ type Store struct {
 	mu   sync.Mutex
 	last time.Time // newest id this Store handed out
 
-	packs sync.Map // id → packIndex, read once
+	packs sync.Map // id → packIndex, read again ([Store.packIndex])
 }
 
 // NewStore returns a Store rooted at stateDir on the real disk, which

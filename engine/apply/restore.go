@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io/fs"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -105,75 +106,76 @@ const restoreHeld = 8 << 20
 // or above it (below its root) is refused, not replaced: a link stays a
 // link, and nothing is read through it.
 func (wr *Writer) restoreWrites(restores []snapshots.Restore, contents *snapshots.Contents, pack *snapshots.Pack, extra int) ([]write, error) {
+	ws, blobIDs := newRestoreWrites(restores, extra)
+	// restores is not read again: what the writes need of it is in them.
 	guard := plan.NewLinkGuard(wr.Sys)
-	// Room for extra more (the state files): appending them does not copy
-	// the writes of every file into a slice twice their size.
-	ws := make([]write, len(restores), len(restores)+extra)
-	keep := make([]bool, len(restores))
-	errs := make([]error, len(restores))
 	var held atomic.Int64
-	workers.Parallel(len(restores), func(i int) {
-		r := restores[i]
-		root, path := recorded(r.Root, r.Path)
+	var failed firstError
+	workers.Parallel(len(ws), func(i int) {
+		w := &ws[i]
+		c := w.change
+		root, path := recorded(c.Root, c.Path)
 		a, err := plan.ReadActual(wr.Sys, guard, nil, root, path, "")
-		if err != nil || (r.Content == nil && !a.Exists) {
-			errs[i] = err
+		if err != nil {
+			failed.set(i, err)
 			return
 		}
-		w := write{change: &snapshots.FileChange{Target: r.Target, Root: r.Root, Path: r.Path, Manifest: r.Manifest, After: r.Content},
-			remove: r.Content == nil}
-		w.change.Op = plan.OpCreate
+		if c.After == nil && !a.Exists {
+			w.change = nil // nothing to remove: left out
+			return
+		}
 		switch {
-		case r.Content == nil:
-			w.change.Op = plan.OpDelete
+		case c.After == nil:
+			c.Op = plan.OpDelete
 		case a.Exists:
-			w.change.Op = plan.OpUpdate
+			c.Op = plan.OpUpdate
 		}
 		if a.Exists {
-			w.change.Before = &snapshots.Content{SHA256: a.SHA256, Size: int64(len(a.Data)), Mode: uint32(a.Mode)}
+			c.Before = &snapshots.Content{SHA256: a.SHA256, Size: int64(len(a.Data)), Mode: uint32(a.Mode)}
 			// A manifest restored keeps its bytes: they anchor its deltas.
 			// One removed needs none, and a large one is let go of here.
-			if r.Manifest && r.Content != nil {
+			if c.Manifest && c.After != nil {
 				w.before = a.Data
 			} else {
-				if _, errs[i] = pack.Add(a.Data); errs[i] != nil {
+				if _, err := pack.Add(a.Data); err != nil {
+					failed.set(i, err)
 					return
 				}
 				w.beforeSaved = true
 			}
 		}
-		if r.Content != nil {
-			w.mode = fs.FileMode(r.Content.Mode)
-			w.noop = a.Exists && a.SHA256 == r.Content.SHA256 && a.Mode == w.mode.Perm()
+		if c.After != nil {
+			w.mode = fs.FileMode(c.After.Mode)
+			w.noop = a.Exists && a.SHA256 == c.After.SHA256 && a.Mode == w.mode.Perm()
 		}
 		// A target file's saved bytes are whole (only manifests save
 		// deltas), read straight from their pack, which is safe in
 		// parallel; a manifest's are read below, one at a time.
-		if r.Content != nil && !w.noop && !r.Manifest && r.Content.Delta == nil {
-			data, err := contents.Read(r.Target, r.Path, r.BlobID, r.Content, nil)
+		if c.After != nil && !w.noop && !c.Manifest && c.After.Delta == nil {
+			target, path, id, saved := c.Target, c.Path, blobIDs[i], c.After
+			data, err := contents.Read(target, path, id, saved, nil)
 			if err != nil {
-				errs[i] = err
+				failed.set(i, err)
 				return
 			}
 			if held.Add(int64(len(data))) <= restoreHeld {
 				w.data = data
 			} else {
-				w.load = func() ([]byte, error) { return contents.Read(r.Target, r.Path, r.BlobID, r.Content, nil) }
+				w.load = func() ([]byte, error) { return contents.Read(target, path, id, saved, nil) }
 			}
 		}
-		ws[i], keep[i] = w, true
 	})
 	out := ws[:0]
 	for i := range ws {
-		if errs[i] != nil {
-			return nil, errs[i]
-		}
-		if !keep[i] {
-			continue
+		if i == failed.at && failed.err != nil {
+			return nil, failed.err
 		}
 		w := ws[i]
+		if w.change == nil {
+			continue
+		}
 		if c := w.change.After; c != nil && !w.noop && w.data == nil && w.load == nil {
-			data, err := contents.Read(w.change.Target, w.change.Path, restores[i].BlobID, c, w.before)
+			data, err := contents.Read(w.change.Target, w.change.Path, blobIDs[i], c, w.before)
 			if err != nil {
 				return nil, err
 			}
@@ -182,6 +184,44 @@ func (wr *Writer) restoreWrites(restores []snapshots.Restore, contents *snapshot
 		out = append(out, w)
 	}
 	return out, nil
+}
+
+// newRestoreWrites makes the write of each of restores, with room for
+// extra more (the state files: appending them does not copy the writes of
+// every file into a slice twice their size), and the snapshot id of each
+// restore's saved bytes (nil when no restore has any). Their changes are
+// made in one block; each says what the path becomes, so far created.
+func newRestoreWrites(restores []snapshots.Restore, extra int) ([]write, []string) {
+	ws := make([]write, len(restores), len(restores)+extra)
+	changes := make([]snapshots.FileChange, len(restores))
+	var blobIDs []string
+	for i, r := range restores {
+		changes[i] = snapshots.FileChange{Target: r.Target, Root: r.Root, Path: r.Path, Op: plan.OpCreate, Manifest: r.Manifest, After: r.Content}
+		ws[i] = write{change: &changes[i], remove: r.Content == nil}
+		if r.Content != nil {
+			if blobIDs == nil {
+				blobIDs = make([]string, len(restores))
+			}
+			blobIDs[i] = r.BlobID
+		}
+	}
+	return ws, blobIDs
+}
+
+// firstError keeps the error of the lowest index among those set, from
+// any goroutine.
+type firstError struct {
+	mu  sync.Mutex
+	at  int
+	err error
+}
+
+func (f *firstError) set(i int, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err == nil || i < f.at {
+		f.at, f.err = i, err
+	}
 }
 
 // restoreState adds the writes of the state files whose bytes change.

@@ -17,14 +17,48 @@ const recordChunk = 256 << 10
 
 // readRecord decodes the record file at path as json.Unmarshal would, but
 // without holding the file's bytes (38 MB for 100,000 files): it reads
-// the file a chunk at a time and decodes its files one by one, and the
-// target, root and op strings they repeat are shared, not copied per file.
-func readRecord(sys fsys.System, path fsys.AbsPath) (*Record, error) {
+// the file a chunk at a time and decodes its files one by one into a
+// slice of the size they need, and the target, root and op strings they
+// repeat are shared, not copied per file. each, when not nil, is given
+// every file with the number expected, and says whether to keep it.
+func readRecord(sys fsys.System, path fsys.AbsPath, each func(*FileChange, int) (bool, error)) (*Record, error) {
+	files, err := countFiles(openChunked(sys, path))
+	if err != nil {
+		return nil, err
+	}
 	in, err := openChunked(sys, path)
 	if err != nil {
 		return nil, err
 	}
-	return decodeRecord(in)
+	return decodeRecord(in, files, each)
+}
+
+// fileKeyJSON starts every file of a record as Save writes it; it cannot
+// occur inside a JSON string, where every quote is escaped.
+const fileKeyJSON = `"target":`
+
+// countFiles counts the files of a record as Save writes it (a hint: a
+// record written otherwise may hold more or fewer).
+func countFiles(in io.Reader, err error) (int, error) {
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	buf := make([]byte, 0, recordChunk+len(fileKeyJSON))
+	for {
+		m, err := in.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		n += bytes.Count(buf, []byte(fileKeyJSON))
+		// Keep the tail that could start a key cut by the chunk's end.
+		tail := min(len(buf), len(fileKeyJSON)-1)
+		buf = buf[:copy(buf, buf[len(buf)-tail:])]
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
 }
 
 // errRecordRead marks an error reading a record file, as opposed to one
@@ -36,7 +70,7 @@ func (e errRecordRead) Unwrap() error { return e.err }
 
 // decodeRecord decodes a record from in: the files array element by
 // element, the other fields as json.Unmarshal would.
-func decodeRecord(in io.Reader) (*Record, error) {
+func decodeRecord(in io.Reader, nFiles int, each func(*FileChange, int) (bool, error)) (*Record, error) {
 	dec := json.NewDecoder(in)
 	if err := expectDelim(dec, '{'); err != nil {
 		return nil, err
@@ -53,7 +87,7 @@ func decodeRecord(in io.Reader) (*Record, error) {
 		// encoding/json matches field names case-insensitively; a key
 		// given twice takes its last value.
 		if strings.EqualFold(key, "files") {
-			if r.Files, err = decodeFiles(dec); err != nil {
+			if r.Files, err = decodeFiles(dec, nFiles, each); err != nil {
 				return nil, err
 			}
 			continue
@@ -89,7 +123,7 @@ func decodeRecord(in io.Reader) (*Record, error) {
 }
 
 // decodeFiles decodes the value of a record's files: null or an array.
-func decodeFiles(dec *json.Decoder) ([]FileChange, error) {
+func decodeFiles(dec *json.Decoder, n int, each func(*FileChange, int) (bool, error)) ([]FileChange, error) {
 	tok, err := dec.Token()
 	if err != nil || tok == nil {
 		return nil, err
@@ -97,7 +131,10 @@ func decodeFiles(dec *json.Decoder) ([]FileChange, error) {
 	if d, ok := tok.(json.Delim); !ok || d != '[' {
 		return nil, fmt.Errorf("files is %v, not an array", tok)
 	}
-	files := []FileChange{}
+	var files []FileChange
+	if each == nil {
+		files = make([]FileChange, 0, n)
+	}
 	shared := map[string]string{}
 	share := func(s *string) {
 		if v, ok := shared[*s]; ok {
@@ -114,7 +151,18 @@ func decodeFiles(dec *json.Decoder) ([]FileChange, error) {
 		share(&f.Target)
 		share(&f.Root)
 		share(&f.Op)
+		if each != nil {
+			if keep, err := each(&f, n); !keep || err != nil {
+				if err != nil {
+					return nil, err
+				}
+				continue
+			}
+		}
 		files = append(files, f)
+	}
+	if files == nil {
+		files = []FileChange{}
 	}
 	return files, expectDelim(dec, ']')
 }

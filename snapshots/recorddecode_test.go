@@ -31,14 +31,14 @@ func TestDecodeRecordMatchesUnmarshal(t *testing.T) {
 		if err := json.Unmarshal([]byte(in), &want); err != nil {
 			t.Fatal(err)
 		}
-		got, err := decodeRecord(strings.NewReader(in))
+		got, err := decodeRecord(strings.NewReader(in), 0, nil)
 		if err != nil || !reflect.DeepEqual(*got, want) {
 			t.Errorf("decodeRecord(%s) = %+v, %v; want %+v", in, got, err, want)
 		}
 	}
 	bad := []string{``, `null`, `[]`, `{"files":{}}`, `{"files":[1]}`, `{"id":"x"} {}`, `{"id":"x"`, `{"files":[` + file("a")}
 	for _, in := range bad {
-		if _, err := decodeRecord(strings.NewReader(in)); err == nil {
+		if _, err := decodeRecord(strings.NewReader(in), 0, nil); err == nil {
 			t.Errorf("decodeRecord(%q) accepted it", in)
 		}
 	}

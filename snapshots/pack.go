@@ -9,7 +9,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -255,7 +254,10 @@ func (p *Pack) Commit() error {
 // writeIndex writes the index as JSON: each hash, sorted, with the offset
 // and length of its bytes.
 func (p *Pack) writeIndex(w io.Writer) error {
-	keys := slices.Collect(maps.Keys(p.idx))
+	keys := make([][sha256.Size]byte, 0, len(p.idx))
+	for k := range p.idx {
+		keys = append(keys, k)
+	}
 	slices.SortFunc(keys, func(a, b [sha256.Size]byte) int { return bytes.Compare(a[:], b[:]) })
 	line := make([]byte, 0, 128)
 	for i, k := range keys {

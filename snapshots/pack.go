@@ -162,10 +162,9 @@ type Pack struct {
 	out fsys.Stream
 	buf *bufio.Writer
 
-	mu   sync.Mutex
-	idx  map[[sha256.Size]byte][2]int64
-	size int64
-	err  error // the first write error; every later call returns it
+	mu  sync.Mutex
+	idx blobSet
+	err error // the first write error; every later call returns it
 }
 
 // NewPack starts snapshot id's pack, empty.
@@ -182,7 +181,7 @@ func (s *Store) NewPack(id string) (*Pack, error) {
 		return nil, err
 	}
 	s.packs.Delete(id)
-	return &Pack{s: s, id: id, out: out, buf: bufio.NewWriterSize(out, 64<<10), idx: map[[sha256.Size]byte][2]int64{}}, nil
+	return &Pack{s: s, id: id, out: out, buf: bufio.NewWriterSize(out, 64<<10)}, nil
 }
 
 // Add appends data to the pack, unless bytes with its hash are there
@@ -194,13 +193,12 @@ func (p *Pack) Add(data []byte) (string, error) {
 	if p.err != nil {
 		return "", p.err
 	}
-	if _, ok := p.idx[sum]; !ok {
+	if _, ok := p.idx.lookup(sum); !ok {
 		if _, err := p.buf.Write(data); err != nil {
 			p.err = err
 			return "", err
 		}
-		p.idx[sum] = [2]int64{p.size, int64(len(data))}
-		p.size += int64(len(data))
+		p.idx.add(sum, int64(len(data)))
 	}
 	return hex.EncodeToString(sum[:]), nil
 }
@@ -216,7 +214,7 @@ func (p *Pack) Read(sha string) ([]byte, error) {
 	p.mu.Lock()
 	at := [2]int64{}
 	if ok {
-		at, ok = p.idx[sum]
+		at, ok = p.idx.lookup(sum)
 	}
 	p.mu.Unlock()
 	if !ok {
@@ -254,29 +252,25 @@ func (p *Pack) Commit() error {
 // writeIndex writes the index as JSON: each hash, sorted, with the offset
 // and length of its bytes.
 func (p *Pack) writeIndex(w io.Writer) error {
-	keys := make([][sha256.Size]byte, 0, len(p.idx))
-	for k := range p.idx {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b [sha256.Size]byte) int { return bytes.Compare(a[:], b[:]) })
 	line := make([]byte, 0, 128)
-	for i, k := range keys {
+	for i, k := range p.idx.sorted() {
+		at := p.idx.span(int(k))
 		line = append(line[:0], ',')
 		if i == 0 {
 			line[0] = '{'
 		}
 		line = append(line, '"')
-		line = hex.AppendEncode(line, k[:])
+		line = hex.AppendEncode(line, p.idx.sums[k][:])
 		line = append(line, '"', ':', '[')
-		line = strconv.AppendInt(line, p.idx[k][0], 10)
+		line = strconv.AppendInt(line, at[0], 10)
 		line = append(line, ',')
-		line = strconv.AppendInt(line, p.idx[k][1], 10)
+		line = strconv.AppendInt(line, at[1], 10)
 		line = append(line, ']')
 		if _, err := w.Write(line); err != nil {
 			return err
 		}
 	}
-	if len(keys) == 0 {
+	if len(p.idx.sums) == 0 {
 		_, err := io.WriteString(w, "{}")
 		return err
 	}

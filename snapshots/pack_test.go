@@ -1,6 +1,8 @@
 package snapshots
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"strings"
@@ -123,5 +125,33 @@ func TestPackIndexReadsAnyJSON(t *testing.T) {
 	}
 	if idx, err := parsePackIndex([]byte("{}")); err != nil || len(idx) != 0 {
 		t.Errorf("empty index = %v, %v", idx, err)
+	}
+}
+
+// TestBlobSetFindsEveryBlob: the set of a pack being written finds each
+// blob added, once, at the offset it was appended at, through growth.
+func TestBlobSetFindsEveryBlob(t *testing.T) {
+	var b blobSet
+	var want [][2]int64
+	for i := range 5000 {
+		sum := sha256.Sum256([]byte(fmt.Sprint(i)))
+		if !b.add(sum, int64(i%7)) || b.add(sum, 99) {
+			t.Fatalf("blob %d: added twice or not at all", i)
+		}
+		want = append(want, [2]int64{b.size() - int64(i%7), int64(i % 7)})
+	}
+	for i := range 5000 {
+		if at, ok := b.lookup(sha256.Sum256([]byte(fmt.Sprint(i)))); !ok || at != want[i] {
+			t.Fatalf("blob %d at %v, %v; want %v", i, at, ok, want[i])
+		}
+	}
+	if _, ok := b.lookup(sha256.Sum256([]byte("absent"))); ok {
+		t.Error("found a blob never added")
+	}
+	order := b.sorted()
+	for i := 1; i < len(order); i++ {
+		if bytes.Compare(b.sums[order[i-1]][:], b.sums[order[i]][:]) >= 0 {
+			t.Fatal("sorted is not ordered by hash")
+		}
 	}
 }

@@ -162,9 +162,10 @@ type Pack struct {
 	out fsys.Stream
 	buf *bufio.Writer
 
-	mu  sync.Mutex
-	idx blobSet
-	err error // the first write error; every later call returns it
+	mu   sync.Mutex
+	idx  blobSet
+	size int64
+	err  error // the first write error; every later call returns it
 }
 
 // NewPack starts snapshot id's pack, empty.
@@ -198,7 +199,8 @@ func (p *Pack) Add(data []byte) (string, error) {
 			p.err = err
 			return "", err
 		}
-		p.idx.add(sum, int64(len(data)))
+		p.idx.add(sum, [2]int64{p.size, int64(len(data))})
+		p.size += int64(len(data))
 	}
 	return hex.EncodeToString(sum[:]), nil
 }
@@ -254,7 +256,7 @@ func (p *Pack) Commit() error {
 func (p *Pack) writeIndex(w io.Writer) error {
 	line := make([]byte, 0, 128)
 	for i, k := range p.idx.sorted() {
-		at := p.idx.span(int(k))
+		at := p.idx.spans[k]
 		line = append(line[:0], ',')
 		if i == 0 {
 			line[0] = '{'

@@ -17,14 +17,21 @@ const recordChunk = 256 << 10
 
 // readRecord decodes the record file at path as json.Unmarshal would, but
 // without holding the file's bytes (38 MB for 100,000 files): it reads
-// the file a chunk at a time and decodes its files one by one into a
-// slice of the size they need, and the target, root and op strings they
-// repeat are shared, not copied per file. each, when not nil, is given
-// every file with the number expected, and says whether to keep it.
+// the file a chunk at a time and decodes its files one by one, and the
+// target, root and op strings they repeat are shared, not copied per
+// file. each, when not nil, is given every file with the number expected,
+// and says whether to keep it.
 func readRecord(sys fsys.System, path fsys.AbsPath, each func(*FileChange, int) (bool, error)) (*Record, error) {
-	files, err := countFiles(openChunked(sys, path))
-	if err != nil {
-		return nil, err
+	files := 0
+	if each != nil {
+		// Counted first, for a caller that sizes what it makes of the
+		// files; a record loaded whole grows its slice as json.Unmarshal
+		// does, rather than read its file twice.
+		n, err := countFiles(openChunked(sys, path))
+		if err != nil {
+			return nil, err
+		}
+		files = n
 	}
 	in, err := openChunked(sys, path)
 	if err != nil {
@@ -143,8 +150,9 @@ func decodeFiles(dec *json.Decoder, n int, each func(*FileChange, int) (bool, er
 			shared[*s] = *s
 		}
 	}
+	var f FileChange // decoded into, then copied: one allocation, not one a file
 	for dec.More() {
-		var f FileChange
+		f = FileChange{}
 		if err := dec.Decode(&f); err != nil {
 			return nil, err
 		}

@@ -34,12 +34,12 @@ type RollbackFile struct {
 	Op        string `json:"op"` // restore | remove
 }
 
-func (d *RollbackData) count(r snapshots.Restore) {
+func (d *RollbackData) count(r *snapshots.FileChange) {
 	if r.Manifest {
 		return
 	}
 	f := RollbackFile{Target: r.Target, Path: r.Path, PathPosix: filepath.ToSlash(r.Path), Op: "restore"}
-	if r.Content == nil {
+	if r.After == nil {
 		f.Op = "remove"
 		d.Removed++
 	} else {
@@ -96,10 +96,17 @@ func (e *Engine) Rollback(ctx context.Context, opt RollbackOptions) (*RollbackDa
 		}
 		to = rp.To
 		contents := store.Contents(rp.Records)
+		// What the records say of each path is in the restores and the
+		// contents now; 100,000 files' changes need not be held while
+		// they are written.
+		for _, r := range rp.Records {
+			r.Files = nil
+		}
 		restores, state, err := e.restoredRoots(contents, rp.Records, rp.Restores)
 		if err != nil {
 			return err
 		}
+		rp.Restores = nil
 		done, err := w.Restore(restores, contents, state, to, targets, createdSince(rp.Records, to))
 		if err != nil {
 			return err
@@ -112,7 +119,7 @@ func (e *Engine) Rollback(ctx context.Context, opt RollbackOptions) (*RollbackDa
 
 // rollbackData reports a restore that rolled back to snapshot to ("": none).
 func rollbackData(done *apply.Restored, to string, dryRun bool) *RollbackData {
-	out := &RollbackData{EventSnapshotID: done.ID, DryRun: dryRun, Files: []RollbackFile{}}
+	out := &RollbackData{EventSnapshotID: done.ID, DryRun: dryRun, Files: make([]RollbackFile, 0, len(done.Changed))}
 	if dryRun {
 		out.EventSnapshotID = "" // the record was only written to the recording System
 	}
@@ -243,7 +250,7 @@ func (e *Engine) restoredRoots(contents *snapshots.Contents, records []*snapshot
 	}
 	path := e.rootsPath()
 	roots := e.readRoots()
-	var rest []snapshots.Restore
+	rest := restores[:0] // in place: restores is not read again
 	var entries []rootEntry
 	for _, r := range restores {
 		if r.Target == snapshots.StateTarget {

@@ -12,7 +12,10 @@ import (
 // them then chain back to what is on disk.
 type Contents struct {
 	store *Store
-	// byPath is every content recorded for a path, with its record's id.
+	// byPath is every content recorded for a path that has a content saved
+	// as a delta, with its record's id: only such a content is rebuilt from
+	// others of its path, and only manifests are saved as deltas, so a
+	// rollback of 100,000 files indexes a few paths, not every one.
 	byPath map[fileKey][]savedContent
 	// built memoises rebuilt bytes by SHA-256.
 	built map[string][]byte
@@ -26,24 +29,50 @@ type savedContent struct {
 // Contents returns a reader of the saved bytes of records.
 func (s *Store) Contents(records []*Record) *Contents {
 	cs := &Contents{store: s, byPath: map[fileKey][]savedContent{}, built: map[string][]byte{}}
-	for _, r := range records {
-		cs.Add(r.ID, r.Files)
-	}
+	cs.add(records)
 	return cs
 }
 
 // Add makes the changes of snapshot id (a record's or a journal's files)
-// available as bases.
+// available as bases. What is needed of files is copied: the caller may
+// let go of them. A path none of these changes (nor those added before)
+// saves as a delta is not kept, since nothing is rebuilt from it: add the
+// changes that may serve as each other's bases in one call.
 func (cs *Contents) Add(id string, files []FileChange) {
-	for _, f := range files {
-		k := fileKey{f.Target, f.Path}
-		for _, c := range []*Content{f.Before, f.After} {
-			if c != nil {
-				cs.byPath[k] = append(cs.byPath[k], savedContent{id, c})
+	cs.add([]*Record{{ID: id, Files: files}})
+}
+
+// add indexes the paths of records that have a delta, with each of their
+// contents.
+func (cs *Contents) add(records []*Record) {
+	for _, r := range records {
+		for i := range r.Files {
+			if f := &r.Files[i]; hasDelta(f.Before) || hasDelta(f.After) {
+				if k := (fileKey{f.Target, f.Path}); cs.byPath[k] == nil {
+					cs.byPath[k] = []savedContent{}
+				}
 			}
 		}
 	}
+	for _, r := range records {
+		for i := range r.Files {
+			f := &r.Files[i]
+			k := fileKey{f.Target, f.Path}
+			saved, ok := cs.byPath[k]
+			if !ok {
+				continue
+			}
+			for _, c := range []*Content{f.Before, f.After} {
+				if c != nil {
+					saved = append(saved, savedContent{r.ID, c})
+				}
+			}
+			cs.byPath[k] = saved
+		}
+	}
 }
+
+func hasDelta(c *Content) bool { return c != nil && c.Delta != nil }
 
 // Read returns the bytes of c, saved by snapshot id for (target, path), and
 // checks their hash. disk is what the path holds now (nil when it does not

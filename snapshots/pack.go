@@ -9,9 +9,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"sync"
 
@@ -23,8 +21,112 @@ import (
 // pack costs one write.
 const packName = "blobs.pack"
 
-// packIndex maps a sha256 to its [offset, length] inside the pack.
-type packIndex map[string][2]int64
+// packIndex is a pack's index as read back: each blob's hash with the
+// offset and length of its bytes in the pack, sorted by hash. At 48 bytes
+// a blob it is a third of a map of hex strings: a rollback of a deploy of
+// 100,000 files reads the index of that deploy's pack.
+type packIndex []packEntry
+
+type packEntry struct {
+	sum    [sha256.Size]byte
+	off, n int64
+}
+
+// find returns the offset and length of the blob with hash sha (hex).
+func (idx packIndex) find(sha string) ([2]int64, bool) {
+	sum, ok := decodeSum(sha)
+	if !ok {
+		return [2]int64{}, false
+	}
+	i, ok := slices.BinarySearchFunc(idx, sum, func(e packEntry, s [sha256.Size]byte) int { return bytes.Compare(e.sum[:], s[:]) })
+	if !ok {
+		return [2]int64{}, false
+	}
+	return [2]int64{idx[i].off, idx[i].n}, true
+}
+
+// decodeSum decodes a hash written as 64 lowercase hex digits.
+func decodeSum(sha string) (sum [sha256.Size]byte, ok bool) {
+	if !isSHA256(sha) {
+		return sum, false
+	}
+	for i := range sum {
+		sum[i] = unhex(sha[2*i])<<4 | unhex(sha[2*i+1])
+	}
+	return sum, true
+}
+
+func unhex(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return c - 'a' + 10
+}
+
+// parsePackIndex decodes an index file: as [Pack.writeIndex] writes it,
+// without a map or a string per blob; anything else through encoding/json.
+// Keys that are not hashes are left out, since no blob is looked up by them.
+func parsePackIndex(data []byte) (packIndex, error) {
+	if idx, ok := parseWrittenIndex(data); ok {
+		return idx, nil
+	}
+	var m map[string][2]int64
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, err
+	}
+	idx := make(packIndex, 0, len(m))
+	for k, at := range m {
+		if sum, ok := decodeSum(k); ok {
+			idx = append(idx, packEntry{sum, at[0], at[1]})
+		}
+	}
+	slices.SortFunc(idx, func(a, b packEntry) int { return bytes.Compare(a.sum[:], b.sum[:]) })
+	return idx, nil
+}
+
+// parseWrittenIndex decodes `{"<hash>":[off,len],...}` with the hashes
+// strictly increasing, or reports false.
+func parseWrittenIndex(data []byte) (packIndex, bool) {
+	if string(data) == "{}" {
+		return packIndex{}, true
+	}
+	idx := make(packIndex, 0, bytes.Count(data, []byte(`":[`)))
+	rest, sep := data, byte('{')
+	for {
+		const keyLen = 1 + 2*sha256.Size + 3 // "<hash>":[
+		if len(rest) < 1+keyLen || rest[0] != sep || rest[1] != '"' || string(rest[keyLen-2:keyLen+1]) != `":[` {
+			return nil, false
+		}
+		sum, ok := decodeSum(string(rest[2 : keyLen-2]))
+		if !ok || len(idx) > 0 && bytes.Compare(idx[len(idx)-1].sum[:], sum[:]) >= 0 {
+			return nil, false
+		}
+		rest = rest[keyLen+1:]
+		off, rest1, ok1 := parseUint(rest, ',')
+		n, rest2, ok2 := parseUint(rest1, ']')
+		if !ok1 || !ok2 {
+			return nil, false
+		}
+		idx = append(idx, packEntry{sum, off, n})
+		rest, sep = rest2, ','
+		if string(rest) == "}" {
+			return idx, true
+		}
+	}
+}
+
+// parseUint decodes the decimal digits before end, and what follows end.
+func parseUint(b []byte, end byte) (int64, []byte, bool) {
+	i := bytes.IndexByte(b, end)
+	if i <= 0 || i > 18 {
+		return 0, nil, false
+	}
+	v, err := strconv.ParseInt(string(b[:i]), 10, 64)
+	if err != nil || v < 0 || b[0] == '+' || b[0] == '-' {
+		return 0, nil, false
+	}
+	return v, b[i+1:], true
+}
 
 // SavePack stores every blob of datas in snapshots/<id>/blobs.pack with an
 // index, deduplicated by hash. It returns the hex hashes in datas' order.
@@ -61,7 +163,7 @@ type Pack struct {
 	buf *bufio.Writer
 
 	mu   sync.Mutex
-	idx  map[[sha256.Size]byte][2]int64
+	idx  blobSet
 	size int64
 	err  error // the first write error; every later call returns it
 }
@@ -80,7 +182,7 @@ func (s *Store) NewPack(id string) (*Pack, error) {
 		return nil, err
 	}
 	s.packs.Delete(id)
-	return &Pack{s: s, id: id, out: out, buf: bufio.NewWriterSize(out, 64<<10), idx: map[[sha256.Size]byte][2]int64{}}, nil
+	return &Pack{s: s, id: id, out: out, buf: bufio.NewWriterSize(out, 64<<10)}, nil
 }
 
 // Add appends data to the pack, unless bytes with its hash are there
@@ -92,12 +194,12 @@ func (p *Pack) Add(data []byte) (string, error) {
 	if p.err != nil {
 		return "", p.err
 	}
-	if _, ok := p.idx[sum]; !ok {
+	if _, ok := p.idx.lookup(sum); !ok {
 		if _, err := p.buf.Write(data); err != nil {
 			p.err = err
 			return "", err
 		}
-		p.idx[sum] = [2]int64{p.size, int64(len(data))}
+		p.idx.add(sum, [2]int64{p.size, int64(len(data))})
 		p.size += int64(len(data))
 	}
 	return hex.EncodeToString(sum[:]), nil
@@ -110,11 +212,11 @@ func (p *Pack) Add(data []byte) (string, error) {
 // E_SNAPSHOT_CORRUPTED, as for [Store.ReadBlob].
 func (p *Pack) Read(sha string) ([]byte, error) {
 	path := p.s.blobDir(p.id).JoinName(packName)
-	var sum [sha256.Size]byte
+	sum, ok := decodeSum(sha)
 	p.mu.Lock()
-	at, ok := [2]int64{}, false
-	if _, err := hex.Decode(sum[:], []byte(sha)); err == nil && len(sha) == 2*sha256.Size {
-		at, ok = p.idx[sum]
+	at := [2]int64{}
+	if ok {
+		at, ok = p.idx.lookup(sum)
 	}
 	p.mu.Unlock()
 	if !ok {
@@ -152,26 +254,25 @@ func (p *Pack) Commit() error {
 // writeIndex writes the index as JSON: each hash, sorted, with the offset
 // and length of its bytes.
 func (p *Pack) writeIndex(w io.Writer) error {
-	keys := slices.Collect(maps.Keys(p.idx))
-	slices.SortFunc(keys, func(a, b [sha256.Size]byte) int { return bytes.Compare(a[:], b[:]) })
 	line := make([]byte, 0, 128)
-	for i, k := range keys {
+	for i, k := range p.idx.sorted() {
+		at := p.idx.spans[k]
 		line = append(line[:0], ',')
 		if i == 0 {
 			line[0] = '{'
 		}
 		line = append(line, '"')
-		line = hex.AppendEncode(line, k[:])
+		line = hex.AppendEncode(line, p.idx.sums[k][:])
 		line = append(line, '"', ':', '[')
-		line = strconv.AppendInt(line, p.idx[k][0], 10)
+		line = strconv.AppendInt(line, at[0], 10)
 		line = append(line, ',')
-		line = strconv.AppendInt(line, p.idx[k][1], 10)
+		line = strconv.AppendInt(line, at[1], 10)
 		line = append(line, ']')
 		if _, err := w.Write(line); err != nil {
 			return err
 		}
 	}
-	if len(keys) == 0 {
+	if len(p.idx.sums) == 0 {
 		_, err := io.WriteString(w, "{}")
 		return err
 	}
@@ -194,7 +295,7 @@ func (s *Store) readPacked(id, sha string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	at, ok := idx[sha]
+	at, ok := idx.find(sha)
 	if !ok {
 		return nil, fs.ErrNotExist
 	}
@@ -203,9 +304,15 @@ func (s *Store) readPacked(id, sha string) ([]byte, error) {
 	return fsys.ReadRange(s.sys, s.blobDir(id).JoinName(packName), at[0], at[1])
 }
 
+// packIndex returns id's pack index. It is kept for the next read from
+// the second read on: a rollback of a deploy of 100,000 files reads one
+// blob of that deploy's pack (the roots registry), and need not hold its
+// index while it writes.
 func (s *Store) packIndex(id string) (packIndex, error) {
 	if v, ok := s.packs.Load(id); ok {
-		return v.(packIndex), nil
+		if idx, ok := v.(packIndex); ok {
+			return idx, nil
+		}
 	}
 	data, err := s.sys.ReadFile(s.blobDir(id).JoinName(packName + ".idx"))
 	if err != nil {
@@ -214,21 +321,25 @@ func (s *Store) packIndex(id string) (packIndex, error) {
 		}
 		return nil, err
 	}
-	var idx packIndex
-	if err := json.Unmarshal(data, &idx); err != nil {
+	idx, err := parsePackIndex(data)
+	if err != nil {
 		return nil, err
 	}
-	s.packs.Store(id, idx)
+	if _, readBefore := s.packs.LoadOrStore(id, readOnce{}); readBefore {
+		s.packs.Store(id, idx)
+	}
 	return idx, nil
 }
+
+// readOnce marks a pack whose index was read once, and not kept.
+type readOnce struct{}
 
 // packedHashes lists the hashes in id's pack, sorted (for tests and prune).
 func (s *Store) packedHashes(id string) []string {
 	idx, _ := s.packIndex(id)
-	out := make([]string, 0, len(idx))
-	for k := range idx {
-		out = append(out, k)
+	out := make([]string, len(idx))
+	for i, e := range idx {
+		out[i] = hex.EncodeToString(e.sum[:])
 	}
-	sort.Strings(out)
 	return out
 }

@@ -1,8 +1,11 @@
 package snapshots
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -87,5 +90,69 @@ func TestPackGrowsBlobByBlob(t *testing.T) {
 	}
 	if fi, err := os.Stat(s.blobDir(id).JoinName(packName).String()); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("pack mode %v, %v; want 0600", fi.Mode(), err)
+	}
+}
+
+// TestPackIndexReadsAnyJSON: an index as Pack writes it and the same index
+// in any other JSON form (indented, unordered, with a key that is no hash)
+// find the same blobs.
+func TestPackIndexReadsAnyJSON(t *testing.T) {
+	a, b := strings.Repeat("0a", 32), strings.Repeat("f1", 32)
+	written := `{"` + a + `":[0,12],"` + b + `":[12,3456789012]}`
+	other := "{\n  \"" + b + "\": [12, 3456789012],\n  \"x\": [1, 1],\n  \"" + a + "\": [0, 12]\n}"
+	for _, data := range []string{written, other} {
+		idx, err := parsePackIndex([]byte(data))
+		if err != nil || len(idx) != 2 {
+			t.Fatalf("parsePackIndex(%q) = %v, %v", data, idx, err)
+		}
+		if at, ok := idx.find(a); !ok || at != [2]int64{0, 12} {
+			t.Errorf("find(a) in %q = %v, %v", data, at, ok)
+		}
+		if at, ok := idx.find(b); !ok || at != [2]int64{12, 3456789012} {
+			t.Errorf("find(b) in %q = %v, %v", data, at, ok)
+		}
+		if _, ok := idx.find(strings.Repeat("0b", 32)); ok {
+			t.Errorf("find of an absent hash succeeded in %q", data)
+		}
+	}
+	if _, ok := parseWrittenIndex([]byte(written)); !ok {
+		t.Error("the written form was not read without encoding/json")
+	}
+	for _, bad := range []string{"", "{", `{"` + a + `":[0,12]`} {
+		if _, err := parsePackIndex([]byte(bad)); err == nil {
+			t.Errorf("parsePackIndex(%q) accepted a damaged index", bad)
+		}
+	}
+	if idx, err := parsePackIndex([]byte("{}")); err != nil || len(idx) != 0 {
+		t.Errorf("empty index = %v, %v", idx, err)
+	}
+}
+
+// TestBlobSetFindsEveryBlob: the set of a pack being written finds each
+// blob added, once, at the span it was added with, through growth.
+func TestBlobSetFindsEveryBlob(t *testing.T) {
+	var b blobSet
+	var want [][2]int64
+	for i := range 5000 {
+		sum := sha256.Sum256([]byte(fmt.Sprint(i)))
+		span := [2]int64{int64(3 * i), int64(i % 7)}
+		if !b.add(sum, span) || b.add(sum, [2]int64{1, 99}) {
+			t.Fatalf("blob %d: added twice or not at all", i)
+		}
+		want = append(want, span)
+	}
+	for i := range 5000 {
+		if at, ok := b.lookup(sha256.Sum256([]byte(fmt.Sprint(i)))); !ok || at != want[i] {
+			t.Fatalf("blob %d at %v, %v; want %v", i, at, ok, want[i])
+		}
+	}
+	if _, ok := b.lookup(sha256.Sum256([]byte("absent"))); ok {
+		t.Error("found a blob never added")
+	}
+	order := b.sorted()
+	for i := 1; i < len(order); i++ {
+		if bytes.Compare(b.sums[order[i-1]][:], b.sums[order[i]][:]) >= 0 {
+			t.Fatal("sorted is not ordered by hash")
+		}
 	}
 }

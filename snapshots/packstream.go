@@ -29,9 +29,7 @@ func (p *Pack) AddFunc(write func(io.Writer) error) (string, int64, error) {
 	}
 	var sum [sha256.Size]byte
 	h.Sum(sum[:0])
-	if _, ok := p.idx[sum]; !ok {
-		p.idx[sum] = [2]int64{p.size - out.n, out.n}
-	}
+	p.idx.add(sum, [2]int64{p.size - out.n, out.n})
 	return hex.EncodeToString(sum[:]), out.n, nil
 }
 
@@ -59,11 +57,11 @@ const copyChunk = 1 << 20
 // not hold, or damaged bytes, are E_SNAPSHOT_CORRUPTED, as for [Pack.Read].
 func (p *Pack) CopyTo(sha string, w io.Writer) error {
 	path := p.s.blobDir(p.id).JoinName(packName)
-	var sum [sha256.Size]byte
+	sum, ok := decodeSum(sha)
 	p.mu.Lock()
-	at, ok := [2]int64{}, false
-	if _, err := hex.Decode(sum[:], []byte(sha)); err == nil && len(sha) == 2*sha256.Size {
-		at, ok = p.idx[sum]
+	at := [2]int64{}
+	if ok {
+		at, ok = p.idx.lookup(sum)
 	}
 	p.mu.Unlock()
 	if !ok {

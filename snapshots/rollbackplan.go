@@ -16,6 +16,8 @@ type RollbackPlan struct {
 	// Records are the records read, oldest first: every record newer than
 	// To, To's own, and the older ones that last wrote a path the newer
 	// ones touch. Records that changed none of those paths are not read.
+	// For a rollback of the newest record, its Files are only those with
+	// bytes saved as a delta: all [Store.Contents] needs of them.
 	Records []*Record
 }
 
@@ -36,16 +38,32 @@ func (s *Store) PlanRollback(to string, last bool, targets []string) (*RollbackP
 			_, _, err := RestoreLast(nil, targets)
 			return nil, err
 		}
-		newest, err := s.loadForRollback(ids[len(ids)-1])
+		// The newest record's restores are made as it is read, and of its
+		// files only those saved as deltas are kept, for [Contents]: a
+		// rollback of a deploy of 100,000 files does not hold them twice.
+		id := ids[len(ids)-1]
+		var restores []Restore
+		newest, err := s.loadForRollback(id, func(f *FileChange, i, files int) bool {
+			if i == 0 {
+				restores = make([]Restore, 0, files)
+			}
+			if wanted(f.Target, targets) {
+				restores = append(restores, restoreOf(id, *f))
+			}
+			return hasDelta(f.Before) || hasDelta(f.After)
+		})
 		if err != nil {
 			return nil, err
 		}
-		restores, _, err := RestoreLast([]*Record{newest}, targets)
+		if restores == nil {
+			restores = []Restore{}
+		}
+		sortRestores(restores)
 		p := &RollbackPlan{Restores: restores, Records: []*Record{newest}}
 		if len(ids) > 1 {
 			p.To = ids[len(ids)-2]
 		}
-		return p, err
+		return p, nil
 	}
 	at := slices.Index(ids, to)
 	if at < 0 {
@@ -56,7 +74,7 @@ func (s *Store) PlanRollback(to string, last bool, targets []string) (*RollbackP
 	var newer []*Record
 	open := map[fileKey]bool{} // paths newer records touch, not yet found at or before to
 	for _, id := range ids[at+1:] {
-		r, err := s.loadForRollback(id)
+		r, err := s.loadForRollback(id, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -69,7 +87,7 @@ func (s *Store) PlanRollback(to string, last bool, targets []string) (*RollbackP
 	}
 	var older []*Record
 	for i := at; i >= 0 && (i == at || len(open) > 0); i-- {
-		r, err := s.loadForRollback(ids[i])
+		r, err := s.loadForRollback(ids[i], nil)
 		if err != nil {
 			return nil, err
 		}
@@ -92,8 +110,8 @@ func (s *Store) PlanRollback(to string, last bool, targets []string) (*RollbackP
 
 // loadForRollback loads id, refusing a damaged record in the words of a
 // rollback.
-func (s *Store) loadForRollback(id string) (*Record, error) {
-	r, err := s.Load(id)
+func (s *Store) loadForRollback(id string, each func(*FileChange, int, int) bool) (*Record, error) {
+	r, err := s.loadEach(id, each)
 	if err != nil {
 		ae := apperr.As(err)
 		if ae.Code != apperr.SnapshotCorrupted {

@@ -1,6 +1,7 @@
 package snapshots
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -64,4 +65,49 @@ func TestPlanRollbackReadsOnlyWhatItNeeds(t *testing.T) {
 	}
 	_, err := s.PlanRollback("R1", false, nil)
 	wantCode(t, err, apperr.SnapshotCorrupted)
+}
+
+// TestPlanRollbackLastReadsFilesOnce: undoing the newest record makes its
+// restores as the record is read, whether its files are sorted as Save
+// writes them or not, keeps none of its files that Contents does not
+// need, and refuses a record with a damaged file.
+func TestPlanRollbackLastReadsFilesOnce(t *testing.T) {
+	for _, sorted := range []bool{true, false} {
+		s := NewStore(t.TempDir())
+		records := chain()
+		for _, r := range records {
+			if err := s.Save(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		newest := records[len(records)-1]
+		if !sorted {
+			// R4 lists codex's a after claude_code's c: swap them.
+			r := *newest
+			r.Files = []FileChange{newest.Files[1], newest.Files[0]}
+			data, _ := json.Marshal(r)
+			if err := os.WriteFile(filepath.Join(s.Dir(), "snapshots", r.ID+".json"), data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, filter := range [][]string{nil, {"codex"}} {
+			p, err := s.PlanRollback("", true, filter)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, to, _ := RestoreLast(records, filter)
+			if !reflect.DeepEqual(p.Restores, want) || p.To != to || len(p.Records) != 1 || len(p.Records[0].Files) != 0 {
+				t.Errorf("sorted %v: PlanRollback(--last, %v) = %+v to %q, %d files kept; want %+v to %q, none kept", sorted, filter, p.Restores, p.To, len(p.Records[0].Files), want, to)
+			}
+		}
+		r := *newest
+		r.Files = []FileChange{newest.Files[0], newest.Files[1]}
+		r.Files[1].Op = "bogus"
+		data, _ := json.Marshal(r)
+		if err := os.WriteFile(filepath.Join(s.Dir(), "snapshots", r.ID+".json"), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := s.PlanRollback("", true, nil)
+		wantCode(t, err, apperr.SnapshotCorrupted)
+	}
 }

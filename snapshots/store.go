@@ -1,7 +1,6 @@
 package snapshots
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -33,7 +32,7 @@ type Store struct {
 	mu   sync.Mutex
 	last time.Time // newest id this Store handed out
 
-	packs sync.Map // id → packIndex, read once
+	packs sync.Map // id → packIndex, read again ([Store.packIndex])
 }
 
 // NewStore returns a Store rooted at stateDir on the real disk, which
@@ -176,22 +175,48 @@ func compareFiles(a, b FileChange) int {
 // Load reads the record with the given id. An unknown id is
 // E_SNAPSHOT_NOT_FOUND, an unreadable or invalid record E_SNAPSHOT_CORRUPTED,
 // and an id that could escape the snapshots folder E_INVALID_ARGUMENT.
-func (s *Store) Load(id string) (*Record, error) {
+func (s *Store) Load(id string) (*Record, error) { return s.loadEach(id, nil) }
+
+// loadEach is [Store.Load] that, when each is not nil, hands each file
+// of the record, once checked, to each (with its index i and how many
+// files the record is expected to hold), and keeps in Files only those
+// each returns true for: a caller that needs a few of 100,000 files never
+// holds them all. A file is handed over before the whole record is
+// checked; if the record turns out damaged, loadEach fails. The files are
+// handed over again from i == 0 when a record's files are out of order.
+func (s *Store) loadEach(id string, each func(f *FileChange, i, files int) bool) (*Record, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
 	path := s.recordPath(id)
-	data, err := s.sys.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, apperr.New(apperr.SnapshotNotFound, "snapshot %s not found", id).
-			WithHint("run `agentpack snapshots` to list snapshot ids").
-			With("id", id)
+	var check func(*FileChange, int) (bool, error)
+	if each != nil {
+		check = checkedFiles(each)
+	}
+	r, err := readRecord(s.sys, path, check)
+	if errors.Is(err, errUnsorted) {
+		// Not as Save writes records: checked whole, then handed over.
+		if r, err = s.loadEach(id, nil); err != nil {
+			return nil, err
+		}
+		kept := r.Files[:0]
+		for i := range r.Files {
+			if each(&r.Files[i], i, len(r.Files)) {
+				kept = append(kept, r.Files[i])
+			}
+		}
+		r.Files = slices.Clip(kept)
+		return r, nil
+	}
+	if readErr := (errRecordRead{}); errors.As(err, &readErr) {
+		if errors.Is(readErr.err, fs.ErrNotExist) {
+			return nil, apperr.New(apperr.SnapshotNotFound, "snapshot %s not found", id).
+				WithHint("run `agentpack snapshots` to list snapshot ids").
+				With("id", id)
+		}
+		return nil, ioError(readErr.err, "cannot read snapshot %s", id)
 	}
 	if err != nil {
-		return nil, ioError(err, "cannot read snapshot %s", id)
-	}
-	var r Record
-	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, corrupted(id, path, err)
 	}
 	if r.ID != id {
@@ -200,7 +225,33 @@ func (s *Store) Load(id string) (*Record, error) {
 	if err := r.Validate(); err != nil {
 		return nil, corrupted(id, path, err)
 	}
-	return &r, nil
+	return r, nil
+}
+
+// errUnsorted is a record whose files are not sorted as Save sorts them.
+var errUnsorted = errors.New("files not sorted")
+
+// checkedFiles checks each file as [Record.Validate] does before handing
+// it to each; files out of order are errUnsorted.
+func checkedFiles(each func(*FileChange, int, int) bool) func(*FileChange, int) (bool, error) {
+	i := 0
+	var prev FileChange
+	return func(f *FileChange, files int) (bool, error) {
+		if err := f.validate(); err != nil {
+			return false, fmt.Errorf("file %d (%s): %w", i, f.Path, err)
+		}
+		if i > 0 {
+			switch c := compareFiles(prev, *f); {
+			case c == 0:
+				return false, fmt.Errorf("file %s of target %s is listed twice", f.Path, f.Target)
+			case c > 0:
+				return false, errUnsorted
+			}
+		}
+		prev = FileChange{Target: f.Target, Path: f.Path}
+		i++
+		return each(f, i-1, files), nil
+	}
 }
 
 func corrupted(id string, path fsys.AbsPath, err error) *apperr.Error {

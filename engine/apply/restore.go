@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"io/fs"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/internal/checksum"
+	"github.com/agentpack/agentpack/internal/gcpace"
 	"github.com/agentpack/agentpack/internal/workers"
 	"github.com/agentpack/agentpack/snapshots"
 )
@@ -17,8 +19,10 @@ import (
 type Restored struct {
 	// ID is the rollback's own snapshot ("" for a dry run).
 	ID string
-	// Changed are the restores that change their path, in order.
-	Changed []snapshots.Restore
+	// Changed are the changes of the paths the rollback changed, in order
+	// (their Before left out: the record holds it). A nil After is a
+	// removal.
+	Changed []*snapshots.FileChange
 }
 
 // Restore writes restores as one recorded transaction, a snapshot of its
@@ -30,47 +34,70 @@ type Restored struct {
 // What each path holds now goes into the rollback's pack as it is read,
 // and the bytes restored are held only up to [restoreHeld] in all: past
 // that, a file's are read again, from the pack that was just checked, when
-// it is written.
+// it is written. restores is not read after the writes are made from it,
+// so a caller that lets go of it lets its memory go.
 func (wr *Writer) Restore(restores []snapshots.Restore, contents *snapshots.Contents, state []StateFile, to string, targets []string, undoneDirs []string) (*Restored, error) {
 	store := wr.Store
+	// A large rollback holds its writes (~420 bytes a file) from the reads
+	// to the record while every file read or removed makes garbage: paced
+	// as a deploy of as many files is (100k files: RSS ~125 -> ~104 MiB).
+	gcpace.ForFiles(len(restores))
 	now := time.Now()
 	id := store.NewID(now)
 	pack, err := wr.newPack(id)
 	if err != nil {
 		return nil, err
 	}
-	ws, err := wr.restoreWrites(restores, contents, pack)
+	rec := &snapshots.Record{ID: id, Kind: snapshots.KindRollback, CreatedAt: now.UTC(), Command: "rollback", Targets: targetsOf(restores, targets)}
+	if to != "" {
+		rec.RolledBackTo = &to
+	}
+	ws, err := wr.restoreWrites(restores, contents, pack, len(state))
 	if err != nil {
 		_ = pack.Close()
 		_ = store.DeleteBlobs(id)
 		return nil, err
 	}
-	rec := &snapshots.Record{ID: id, Kind: snapshots.KindRollback, CreatedAt: now.UTC(), Command: "rollback", Targets: targetsOf(restores, targets)}
-	if to != "" {
-		rec.RolledBackTo = &to
-	}
 	// The same transaction as a deploy's: files first, then the manifests
-	// and state files that describe them.
+	// and state files that describe them (moved behind the files in place:
+	// no second list of the writes is made).
 	ws = wr.restoreState(ws, state)
-	files := make([]write, 0, len(ws))
-	var tail []write
-	out := &Restored{ID: id}
-	for i := range ws {
-		w := &ws[i]
-		if w.change.Manifest {
-			tail = append(tail, w.write)
-		} else {
-			files = append(files, w.write)
-		}
-		if !w.noop {
-			out.Changed = append(out.Changed, w.restore)
-		}
-	}
-	ws = nil
-	if err := wr.commit(rec, pack, append(files, tail...), len(tail), undoneDirs); err != nil {
+	nTail := manifestsLast(ws)
+	if err := wr.commit(rec, pack, ws, nTail, undoneDirs); err != nil {
 		return nil, err
 	}
+	out := &Restored{ID: id}
+	n := 0
+	for i := range ws {
+		if !ws[i].noop {
+			n++
+		}
+	}
+	out.Changed = make([]*snapshots.FileChange, 0, n)
+	for i := range ws {
+		if w := &ws[i]; !w.noop {
+			w.change.Before = nil
+			out.Changed = append(out.Changed, w.change)
+		}
+	}
 	return out, nil
+}
+
+// manifestsLast moves the writes of manifests and state files behind those
+// of target files, each in its order, in place, and returns their number.
+func manifestsLast(ws []write) int {
+	var tail []write
+	n := 0
+	for i := range ws {
+		if ws[i].change.Manifest {
+			tail = append(tail, ws[i])
+		} else {
+			ws[n] = ws[i]
+			n++
+		}
+	}
+	copy(ws[n:], tail)
+	return len(tail)
 }
 
 // restoreHeld is how many restored bytes a rollback keeps from the check
@@ -83,72 +110,77 @@ const restoreHeld = 8 << 20
 // A path that must not exist and does not is left out. A link at the path
 // or above it (below its root) is refused, not replaced: a link stays a
 // link, and nothing is read through it.
-func (wr *Writer) restoreWrites(restores []snapshots.Restore, contents *snapshots.Contents, pack *snapshots.Pack) ([]restoreWrite, error) {
+func (wr *Writer) restoreWrites(restores []snapshots.Restore, contents *snapshots.Contents, pack *snapshots.Pack, extra int) ([]write, error) {
+	ws, blobIDs := newRestoreWrites(restores, extra)
+	// restores is not read again: what the writes need of it is in them.
 	guard := plan.NewLinkGuard(wr.Sys)
-	ws := make([]restoreWrite, len(restores))
-	keep := make([]bool, len(restores))
-	errs := make([]error, len(restores))
 	var held atomic.Int64
-	workers.Parallel(len(restores), func(i int) {
-		r := restores[i]
-		root, path := recorded(r.Root, r.Path)
+	var failed firstError
+	workers.Parallel(len(ws), func(i int) {
+		w := &ws[i]
+		c := w.change
+		root, path := recorded(c.Root, c.Path)
 		a, err := plan.ReadActual(wr.Sys, guard, nil, root, path, "")
-		if err != nil || (r.Content == nil && !a.Exists) {
-			errs[i] = err
+		if err != nil {
+			failed.set(i, err)
 			return
 		}
-		w := restoreWrite{restore: r, write: write{change: &snapshots.FileChange{Target: r.Target, Root: r.Root, Path: r.Path, Manifest: r.Manifest, After: r.Content},
-			remove: r.Content == nil}}
-		w.change.Op = plan.OpCreate
+		if c.After == nil && !a.Exists {
+			w.change = nil // nothing to remove: left out
+			return
+		}
 		switch {
-		case r.Content == nil:
-			w.change.Op = plan.OpDelete
+		case c.After == nil:
+			c.Op = plan.OpDelete
 		case a.Exists:
-			w.change.Op = plan.OpUpdate
+			c.Op = plan.OpUpdate
 		}
 		if a.Exists {
-			w.change.Before = &snapshots.Content{SHA256: a.SHA256, Size: int64(len(a.Data)), Mode: uint32(a.Mode)}
-			if r.Manifest {
+			c.Before = &snapshots.Content{SHA256: a.SHA256, Size: int64(len(a.Data)), Mode: uint32(a.Mode)}
+			// A manifest restored keeps its bytes: they anchor its deltas.
+			// One removed needs none, and a large one is let go of here.
+			if c.Manifest && c.After != nil {
 				w.before = a.Data
 			} else {
-				if _, errs[i] = pack.Add(a.Data); errs[i] != nil {
+				if _, err := pack.Add(a.Data); err != nil {
+					failed.set(i, err)
 					return
 				}
 				w.beforeSaved = true
 			}
 		}
-		if r.Content != nil {
-			w.mode = fs.FileMode(r.Content.Mode)
-			w.noop = a.Exists && a.SHA256 == r.Content.SHA256 && a.Mode == w.mode.Perm()
+		if c.After != nil {
+			w.mode = fs.FileMode(c.After.Mode)
+			w.noop = a.Exists && a.SHA256 == c.After.SHA256 && a.Mode == w.mode.Perm()
 		}
 		// A target file's saved bytes are whole (only manifests save
 		// deltas), read straight from their pack, which is safe in
 		// parallel; a manifest's are read below, one at a time.
-		if r.Content != nil && !w.noop && !r.Manifest && r.Content.Delta == nil {
-			data, err := contents.Read(r.Target, r.Path, r.BlobID, r.Content, nil)
+		if c.After != nil && !w.noop && !c.Manifest && c.After.Delta == nil {
+			target, path, id, saved := c.Target, c.Path, blobIDs[i], c.After
+			data, err := contents.Read(target, path, id, saved, nil)
 			if err != nil {
-				errs[i] = err
+				failed.set(i, err)
 				return
 			}
 			if held.Add(int64(len(data))) <= restoreHeld {
 				w.data = data
 			} else {
-				w.load = func() ([]byte, error) { return contents.Read(r.Target, r.Path, r.BlobID, r.Content, nil) }
+				w.load = func() ([]byte, error) { return contents.Read(target, path, id, saved, nil) }
 			}
 		}
-		ws[i], keep[i] = w, true
 	})
 	out := ws[:0]
 	for i := range ws {
-		if errs[i] != nil {
-			return nil, errs[i]
-		}
-		if !keep[i] {
-			continue
+		if i == failed.at && failed.err != nil {
+			return nil, failed.err
 		}
 		w := ws[i]
-		if c := w.restore.Content; c != nil && !w.noop && w.data == nil && w.load == nil {
-			data, err := contents.Read(w.restore.Target, w.restore.Path, w.restore.BlobID, c, w.before)
+		if w.change == nil {
+			continue
+		}
+		if c := w.change.After; c != nil && !w.noop && w.data == nil && w.load == nil {
+			data, err := contents.Read(w.change.Target, w.change.Path, blobIDs[i], c, w.before)
 			if err != nil {
 				return nil, err
 			}
@@ -159,14 +191,46 @@ func (wr *Writer) restoreWrites(restores []snapshots.Restore, contents *snapshot
 	return out, nil
 }
 
-// restoreWrite is a write of a rollback and the restore it comes from.
-type restoreWrite struct {
-	write
-	restore snapshots.Restore
+// newRestoreWrites makes the write of each of restores, with room for
+// extra more (the state files: appending them does not copy the writes of
+// every file into a slice twice their size), and the snapshot id of each
+// restore's saved bytes (nil when no restore has any). Their changes are
+// made in one block; each says what the path becomes, so far created.
+func newRestoreWrites(restores []snapshots.Restore, extra int) ([]write, []string) {
+	ws := make([]write, len(restores), len(restores)+extra)
+	changes := make([]snapshots.FileChange, len(restores))
+	var blobIDs []string
+	for i, r := range restores {
+		changes[i] = snapshots.FileChange{Target: r.Target, Root: r.Root, Path: r.Path, Op: plan.OpCreate, Manifest: r.Manifest, After: r.Content}
+		ws[i] = write{change: &changes[i], remove: r.Content == nil}
+		if r.Content != nil {
+			if blobIDs == nil {
+				blobIDs = make([]string, len(restores))
+			}
+			blobIDs[i] = r.BlobID
+		}
+	}
+	return ws, blobIDs
+}
+
+// firstError keeps the error of the lowest index among those set, from
+// any goroutine.
+type firstError struct {
+	mu  sync.Mutex
+	at  int
+	err error
+}
+
+func (f *firstError) set(i int, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err == nil || i < f.at {
+		f.at, f.err = i, err
+	}
 }
 
 // restoreState adds the writes of the state files whose bytes change.
-func (wr *Writer) restoreState(ws []restoreWrite, state []StateFile) []restoreWrite {
+func (wr *Writer) restoreState(ws []write, state []StateFile) []write {
 	for _, f := range state {
 		cur, err := wr.Sys.ReadFile(f.Path)
 		has := err == nil
@@ -181,7 +245,7 @@ func (wr *Writer) restoreState(ws []restoreWrite, state []StateFile) []restoreWr
 			w.change.Op = plan.OpUpdate
 			w.change.Before = &snapshots.Content{SHA256: checksum.SHA256Hex(cur), Size: int64(len(cur)), Mode: uint32(wr.modeOf(f.Path))}
 		}
-		ws = append(ws, restoreWrite{write: w, restore: snapshots.Restore{Target: w.change.Target, Root: w.change.Root, Path: w.change.Path, Manifest: true, Content: content}})
+		ws = append(ws, w)
 	}
 	return ws
 }

@@ -1,0 +1,104 @@
+package snapshots
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/agentpack/agentpack/internal/apperr"
+)
+
+// TestDecodeRecordMatchesUnmarshal: a record decoded file by file is the
+// one json.Unmarshal gives, whatever the order, case or repetition of its
+// keys, and what Unmarshal refuses it refuses.
+func TestDecodeRecordMatchesUnmarshal(t *testing.T) {
+	sha := strings.Repeat("ab", 32)
+	file := func(p string) string {
+		return `{"target":"codex","root":"/r","path":"/r/` + p + `","op":"create","before":null,"after":{"sha256":"` + sha + `","mode":420,"size":3}}`
+	}
+	good := []string{
+		`{"id":"x","kind":"deploy","files":[` + file("a") + `,` + file("b") + `],"targets":["codex"],"created_dirs":["/r/d"]}`,
+		"{\n  \"files\": [],\n  \"rolled_back_to\": \"y\", \"unknown\": {\"a\": [1]}\n}\n",
+		`{"Files":[` + file("a") + `],"ID":"x","files":[` + file("b") + `]}`,
+		`{"files":null,"kind":"rollback","created_at":"2026-01-02T03:04:05Z"}`,
+		`{"id":"a\u003cb","files":[` + file("c") + `]}`,
+	}
+	for _, in := range good {
+		var want Record
+		if err := json.Unmarshal([]byte(in), &want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := decodeRecord(strings.NewReader(in), 0, nil)
+		if err != nil || !reflect.DeepEqual(*got, want) {
+			t.Errorf("decodeRecord(%s) = %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+	bad := []string{``, `null`, `[]`, `{"files":{}}`, `{"files":[1]}`, `{"id":"x"} {}`, `{"id":"x"`, `{"files":[` + file("a")}
+	for _, in := range bad {
+		if _, err := decodeRecord(strings.NewReader(in), 0, nil); err == nil {
+			t.Errorf("decodeRecord(%q) accepted it", in)
+		}
+	}
+}
+
+// TestLoadSharesRepeatedStrings: the files of a loaded record share one
+// copy of the target, root and op they repeat; a record file that is not
+// JSON is E_SNAPSHOT_CORRUPTED.
+func TestLoadSharesRepeatedStrings(t *testing.T) {
+	s := NewStore(t.TempDir())
+	id := s.NewID(time.Now())
+	sha := strings.Repeat("cd", 32)
+	root := t.TempDir()
+	r := &Record{ID: id, Kind: KindDeploy, CreatedAt: time.Now().UTC(), Targets: []string{"codex"}}
+	for _, p := range []string{"a", "b", "c"} {
+		r.Files = append(r.Files, FileChange{Target: "codex", Root: root, Path: root + "/" + p, Op: OpCreate, After: &Content{SHA256: sha, Mode: 0o644, Size: 1}})
+	}
+	if err := s.Save(r); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load(id)
+	if err != nil || len(got.Files) != 3 {
+		t.Fatalf("Load = %+v, %v", got, err)
+	}
+	a, b := got.Files[0], got.Files[2]
+	if unsafe.StringData(a.Root) != unsafe.StringData(b.Root) || unsafe.StringData(a.Target) != unsafe.StringData(b.Target) || unsafe.StringData(a.Op) != unsafe.StringData(b.Op) {
+		t.Error("repeated strings are copies")
+	}
+	if err := s.sys.WriteFile(s.recordPath(id), []byte(`{"id":`), filePerm); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Load(id)
+	wantCode(t, err, apperr.SnapshotCorrupted)
+}
+
+// TestLoadReadsLargeRecordsInChunks: a record larger than a chunk loads
+// as json.Unmarshal reads it whole.
+func TestLoadReadsLargeRecordsInChunks(t *testing.T) {
+	s := NewStore(t.TempDir())
+	id := s.NewID(time.Now())
+	root := t.TempDir()
+	r := &Record{ID: id, Kind: KindDeploy, CreatedAt: time.Now().UTC(), Targets: []string{"codex"}}
+	for i := range 3000 {
+		r.Files = append(r.Files, FileChange{Target: "codex", Root: root, Path: root + "/" + strings.Repeat("p", i%50) + string(rune('a'+i%26)) + "/" + time.Duration(i).String(), Op: OpCreate,
+			After: &Content{SHA256: strings.Repeat("0123456789abcdef", 4), Mode: 0o644, Size: int64(i)}})
+	}
+	SortFiles(r.Files)
+	if err := s.Save(r); err != nil {
+		t.Fatal(err)
+	}
+	data, err := s.sys.ReadFile(s.recordPath(id))
+	if err != nil || len(data) <= recordChunk {
+		t.Fatalf("record of %d bytes, %v: want more than a chunk", len(data), err)
+	}
+	var want Record
+	if err := json.Unmarshal(data, &want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load(id)
+	if err != nil || !reflect.DeepEqual(*got, want) {
+		t.Fatalf("Load differs from json.Unmarshal: %v", err)
+	}
+}

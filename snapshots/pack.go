@@ -205,33 +205,6 @@ func (p *Pack) Add(data []byte) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// Read returns the bytes of the blob with hash sha (hex) added to the pack
-// before its last [Pack.Commit], checked against the hash, from the pack
-// file: an apply lets go of a large manifest once it is saved and reads it
-// back to write it. A blob it does not hold, or damaged bytes, are
-// E_SNAPSHOT_CORRUPTED, as for [Store.ReadBlob].
-func (p *Pack) Read(sha string) ([]byte, error) {
-	path := p.s.blobDir(p.id).JoinName(packName)
-	sum, ok := decodeSum(sha)
-	p.mu.Lock()
-	at := [2]int64{}
-	if ok {
-		at, ok = p.idx.lookup(sum)
-	}
-	p.mu.Unlock()
-	if !ok {
-		return nil, blobCorrupted(p.id, sha, path, "snapshot %s is missing its saved bytes %s", p.id, sha)
-	}
-	data, err := fsys.ReadRange(p.s.sys, path, at[0], at[1])
-	if err != nil {
-		return nil, ioError(err, "cannot read saved bytes %s of snapshot %s", sha, p.id)
-	}
-	if sha256.Sum256(data) != sum {
-		return nil, blobCorrupted(p.id, sha, path, "saved bytes %s of snapshot %s are damaged", sha, p.id)
-	}
-	return data, nil
-}
-
 // Commit makes every blob added so far readable: it flushes and syncs the
 // pack, then replaces its index. A pack is only read through its index,
 // so a crash at any point leaves it readable up to the last commit.

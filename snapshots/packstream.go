@@ -54,7 +54,7 @@ const copyChunk = 1 << 20
 // last [Pack.Commit], a chunk at a time. Bytes that do not match the hash
 // fail it, after they were written: a caller writing a file through
 // [fsys.WriteStream] then leaves the file as it was. A blob the pack does
-// not hold, or damaged bytes, are E_SNAPSHOT_CORRUPTED, as for [Pack.Read].
+// not hold, or damaged bytes, are E_SNAPSHOT_CORRUPTED, as for [Store.ReadBlob].
 func (p *Pack) CopyTo(sha string, w io.Writer) error {
 	path := p.s.blobDir(p.id).JoinName(packName)
 	sum, ok := decodeSum(sha)

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -143,7 +144,7 @@ func packFailed(err error, store *snapshots.Store) error {
 // has, [savedBytes]) and commits it, so it is on disk before the journal
 // names it. Each Before is let go once saved, and so are the new bytes of
 // a large manifest rendered for the transaction and saved whole: they are
-// read back from the pack when the manifest is written, after the target
+// copied from the pack when the manifest is written, after the target
 // files, rather than held (a manifest of 100,000 files is 18 MB).
 func savePack(pack *snapshots.Pack, writes []write) error {
 	for i := range writes {
@@ -156,7 +157,7 @@ func savePack(pack *snapshots.Pack, writes []write) error {
 		w.before = nil
 		if w.rendered && !w.noop && len(w.data) >= deltaMin && w.change.After.Delta == nil {
 			sha := w.change.After.SHA256
-			w.data, w.load = nil, func() ([]byte, error) { return pack.Read(sha) }
+			w.data, w.stream = nil, func(out io.Writer) error { return pack.CopyTo(sha, out) }
 		}
 	}
 	return pack.Commit()

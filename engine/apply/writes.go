@@ -36,11 +36,12 @@ type write struct {
 	// files, restores); nil for a removal and when load or the planned
 	// change's source gives them.
 	data []byte
-	// load reads the bytes to write of a manifest saved in the pack.
+	// load reads the bytes a restore writes from the snapshots that saved
+	// them.
 	load func() ([]byte, error)
-	// stream, when set, writes the bytes of a new manifest, which were
-	// saved in the pack as they were rendered and are copied from it
-	// ([snapshots.Pack.CopyTo]), never held whole.
+	// stream, when set, writes the bytes of a manifest this transaction
+	// saved whole in its pack (rendered into it, or let go of once saved),
+	// copied from there ([snapshots.Pack.CopyTo]), never held whole.
 	stream func(io.Writer) error
 	remove bool
 	mode   fs.FileMode

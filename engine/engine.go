@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/engine/lockfile"
@@ -76,8 +77,11 @@ type Engine struct {
 	hashesOnly bool
 	// diffing is set while Diff or Preview with diffs plans: they show
 	// every change's bytes, so a load through the [SourceCache] keeps the
-	// bytes it reads instead of reading each changed file a second time.
+	// bytes it reads instead of reading each changed file a second time,
+	// up to diffHeld of them (kept counts them): modules loaded after that
+	// keep hashes only, and their files are read again when diffed.
 	diffing bool
+	kept    int64 // atomic: modules load in parallel
 
 	// Checkpoint, when set, is called at each phase boundary of a
 	// transaction ("pack saved", "journal written", "files written", "record
@@ -261,14 +265,20 @@ func (e *Engine) loadModule(ctx context.Context, st *State, mod *module.Module) 
 		within = st.Repo
 	}
 	load := module.LoadFilesIn
-	if e.hashesOnly && len(st.overlayScopes) == 0 {
+	if (e.hashesOnly || e.diffing && atomic.LoadInt64(&e.kept) > diffHeld) && len(st.overlayScopes) == 0 {
 		// No overlay can patch a file: the bytes of all but the main file
-		// are only hashed (DropHashedBytes would drop them anyway).
+		// are only hashed (DropHashedBytes would drop them anyway; a
+		// diff that holds enough bytes reads the rest again).
 		load = module.LoadHashesIn
 	}
 	files, err := load(e.Sys, mod, path, within)
 	if err != nil {
 		return nil, err
+	}
+	if e.diffing {
+		for i := range files {
+			atomic.AddInt64(&e.kept, int64(len(files[i].Data)))
+		}
 	}
 	files, origins, err := e.composeOverlays(st, mod, files)
 	if err != nil {

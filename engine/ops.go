@@ -123,7 +123,7 @@ type DiffData struct {
 // answers on, an empty diff is kept like status.
 func (e *Engine) Diff(ctx context.Context, req Request) (*State, *DiffData, error) {
 	return keptWhenRecomputed(ctx, e, fmt.Sprintf("diff\x00%#v", req), func(ctx context.Context) (*State, *DiffData, error) {
-		e.diffing = true
+		e.diffing, e.kept = true, 0
 		st, p, err := e.Plan(ctx, req)
 		e.diffing = false
 		if err != nil {
@@ -156,7 +156,7 @@ func diffData(st *State, p *plan.Plan) *DiffData {
 // the diffs of one plan hold: past it, a created file's diff lets go of
 // them and reads them again when it is written ([textdiff.Diff.Dropped]),
 // so a diff of 100,000 new files is not as large as the files.
-const diffHeld = 16 << 20
+var diffHeld int64 = 16 << 20 // a variable for tests
 
 // diffChange is c with its unified diff, or with none and the warning
 // saying why. held counts the bytes of created files the plan's diffs
@@ -235,7 +235,7 @@ type PreviewFile struct {
 
 // Preview is plan plus, when withDiff, per-file diffs.
 func (e *Engine) Preview(ctx context.Context, req Request, withDiff bool) (*State, *PreviewData, error) {
-	e.diffing = withDiff
+	e.diffing, e.kept = withDiff, 0
 	st, p, err := e.Plan(ctx, req)
 	e.diffing = false
 	if err != nil {

@@ -2,6 +2,7 @@ package fsys
 
 import (
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 
@@ -15,16 +16,27 @@ const maxWatches = 8000
 // Watcher tells a cache whether anything may have changed in the folders
 // holding the paths of its fingerprints, without a stat of each path: it
 // watches those folders on the real disk (fsnotify) and counts what it
-// hears. Any event or watcher error moves [Watcher.Generation]; a cache
-// whose entry was taken at the current generation needs no re-check.
-// Watches are not recursive and only see changes made through this
-// machine's kernel, so callers keep the stat check as the safety net.
+// hears of those paths. An event naming a path a fingerprint covers (or
+// an entry of a folder one listed), and any watcher error, moves
+// [Watcher.Generation]; a cache whose entry was taken at the current
+// generation needs no re-check. Events of other entries of a watched
+// folder do not count: the folders above a repo are looked at, so their
+// parents (a home folder, /tmp) are watched, and what else happens there
+// changes no stat data a fingerprint holds. Watches are not recursive and
+// only see changes made through this machine's kernel, so callers keep
+// the stat check as the safety net.
 type Watcher struct {
 	fw      *fsnotify.Watcher
 	gen     atomic.Uint64
 	mu      sync.Mutex
 	watched map[string]bool
-	done    chan struct{}
+	// named are the paths whose events count: every path a fingerprint
+	// covers and, for a missing one, the first missing name on the way
+	// to it; whole are the folders every entry of which counts (listed
+	// folders, links followed to a folder).
+	named map[string]bool
+	whole map[string]bool
+	done  chan struct{}
 }
 
 // NewWatcher starts a Watcher; Close stops it.
@@ -33,7 +45,7 @@ func NewWatcher() (*Watcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Watcher{fw: fw, watched: map[string]bool{}, done: make(chan struct{})}
+	w := &Watcher{fw: fw, watched: map[string]bool{}, named: map[string]bool{}, whole: map[string]bool{}, done: make(chan struct{})}
 	go w.listen()
 	return w, nil
 }
@@ -42,10 +54,13 @@ func (w *Watcher) listen() {
 	defer close(w.done)
 	for {
 		select {
-		case _, ok := <-w.fw.Events:
-			w.gen.Add(1)
+		case ev, ok := <-w.fw.Events:
 			if !ok {
+				w.gen.Add(1)
 				return
+			}
+			if w.counts(ev.Name) {
+				w.gen.Add(1)
 			}
 		case _, ok := <-w.fw.Errors:
 			w.gen.Add(1) // an overflow lost events: everything may have changed
@@ -56,7 +71,16 @@ func (w *Watcher) listen() {
 	}
 }
 
-// Generation counts the events heard so far.
+// counts reports whether an event naming name can change what a covered
+// fingerprint says: name is a covered path, an entry of a folder covered
+// whole, or a watched folder itself (moved or removed).
+func (w *Watcher) counts(name string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.named[name] || w.watched[name] || w.whole[filepath.Dir(name)]
+}
+
+// Generation counts the events heard so far that count.
 func (w *Watcher) Generation() uint64 { return w.gen.Load() }
 
 // Cover watches every folder that can show a change of a path fp
@@ -69,22 +93,25 @@ func (w *Watcher) Cover(fp *Fingerprint) bool {
 	defer w.mu.Unlock()
 	ok := true
 	for _, e := range fp.entries {
-		dir := e.Path.Dir()
+		dir, name := e.Path.Dir(), e.Path
 		if e.Missing {
 			for dir != dir.Dir() {
 				if _, err := os.Lstat(dir.String()); err == nil {
 					break
 				}
-				dir = dir.Dir()
+				dir, name = dir.Dir(), dir
 			}
 		}
+		w.named[name.String()] = true
 		ok = w.add(dir.String()) && ok
 		if e.Listed && !e.Missing {
 			ok = w.add(e.Path.String()) && ok
+			w.whole[e.Path.String()] = true
 		}
 		if e.Follow && !e.Missing {
 			if fi, err := os.Lstat(e.Path.String()); err != nil || fi.Mode()&os.ModeSymlink != 0 {
 				ok = w.add(e.Path.String()) && ok
+				w.whole[e.Path.String()] = true
 			}
 		}
 	}

@@ -242,8 +242,8 @@ func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w *write, wrot
 	if w.remove {
 		return sys.Remove(w.path())
 	}
-	if w.stream != nil {
-		if err := fsys.WriteStream(sys, w.path(), w.mode, w.stream); err != nil {
+	if stream := w.streamer(); stream != nil {
+		if err := fsys.WriteStream(sys, w.path(), w.mode, stream); err != nil {
 			return err
 		}
 		if wrote != nil {

@@ -140,7 +140,7 @@ func (wr *Writer) restoreWrites(restores []snapshots.Restore, contents *snapshot
 			// A manifest restored keeps its bytes: they anchor its deltas.
 			// One removed needs none, and a large one is let go of here.
 			if c.Manifest && c.After != nil {
-				w.before = a.Data
+				w.hold().before = a.Data
 			} else {
 				if _, err := pack.Add(a.Data); err != nil {
 					failed.set(i, err)
@@ -164,9 +164,9 @@ func (wr *Writer) restoreWrites(restores []snapshots.Restore, contents *snapshot
 				return
 			}
 			if held.Add(int64(len(data))) <= restoreHeld {
-				w.data = data
+				w.hold().data = data
 			} else {
-				w.load = func() ([]byte, error) { return contents.Read(target, path, id, saved, nil) }
+				w.hold().load = func() ([]byte, error) { return contents.Read(target, path, id, saved, nil) }
 			}
 		}
 	})
@@ -179,12 +179,12 @@ func (wr *Writer) restoreWrites(restores []snapshots.Restore, contents *snapshot
 		if w.change == nil {
 			continue
 		}
-		if c := w.change.After; c != nil && !w.noop && w.data == nil && w.load == nil {
-			data, err := contents.Read(w.change.Target, w.change.Path, blobIDs[i], c, w.before)
+		if c := w.change.After; c != nil && !w.noop && w.data() == nil && (w.h == nil || w.h.load == nil) {
+			data, err := contents.Read(w.change.Target, w.change.Path, blobIDs[i], c, w.beforeBytes())
 			if err != nil {
 				return nil, err
 			}
-			w.data = data
+			w.hold().data = data
 		}
 		out = append(out, w)
 	}
@@ -239,9 +239,9 @@ func (wr *Writer) restoreState(ws []write, state []StateFile) []write {
 		}
 		content := &snapshots.Content{SHA256: checksum.SHA256Hex(f.Data), Size: int64(len(f.Data)), Mode: 0o600}
 		w := write{change: &snapshots.FileChange{Target: snapshots.StateTarget, Root: f.Path.Dir().String(), Path: f.Path.String(), Manifest: true, Op: plan.OpCreate, After: content},
-			data: f.Data, mode: 0o600}
+			h: &held{data: f.Data}, mode: 0o600}
 		if has {
-			w.before = cur
+			w.h.before = cur
 			w.change.Op = plan.OpUpdate
 			w.change.Before = &snapshots.Content{SHA256: checksum.SHA256Hex(cur), Size: int64(len(cur)), Mode: uint32(wr.modeOf(f.Path))}
 		}

@@ -154,10 +154,13 @@ func savePack(pack *snapshots.Pack, writes []write) error {
 				return err
 			}
 		}
-		w.before = nil
-		if w.rendered && !w.noop && len(w.data) >= deltaMin && w.change.After.Delta == nil {
+		if w.h == nil {
+			continue
+		}
+		w.h.before = nil
+		if w.rendered && !w.noop && len(w.h.data) >= deltaMin && w.change.After.Delta == nil {
 			sha := w.change.After.SHA256
-			w.data, w.stream = nil, func(out io.Writer) error { return pack.CopyTo(sha, out) }
+			w.h.data, w.h.stream = nil, func(out io.Writer) error { return pack.CopyTo(sha, out) }
 		}
 	}
 	return pack.Commit()
@@ -182,24 +185,25 @@ func savedBytes(w *write) [][]byte {
 	if w.planned != nil {
 		// A plan's target file: the bytes it replaces, if any.
 		if w.planned.BeforeSHA256 != nil && !w.beforeSaved {
-			return [][]byte{w.before}
+			return [][]byte{w.planned.Before()}
 		}
 		return nil
 	}
 	w.change.Before, w.change.After = w.change.Before.Plain(), w.change.After.Plain()
 	var out [][]byte
+	before, data := w.beforeBytes(), w.data()
 	if w.change.Before != nil && !w.beforeSaved {
-		out = append(out, w.before)
+		out = append(out, before)
 	}
-	if w.remove || w.noop || !w.change.Manifest || w.stream != nil {
+	if w.remove || w.noop || !w.change.Manifest || w.streamer() != nil {
 		return out // a streamed manifest's bytes are in the pack already
 	}
-	if w.change.Before == nil || len(w.before)+len(w.data) < deltaMin {
-		return append(out, w.data)
+	if w.change.Before == nil || len(before)+len(data) < deltaMin {
+		return append(out, data)
 	}
-	undo, redo := snapshots.ComputeDelta(w.data, w.before), snapshots.ComputeDelta(w.before, w.data)
-	if len(undo)+len(redo) >= (len(w.before)+len(w.data))/2 {
-		return append(out, w.data)
+	undo, redo := snapshots.ComputeDelta(data, before), snapshots.ComputeDelta(before, data)
+	if len(undo)+len(redo) >= (len(before)+len(data))/2 {
+		return append(out, data)
 	}
 	w.change.Before.Delta = &snapshots.DeltaRef{Base: w.change.After.SHA256, SHA256: checksum.SHA256Hex(undo)}
 	w.change.After.Delta = &snapshots.DeltaRef{Base: w.change.Before.SHA256, SHA256: checksum.SHA256Hex(redo)}

@@ -32,20 +32,12 @@ type write struct {
 	planned    *plan.Change
 	afterSize  int64
 	beforeMode uint32
-	// data is the bytes written when they are held (manifests, state
-	// files, restores); nil for a removal and when load or the planned
-	// change's source gives them.
-	data []byte
-	// load reads the bytes a restore writes from the snapshots that saved
-	// them.
-	load func() ([]byte, error)
-	// stream, when set, writes the bytes of a manifest this transaction
-	// saved whole in its pack (rendered into it, or let go of once saved),
-	// copied from there ([snapshots.Pack.CopyTo]), never held whole.
-	stream func(io.Writer) error
+	// h is what a write that is not a plan's change holds or reads of
+	// its bytes (nil when it holds nothing): a plan's change carries its
+	// own, so the writes of 100,000 creates hold no four empty fields each.
+	h      *held
 	remove bool
 	mode   fs.FileMode
-	before []byte // the bytes it replaces (nil when the path is new)
 	// beforeSaved: the bytes it replaces are in the pack already (a
 	// rollback adds them as it reads them), so before is nil.
 	beforeSaved bool
@@ -61,6 +53,61 @@ type write struct {
 	// nothing else holds its bytes, so once saved whole in the pack they
 	// are let go of and read back from it to be written ([savePack]).
 	rendered bool
+}
+
+// held is the bytes a write holds or how it reads them ([write.h]).
+type held struct {
+	// data is the bytes written when they are held (manifests, state
+	// files, restores); nil for a removal and when load gives them.
+	data []byte
+	// before is the bytes the write replaces (nil when the path is new).
+	before []byte
+	// load reads the bytes a restore writes from the snapshots that saved
+	// them.
+	load func() ([]byte, error)
+	// stream, when set, writes the bytes of a manifest this transaction
+	// saved whole in its pack (rendered into it, or let go of once saved),
+	// copied from there ([snapshots.Pack.CopyTo]), never held whole.
+	stream func(io.Writer) error
+}
+
+// hold is w's held bytes, made when it has none yet.
+func (w *write) hold() *held {
+	if w.h == nil {
+		w.h = &held{}
+	}
+	return w.h
+}
+
+// data is the bytes w writes when they are held: the plan change's, or
+// w's own.
+func (w *write) data() []byte {
+	if w.planned != nil {
+		return w.planned.After()
+	}
+	if w.h == nil {
+		return nil
+	}
+	return w.h.data
+}
+
+// beforeBytes is the bytes w replaces, when they are held.
+func (w *write) beforeBytes() []byte {
+	if w.planned != nil {
+		return w.planned.Before()
+	}
+	if w.h == nil {
+		return nil
+	}
+	return w.h.before
+}
+
+// streamer is how w's bytes are copied when they are not held, or nil.
+func (w *write) streamer() func(io.Writer) error {
+	if w.h == nil {
+		return nil
+	}
+	return w.h.stream
 }
 
 // root and path are the root and path of w's change: the paths of a
@@ -114,15 +161,16 @@ func (w *write) afterSHA256() string {
 // bytes returns the bytes w writes, reading them through sys when only
 // the planned change's source or the pack holds them.
 func (w *write) bytes(sys fsys.System) ([]byte, error) {
-	if w.load != nil {
-		return w.load()
+	if w.h != nil && w.h.load != nil {
+		return w.h.load()
 	}
-	if w.planned != nil && w.data == nil {
-		if src := w.planned.Src(); src != "" {
-			return desired.ReadSource(sys, src, *w.planned.AfterSHA256)
-		}
+	if data := w.data(); w.planned == nil || data != nil {
+		return data, nil
 	}
-	return w.data, nil
+	if src := w.planned.Src(); src != "" {
+		return desired.ReadSource(sys, src, *w.planned.AfterSHA256)
+	}
+	return nil, nil
 }
 
 // transactionWrites turns a plan into the ordered writes of its transaction:
@@ -152,13 +200,12 @@ func (wr *Writer) transactionWrites(d *Deployment, id string, now time.Time, pac
 		c := &changes[i]
 		w := write{planned: c, shared: len(c.Entries) > 0}
 		if c.BeforeSHA256 != nil {
-			w.before = c.Before()
 			w.beforeMode = uint32(wr.modeOf(c.Path))
 		}
 		if c.Op == plan.OpDelete {
 			w.remove = true
 		} else {
-			w.data, w.mode, w.afterSize = c.After(), c.Mode, int64(len(c.After()))
+			w.mode, w.afterSize = c.Mode, int64(len(c.After()))
 		}
 		writes = append(writes, w)
 	}
@@ -175,9 +222,9 @@ func (wr *Writer) stateWrites(files []StateFile) []write {
 			continue
 		}
 		w := write{change: &snapshots.FileChange{Target: snapshots.StateTarget, Root: f.Path.Dir().String(), Path: f.Path.String(), Op: plan.OpCreate, Manifest: true},
-			data: f.Data, mode: 0o600}
+			h: &held{data: f.Data}, mode: 0o600}
 		if has {
-			w.before = before
+			w.h.before = before
 			w.change.Op = plan.OpUpdate
 			w.change.Before = &snapshots.Content{SHA256: checksum.SHA256Hex(before), Size: int64(len(before)), Mode: uint32(wr.modeOf(f.Path))}
 		}
@@ -272,7 +319,7 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time, pack fu
 		before, err := wr.Sys.ReadFile(path)
 		switch {
 		case err == nil:
-			w.before = before
+			w.hold().before = before
 			w.change.Op = plan.OpUpdate
 			w.change.Before = &snapshots.Content{SHA256: checksum.SHA256Hex(before), Size: int64(len(before)), Mode: uint32(wr.modeOf(path))}
 		case pack != nil:
@@ -284,8 +331,9 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time, pack fu
 			out = append(out, w)
 			continue
 		}
-		w.data = plan.RenderTargetManifestOf(root.Target, id, d.Profile, d.Repo, now, n, entry)
-		w.change.After = &snapshots.Content{SHA256: checksum.SHA256Hex(w.data), Size: int64(len(w.data)), Mode: 0o644}
+		data := plan.RenderTargetManifestOf(root.Target, id, d.Profile, d.Repo, now, n, entry)
+		w.hold().data = data
+		w.change.After = &snapshots.Content{SHA256: checksum.SHA256Hex(data), Size: int64(len(data)), Mode: 0o644}
 		out = append(out, w)
 	}
 	// A stale root's manifest goes with the files it listed.
@@ -300,7 +348,7 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time, pack fu
 		}
 		out = append(out, write{change: &snapshots.FileChange{Target: root.Target, Root: root.Path.String(), Path: path.String(), Op: plan.OpDelete, Manifest: true,
 			Before: &snapshots.Content{SHA256: checksum.SHA256Hex(before), Size: int64(len(before)), Mode: uint32(wr.modeOf(path))}},
-			before: before, remove: true})
+			h: &held{before: before}, remove: true})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].change.Path < out[j].change.Path })
 	return out, nil
@@ -319,7 +367,7 @@ func (wr *Writer) renderIntoPack(w *write, pack func() (*snapshots.Pack, error),
 		return packFailed(err, wr.Store)
 	}
 	w.change.After = &snapshots.Content{SHA256: sha, Size: size, Mode: 0o644}
-	w.stream = func(out io.Writer) error { return p.CopyTo(sha, out) }
+	w.hold().stream = func(out io.Writer) error { return p.CopyTo(sha, out) }
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/arena"
 	"github.com/agentpack/agentpack/internal/cfgedit"
 	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/fsys"
@@ -338,7 +339,7 @@ func managedPaths(d *desired.State, roots []desired.Root, manifests map[desired.
 		}
 		out[r] = paths
 	}
-	strs := newArena(size)
+	strs := arena.New(size)
 	for r, paths := range out {
 		for i, f := range manifests[r].ManagedFiles {
 			if paths[i] == "" {

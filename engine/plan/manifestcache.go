@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/agentpack/agentpack/engine/desired"
+	"github.com/agentpack/agentpack/internal/arena"
 	"github.com/agentpack/agentpack/internal/bincodec"
 	"github.com/agentpack/agentpack/internal/fsys"
 )
@@ -223,8 +224,8 @@ func decodeManifest(data []byte, share *sharer) (*TargetManifest, error) {
 	if share != nil {
 		size = min(size, 64<<10) // most strings are the desired state's
 	}
-	strs := newArena(size)
-	in := interner{strs: newArena(4 << 10), m: map[string]string{}}
+	strs := arena.New(size)
+	in := interner{strs: arena.New(4 << 10), m: map[string]string{}}
 	var prev ManagedFile
 	var buf []byte
 	for i := range m.ManagedFiles {
@@ -239,7 +240,7 @@ func decodeManifest(data []byte, share *sharer) (*TargetManifest, error) {
 			f.Path = string(d.Path[len(share.root)+1:])
 			f.SHA256, f.OwnedSHA256 = readHash(r, strs, d), readHash(r, strs, nil)
 		} else {
-			f.Path = strs.join(prev.Path[:shared], suffix)
+			f.Path = strs.Join(prev.Path[:shared], suffix)
 			f.SHA256, f.OwnedSHA256 = readHash(r, strs, nil), readHash(r, strs, nil)
 		}
 		if r.Bool() {
@@ -269,7 +270,7 @@ func decodeManifest(data []byte, share *sharer) (*TargetManifest, error) {
 // interner makes each distinct string read once: a manifest names a few
 // module ids and formats many times.
 type interner struct {
-	strs *arena
+	strs *arena.Arena
 	m    map[string]string
 }
 
@@ -279,7 +280,7 @@ func (in *interner) string(r *bincodec.Reader) string {
 	if s, ok := in.m[string(b)]; ok {
 		return s
 	}
-	s := in.strs.join("", b)
+	s := in.strs.Join("", b)
 	in.m[s] = s
 	return s
 }
@@ -312,7 +313,7 @@ func writeHash(w *bincodec.Writer, h string) {
 
 // readHash reads what [writeHash] wrote: d's hash when it is the same
 // (d may be nil), else a string made in strs.
-func readHash(r *bincodec.Reader, strs *arena, d *desired.File) string {
+func readHash(r *bincodec.Reader, strs *arena.Arena, d *desired.File) string {
 	if r.Bool() {
 		return sharedHash(d, r.Raw(32), strs)
 	}

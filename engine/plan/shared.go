@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/agentpack/agentpack/engine/desired"
+	"github.com/agentpack/agentpack/internal/arena"
 	"github.com/agentpack/agentpack/internal/fsys"
 )
 
@@ -53,7 +54,7 @@ func (s *sharer) abs(rel string) (fsys.AbsPath, bool) {
 
 // hash is raw, a sha256, in lowercase hex: f's hash when it is the same,
 // else a new string made in strs.
-func sharedHash(f *desired.File, raw []byte, strs *arena) string {
+func sharedHash(f *desired.File, raw []byte, strs *arena.Arena) string {
 	if f != nil && len(raw) == 32 && len(f.SHA256) == 64 {
 		var buf [64]byte
 		hex.Encode(buf[:], raw)
@@ -61,5 +62,5 @@ func sharedHash(f *desired.File, raw []byte, strs *arena) string {
 			return f.SHA256
 		}
 	}
-	return strs.hex(raw)
+	return strs.Hex(raw)
 }

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/agentpack/agentpack/internal/arena"
 	"github.com/agentpack/agentpack/internal/bincodec"
 )
 
@@ -137,10 +138,10 @@ func decodeStatFile(data []byte, magic string, out map[string]statEntry, want fu
 	if want != nil {
 		size /= 8 // most entries may be left out; the arena grows if not
 	}
-	keys := newArena(size)
+	keys := arena.New(size)
 	return walkStatFileGen(data, magic, func(path []byte, e statEntry) {
 		if want == nil || want(path) {
-			out[keys.join("", path)] = e
+			out[keys.Join("", path)] = e
 		}
 	})
 }

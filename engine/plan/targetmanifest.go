@@ -17,6 +17,7 @@ import (
 	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/engine/target"
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/arena"
 	"github.com/agentpack/agentpack/internal/cfgedit"
 	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/internal/jsonstream"
@@ -81,11 +82,11 @@ func (f ManagedFile) EditedSince(sha string, data []byte) bool {
 func (f ManagedFile) In(root fsys.AbsPath) fsys.AbsPath { return f.in(root, nil) }
 
 // in is [ManagedFile.In] made in strs (nil: an allocation of its own).
-func (f ManagedFile) in(root fsys.AbsPath, strs *arena) fsys.AbsPath {
+func (f ManagedFile) in(root fsys.AbsPath, strs *arena.Arena) fsys.AbsPath {
 	if filepath.Separator == '/' && root != "/" && cleanAbs(root.String()) && cleanElems(f.Path) {
 		// What Join gives, without cleaning clean paths.
 		if strs != nil {
-			return fsys.AbsPath(strs.concat(string(root), "/", f.Path))
+			return fsys.AbsPath(strs.Concat(string(root), "/", f.Path))
 		}
 		return root + "/" + fsys.AbsPath(f.Path)
 	}

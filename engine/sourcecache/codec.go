@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/agentpack/agentpack/internal/arena"
 	"github.com/agentpack/agentpack/internal/bincodec"
 	"github.com/agentpack/agentpack/internal/fsys"
 )
@@ -116,21 +117,21 @@ func (r *reader) strs() []string {
 }
 
 // path reads a path written by writer.path after prev, made in strs.
-func (r *reader) path(strs *arena, prev string) string {
+func (r *reader) path(strs *arena.Arena, prev string) string {
 	k := r.Uint()
 	if k > uint64(len(prev)) {
 		r.Fail()
 		return ""
 	}
-	return strs.join(prev[:k], r.Bytes())
+	return strs.Join(prev[:k], r.Bytes())
 }
 
 // sha reads what writer.sha wrote, made in strs.
-func (r *reader) sha(strs *arena) string {
+func (r *reader) sha(strs *arena.Arena) string {
 	if r.Bool() {
-		return strs.hex(r.Raw(sha256.Size))
+		return strs.Hex(r.Raw(sha256.Size))
 	}
-	return strs.join("", r.Bytes())
+	return strs.Join("", r.Bytes())
 }
 
 // sym reads a symbol written by writer.sym; a repeated one shares the
@@ -235,14 +236,14 @@ func (s Stamp) each(fn func([]fsys.FingerprintEntry) bool) bool {
 	var prev fsys.FingerprintEntry
 	for left := s.n; left > 0; {
 		chunk := make([]fsys.FingerprintEntry, min(left, stampChunk))
-		strs := newArena(len(chunk) * 64)
+		strs := arena.New(len(chunk) * 64)
 		for i := range chunk {
 			f := &chunk[i]
 			k := r.Uint()
 			if k > uint64(len(prev.Path)) {
 				return false
 			}
-			f.Path = fsys.AbsPath(strs.join(string(prev.Path[:k]), r.Bytes()))
+			f.Path = fsys.AbsPath(strs.Join(string(prev.Path[:k]), r.Bytes()))
 			v := r.Uint()
 			if v > 7 {
 				return false

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/engine/target"
+	"github.com/agentpack/agentpack/internal/arena"
 	"github.com/agentpack/agentpack/internal/cfgedit"
 	"github.com/agentpack/agentpack/internal/fsys"
 )
@@ -195,7 +196,7 @@ func decodeDesired(r *reader) *desired.State {
 	}
 	files := make([]desired.File, n)
 	ptrs := make([]*desired.File, n)
-	strs := newArena(64 << 10)
+	strs := arena.New(64 << 10)
 	var origins []*desired.Origin
 	var prev string
 	for i := range files {

@@ -138,7 +138,7 @@ func (b *statBlobs) load(sys fsys.System) {
 		index := make([]uint32, n)
 		var prev []byte
 		for i := range index {
-			if len(body) > math.MaxUint32 {
+			if uint64(len(body)) > math.MaxUint32 {
 				return
 			}
 			index[i] = uint32(len(body) - len(r.B))

@@ -40,7 +40,7 @@ func TestDiffChangeJSONMatchesEncodingJSON(t *testing.T) {
 			c.Op, c.Entries = plan.OpUpdate, []plan.EntryChange{{Name: "gh", Op: "update", Unified: "--- a\n+++ b\n"}}
 		}
 		c.BeforeSHA256, c.AfterSHA256 = &sha, &sha
-		dc := engine.DiffChange{Change: c}
+		dc := engine.DiffChange{Change: &c}
 		if len(c.Entries) > 0 {
 			dc.Unified = textdiff.Text(c.Entries[0].Unified)
 		} else if u, ok := textdiff.UnifiedDiff(path, path, before, after); ok {

@@ -56,9 +56,11 @@ func warnOtherRepo(st *State, p *plan.Plan) {
 	}
 }
 
-// DiffChange is a plan change with its unified diff.
+// DiffChange is a plan change with its unified diff. It points at the
+// plan's change rather than copying it: a diff of 100,000 creates holds
+// their changes once.
 type DiffChange struct {
-	plan.Change
+	*plan.Change
 	// Unified is the change's unified diff, zero when there is none; the
 	// diff of a created or deleted file is written from the file's bytes
 	// when it is shown (see [textdiff.Diff]).
@@ -80,7 +82,7 @@ func (c *DiffChange) AppendJSON(dst []byte, prefix, indent string, escapeHTML bo
 		err = enc.Encode(c)
 	} else {
 		// encoding/json writes an embedded struct's fields first.
-		err = enc.Encode(&c.Change)
+		err = enc.Encode(c.Change)
 	}
 	if err != nil {
 		return dst, err
@@ -162,7 +164,7 @@ var diffHeld int64 = 16 << 20 // a variable for tests
 // saying why. held counts the bytes of created files the plan's diffs
 // hold (see [diffHeld]).
 func diffChange(p *plan.Plan, c *plan.Change, held *atomic.Int64) (DiffChange, string) {
-	dc := DiffChange{Change: *c}
+	dc := DiffChange{Change: c}
 	from, to := c.Path.ToSlash(), c.Path.ToSlash() // like diff -u of two files
 	if c.Op == plan.OpCreate {
 		from = "/dev/null"

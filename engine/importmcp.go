@@ -105,8 +105,8 @@ func (ip *importPlanner) ownedEntries(dir, file string) map[string]bool {
 			continue
 		}
 		for _, mf := range tm.ManagedFiles {
-			if mf.Path == file {
-				for _, e := range mf.Entries {
+			if mf.Path == file && mf.KeyLevel != nil {
+				for _, e := range mf.KeyLevel.Entries {
 					out[e.Name] = true
 				}
 			}

@@ -434,7 +434,7 @@ func sameManaged(a []plan.ManagedFile, n int, entry func(int) plan.ManagedFile) 
 	for i := range a {
 		b := entry(i)
 		if a[i].Path != b.Path || a[i].SHA256 != b.SHA256 || a[i].OwnedSHA256 != b.OwnedSHA256 ||
-			!slices.Equal(a[i].ModuleIDs, b.ModuleIDs) || a[i].Created != b.Created {
+			!slices.Equal(a[i].ModuleIDs, b.ModuleIDs) || a[i].WasCreated() != b.WasCreated() {
 			return false
 		}
 	}

@@ -227,7 +227,7 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 			// A key-level file no module writes to any more: remove the
 			// entries agentpack owns there, and nothing else.
 			base := Change{Target: r.Target, Path: abs, PathPosix: abs.ToSlash(), ModuleIDs: []string{}, Root: r.Path}
-			kc, digest, err := keyedChange(base, keyedSpec{format: cfgedit.Format(last.Format), container: last.Container}, last, a)
+			kc, digest, err := keyedChange(base, keyedSpec{format: cfgedit.Format(last.KeyLevel.Format), container: last.KeyLevel.Container}, last, a)
 			if err != nil {
 				return nil, err
 			}

@@ -63,12 +63,23 @@ type keyedSpec struct {
 	want      *target.KeyedFile // nil: no entry is desired any more
 }
 
-func (f ManagedFile) keyed() bool { return f.Format != "" }
+func (f ManagedFile) keyed() bool { return f.KeyLevel != nil && f.KeyLevel.Format != "" }
+
+// key is what f says of a key-level file; zero for a whole file.
+func (f ManagedFile) key() KeyLevel {
+	if f.KeyLevel == nil {
+		return KeyLevel{}
+	}
+	return *f.KeyLevel
+}
+
+// WasCreated reports whether f is a key-level file agentpack created.
+func (f ManagedFile) WasCreated() bool { return f.KeyLevel != nil && f.KeyLevel.Created }
 
 // ownedHashes maps the entries f owns to their recorded hashes.
 func (f ManagedFile) ownedHashes() map[string]string {
 	out := map[string]string{}
-	for _, e := range f.Entries {
+	for _, e := range f.key().Entries {
 		out[e.Name] = e.SHA256
 	}
 	return out
@@ -98,7 +109,7 @@ func keyedChange(c Change, spec keyedSpec, last *ManagedFile, a Actual) (*Change
 	owned := map[string]string{}
 	created := false
 	if last != nil && last.keyed() {
-		owned, created = last.ownedHashes(), last.Created
+		owned, created = last.ownedHashes(), last.KeyLevel.Created
 	}
 	text := a.Data
 	// JSON files are parsed once for every entry: ~/.claude.json can be
@@ -236,7 +247,7 @@ func keyedChange(c Change, spec keyedSpec, last *ManagedFile, a Actual) (*Change
 
 func lastIDs(last *ManagedFile, name string) []string {
 	if last != nil {
-		for _, e := range last.Entries {
+		for _, e := range last.key().Entries {
 			if e.Name == name && e.ModuleIDs != nil {
 				return e.ModuleIDs
 			}
@@ -263,17 +274,18 @@ func entryDiff(path fsys.AbsPath, name string, before, after []byte) string {
 // applied: the entries it owns with their hashes, and whether agentpack
 // created the file (then it may delete it once nothing else is left).
 func (p *Plan) KeyedRecord(rel string, path fsys.AbsPath, sha string, ids []string, k *target.KeyedFile) ManagedFile {
-	mf := ManagedFile{Path: rel, SHA256: sha, ModuleIDs: ids, Format: string(k.Format), Container: slices.Clone(k.Container)}
+	kl := &KeyLevel{Format: string(k.Format), Container: slices.Clone(k.Container)}
+	mf := ManagedFile{Path: rel, SHA256: sha, ModuleIDs: ids, KeyLevel: kl}
 	hashes := k.Hashes()
 	for _, e := range k.Entries {
-		mf.Entries = append(mf.Entries, ManagedEntry{Name: e.Name, SHA256: hashes[e.Name], ModuleIDs: e.ModuleIDs})
+		kl.Entries = append(kl.Entries, ManagedEntry{Name: e.Name, SHA256: hashes[e.Name], ModuleIDs: e.ModuleIDs})
 	}
-	if last, ok := p.Managed[path]; ok && last.Created {
-		mf.Created = true
+	if last, ok := p.Managed[path]; ok && last.key().Created {
+		kl.Created = true
 	}
 	for _, c := range p.Changes {
 		if c.Path == path && c.Op == OpCreate {
-			mf.Created = true
+			kl.Created = true
 		}
 	}
 	return mf
@@ -298,14 +310,14 @@ func EntryEdit(sys fsys.System, targetName string, root fsys.AbsPath, f target.D
 		// Removing is modelled as owning the entry as it is now and
 		// desiring nothing.
 		spec.want = nil
-		last = &ManagedFile{Format: string(k.Format), Container: k.Container}
+		last = &ManagedFile{KeyLevel: &KeyLevel{Format: string(k.Format), Container: k.Container}}
 		for _, e := range k.Entries {
 			cur, err := cfgedit.Get(k.Format, a.Data, k.Container, e.Name)
 			if err != nil {
 				return nil, configInvalid(f.Path, err)
 			}
 			if cur != nil {
-				last.Entries = append(last.Entries, ManagedEntry{Name: e.Name, SHA256: checksum.SHA256Hex(cur), ModuleIDs: []string{}})
+				last.KeyLevel.Entries = append(last.KeyLevel.Entries, ManagedEntry{Name: e.Name, SHA256: checksum.SHA256Hex(cur), ModuleIDs: []string{}})
 			}
 		}
 	}

@@ -193,15 +193,16 @@ func encodeManifest(m *TargetManifest) []byte {
 		if !same {
 			w.Strings(f.ModuleIDs)
 		}
-		w.String(f.Format)
-		w.Strings(f.Container)
-		w.Len(len(f.Entries), f.Entries == nil)
-		for _, e := range f.Entries {
+		kl := f.key()
+		w.String(kl.Format)
+		w.Strings(kl.Container)
+		w.Len(len(kl.Entries), kl.Entries == nil)
+		for _, e := range kl.Entries {
 			w.String(e.Name)
 			writeHash(w, e.SHA256)
 			w.Strings(e.ModuleIDs)
 		}
-		w.Bool(f.Created)
+		w.Bool(kl.Created)
 		prev = f
 	}
 	return w.B
@@ -250,14 +251,18 @@ func decodeManifest(data []byte, share *sharer) (*TargetManifest, error) {
 		} else {
 			f.ModuleIDs = in.strings(r)
 		}
-		f.Format, f.Container = in.string(r), in.strings(r)
+		var kl KeyLevel
+		kl.Format, kl.Container = in.string(r), in.strings(r)
 		if n, isNil := r.Len(4); !isNil {
-			f.Entries = make([]ManagedEntry, n)
+			kl.Entries = make([]ManagedEntry, n)
 		}
-		for j := range f.Entries {
-			f.Entries[j] = ManagedEntry{Name: in.string(r), SHA256: readHash(r, strs, nil), ModuleIDs: in.strings(r)}
+		for j := range kl.Entries {
+			kl.Entries[j] = ManagedEntry{Name: in.string(r), SHA256: readHash(r, strs, nil), ModuleIDs: in.strings(r)}
 		}
-		f.Created = r.Bool()
+		kl.Created = r.Bool()
+		if kl.Format != "" || kl.Container != nil || kl.Entries != nil || kl.Created {
+			f.KeyLevel = &kl
+		}
 		m.ManagedFiles[i] = f
 		prev = f
 	}

@@ -53,12 +53,21 @@ type ManagedFile struct {
 	OwnedSHA256 string   `json:"owned_sha256,omitempty"`
 	ModuleIDs   []string `json:"module_ids,omitempty"`
 
-	// A key-level file (a client's MCP config) is owned entry by entry:
-	// Format and Container say how to edit it, Entries what agentpack owns
-	// there, and SHA256 is then [target.EntriesSHA256] of those entries, so
-	// the user's own edits elsewhere in the file are no drift. Created says
-	// agentpack created the file, so it may delete it once nothing else is
-	// left. All four are additive fields, absent for whole files.
+	// KeyLevel is set for a key-level file and nil for a whole file, so
+	// the entries of 100,000 whole files hold no four empty fields each
+	// (encoding/json writes its fields in place, and makes it when it
+	// reads one of them).
+	*KeyLevel
+}
+
+// KeyLevel is what a manifest says of a key-level file (a client's MCP
+// config), owned entry by entry: Format and Container say how to edit
+// it, Entries what agentpack owns there, and the file's SHA256 is then
+// [target.EntriesSHA256] of those entries, so the user's own edits
+// elsewhere in the file are no drift. Created says agentpack created the
+// file, so it may delete it once nothing else is left. All four are
+// additive fields, absent for whole files.
+type KeyLevel struct {
 	Format    string         `json:"format,omitempty"`
 	Container []string       `json:"container,omitempty"`
 	Entries   []ManagedEntry `json:"entries,omitempty"`
@@ -153,8 +162,8 @@ func readTargetManifest(sys fsys.System, tracked *GitTracked, cache *StatCache, 
 			warn(fmt.Sprintf("%s lists %q, which leaves its root; entry ignored", p, f.Path))
 			continue
 		}
-		if f.Format != "" && (!cfgedit.Format(f.Format).Valid() || len(f.Container) == 0) {
-			warn(fmt.Sprintf("%s lists %q with an unknown key-level format %q; entry ignored", p, f.Path, f.Format))
+		if kl := f.key(); kl.Format != "" && (!cfgedit.Format(kl.Format).Valid() || len(kl.Container) == 0) {
+			warn(fmt.Sprintf("%s lists %q with an unknown key-level format %q; entry ignored", p, f.Path, kl.Format))
 			continue
 		}
 		kept = append(kept, f)
@@ -335,10 +344,17 @@ func appendManifestEntry(out []byte, i int, f *ManagedFile) []byte {
 	return appendManagedFile(out, f)
 }
 
+// keyLevel reports whether f says anything of a key-level file (then it
+// is encoded by encoding/json, not [appendManagedFile]'s fast path).
+func (f *ManagedFile) keyLevel() bool {
+	kl := f.KeyLevel
+	return kl != nil && (kl.Format != "" || len(kl.Container) > 0 || len(kl.Entries) > 0 || kl.Created)
+}
+
 // appendManagedFile appends f as encoding/json writes it as an element of
 // a manifest's managed_files (its fields indented by six spaces).
 func appendManagedFile(out []byte, f *ManagedFile) []byte {
-	if f.Format != "" || len(f.Container) > 0 || len(f.Entries) > 0 || f.Created {
+	if f.keyLevel() {
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
 		enc.SetIndent("    ", "  ")
@@ -391,8 +407,8 @@ func managedFileSize(f *ManagedFile) int {
 			n += len(mfID) + len(id) + 3
 		}
 	}
-	if f.Format != "" || len(f.Container) > 0 || len(f.Entries) > 0 || f.Created {
-		n += 256 + 128*len(f.Entries)
+	if f.keyLevel() {
+		n += 256 + 128*len(f.KeyLevel.Entries)
 	}
 	return n
 }

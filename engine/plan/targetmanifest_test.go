@@ -20,9 +20,9 @@ func TestRenderTargetManifestIsEncodingJSON(t *testing.T) {
 		{Path: "s/two.md", SHA256: "ef", ModuleIDs: []string{"skill:a", "skill:b"}},
 		{Path: "AGENTS.md", SHA256: "01", OwnedSHA256: "02", ModuleIDs: []string{"instructions:x"}},
 		{Path: odd, SHA256: odd, OwnedSHA256: odd, ModuleIDs: []string{odd}},
-		{Path: "mcp.json", SHA256: "03", ModuleIDs: []string{"mcp:a"}, Format: "json", Container: []string{"mcpServers"},
-			Entries: []ManagedEntry{{Name: "a<", SHA256: "04", ModuleIDs: []string{"mcp:a"}}, {Name: "b", SHA256: "05"}}, Created: true},
-		{Path: "cfg.toml", SHA256: "06", Format: "toml", Container: []string{"mcp_servers"}},
+		{Path: "mcp.json", SHA256: "03", ModuleIDs: []string{"mcp:a"}, KeyLevel: &KeyLevel{Format: "json", Container: []string{"mcpServers"},
+			Entries: []ManagedEntry{{Name: "a<", SHA256: "04", ModuleIDs: []string{"mcp:a"}}, {Name: "b", SHA256: "05"}}, Created: true}},
+		{Path: "cfg.toml", SHA256: "06", KeyLevel: &KeyLevel{Format: "toml", Container: []string{"mcp_servers"}}},
 	}
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, n := range []int{0, 1, len(kinds), 200, 1500} {

@@ -81,7 +81,7 @@ type Engine struct {
 	// up to diffHeld of them (kept counts them): modules loaded after that
 	// keep hashes only, and their files are read again when diffed.
 	diffing bool
-	kept    int64 // atomic: modules load in parallel
+	kept    *atomic.Int64 // made by each diff: modules load in parallel
 
 	// Checkpoint, when set, is called at each phase boundary of a
 	// transaction ("pack saved", "journal written", "files written", "record
@@ -265,7 +265,7 @@ func (e *Engine) loadModule(ctx context.Context, st *State, mod *module.Module) 
 		within = st.Repo
 	}
 	load := module.LoadFilesIn
-	if (e.hashesOnly || e.diffing && atomic.LoadInt64(&e.kept) > diffHeld) && len(st.overlayScopes) == 0 {
+	if (e.hashesOnly || e.diffing && e.kept.Load() > diffHeld) && len(st.overlayScopes) == 0 {
 		// No overlay can patch a file: the bytes of all but the main file
 		// are only hashed (DropHashedBytes would drop them anyway; a
 		// diff that holds enough bytes reads the rest again).
@@ -277,7 +277,7 @@ func (e *Engine) loadModule(ctx context.Context, st *State, mod *module.Module) 
 	}
 	if e.diffing {
 		for i := range files {
-			atomic.AddInt64(&e.kept, int64(len(files[i].Data)))
+			e.kept.Add(int64(len(files[i].Data)))
 		}
 	}
 	files, origins, err := e.composeOverlays(st, mod, files)

@@ -125,7 +125,7 @@ type DiffData struct {
 // answers on, an empty diff is kept like status.
 func (e *Engine) Diff(ctx context.Context, req Request) (*State, *DiffData, error) {
 	return keptWhenRecomputed(ctx, e, fmt.Sprintf("diff\x00%#v", req), func(ctx context.Context) (*State, *DiffData, error) {
-		e.diffing, e.kept = true, 0
+		e.diffing, e.kept = true, new(atomic.Int64)
 		st, p, err := e.Plan(ctx, req)
 		e.diffing = false
 		if err != nil {
@@ -237,7 +237,7 @@ type PreviewFile struct {
 
 // Preview is plan plus, when withDiff, per-file diffs.
 func (e *Engine) Preview(ctx context.Context, req Request, withDiff bool) (*State, *PreviewData, error) {
-	e.diffing, e.kept = withDiff, 0
+	e.diffing, e.kept = withDiff, new(atomic.Int64)
 	st, p, err := e.Plan(ctx, req)
 	e.diffing = false
 	if err != nil {

@@ -56,7 +56,7 @@ func memoized[T any](ctx context.Context, e *Engine, key string, fn func(ctx con
 	if err != nil || st == nil {
 		return st, out, err
 	}
-	if fp, ok := tracker.Fingerprint(sys, c.Racy); ok {
+	if fp, ok := tracker.FingerprintWithout(sys, c.Racy, e.ownCache()); ok {
 		if use.h != nil {
 			fp = fp.With(use.h.fp)
 		}

@@ -185,6 +185,17 @@ func answerState(req Request, repo string, project fsys.AbsPath, profile string,
 	return &State{Req: req, Repo: repo, Project: project, Profile: profile, Targets: targets, Warnings: warnings}
 }
 
+// ownCache reports whether a path is one of agentpack's caches, which a
+// kept answer's fingerprint leaves out: each vouches only for what its
+// own stat data says, and every path behind them (sources, deployed
+// files, listed folders, manifests) is in the fingerprint itself. The
+// stat cache is written by the very computation an answer is kept from,
+// so with it in, no answer would ever be old enough to keep.
+func (e *Engine) ownCache() func(fsys.AbsPath) bool {
+	caches, stats := abs(e.Env.CacheDir()), plan.StatCachePath(abs(e.Env.StateDir()))
+	return func(p fsys.AbsPath) bool { return caches.Contains(p) || stats.Contains(p) }
+}
+
 // keepAnswer writes out's file when every path tracker saw is old enough
 // to trust (see [fsys.TrackingSystem.Fingerprint]) and out is small; a
 // failure only costs speed next time.
@@ -193,11 +204,7 @@ func (e *Engine) keepAnswer(key string, path fsys.AbsPath, tracker *fsys.Trackin
 	if err != nil || len(data) > maxKeptAnswer {
 		return
 	}
-	// agentpack's caches are left out: each vouches only for what its
-	// own stat data says, and every path behind them (sources, deployed
-	// files, listed folders, manifests) is in the fingerprint itself.
-	caches, stats := abs(e.Env.CacheDir()), plan.StatCachePath(abs(e.Env.StateDir()))
-	fp, ok := tracker.FingerprintWithout(e.Sys, e.SourceCache.racy(), func(p fsys.AbsPath) bool { return caches.Contains(p) || stats.Contains(p) })
+	fp, ok := tracker.FingerprintWithout(e.Sys, e.SourceCache.racy(), e.ownCache())
 	if !ok {
 		return
 	}

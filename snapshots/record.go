@@ -14,6 +14,7 @@
 package snapshots
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -133,8 +134,8 @@ func (r *Record) Validate() error {
 	}
 	// Sorted as saved, a path listed twice is next to itself: no map of
 	// every path (770 KB at 10,000 files) is made to find it.
-	if files := FilesOf(r.Files); files.sorted() {
-		return files.validate()
+	if err := FilesOf(r.Files).validate(); !errors.Is(err, errFilesUnsorted) {
+		return err
 	}
 	seen := make(map[fileKey]bool, len(r.Files))
 	for i := range r.Files {
@@ -171,23 +172,6 @@ func (fl Files) elem(i int) any {
 	return &f
 }
 
-// sorted reports whether the files are in the order [Store.Save] writes
-// them.
-func (fl Files) sorted() bool {
-	if fl.N < 2 {
-		return true
-	}
-	prev := fl.At(0)
-	for i := 1; i < fl.N; i++ {
-		f := fl.At(i)
-		if compareFiles(prev, f) > 0 {
-			return false
-		}
-		prev = f
-	}
-	return true
-}
-
 // collect is the files as a list.
 func (fl Files) collect() []FileChange {
 	out := make([]FileChange, fl.N)
@@ -197,8 +181,14 @@ func (fl Files) collect() []FileChange {
 	return out
 }
 
-// validate checks each of the files, sorted, and that no path is listed
-// twice (then it is next to itself).
+// errFilesUnsorted is [Files.validate]'s answer for files not in the
+// order [Store.Save] writes them.
+var errFilesUnsorted = errors.New("files are not sorted")
+
+// validate checks each of the files and that no path is listed twice,
+// in one pass: sorted, a path listed twice is next to itself. Files out
+// of order are errFilesUnsorted (unless a file before that is invalid),
+// for the caller to check another way.
 func (fl Files) validate() error {
 	var prev FileChange
 	for i := range fl.N {
@@ -206,8 +196,13 @@ func (fl Files) validate() error {
 		if err := f.validate(); err != nil {
 			return fmt.Errorf("file %d (%s): %w", i, f.Path, err)
 		}
-		if i > 0 && compareFiles(prev, f) == 0 {
-			return fmt.Errorf("file %s of target %s is listed twice", f.Path, f.Target)
+		if i > 0 {
+			switch c := compareFiles(prev, f); {
+			case c == 0:
+				return fmt.Errorf("file %s of target %s is listed twice", f.Path, f.Target)
+			case c > 0:
+				return errFilesUnsorted
+			}
 		}
 		prev = f
 	}

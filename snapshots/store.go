@@ -119,14 +119,14 @@ func (s *Store) SaveFiles(r *Record, files Files) error {
 	}
 	c := *r
 	c.Files = nil
-	if !files.sorted() {
-		list := files.collect()
-		slices.SortFunc(list, compareFiles)
-		files = FilesOf(list)
-	}
 	err := c.Validate()
 	if err == nil {
-		err = files.validate()
+		if err = files.validate(); errors.Is(err, errFilesUnsorted) {
+			list := files.collect()
+			slices.SortFunc(list, compareFiles)
+			files = FilesOf(list)
+			err = files.validate()
+		}
 	}
 	if err != nil {
 		return apperr.Wrap(err, apperr.Unexpected, "refusing to save invalid snapshot record %s", r.ID)

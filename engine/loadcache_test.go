@@ -216,41 +216,27 @@ func skillData(st *engine.State, skill string) string {
 // or stat'ing anything, and the answer follows an edited target file and
 // an edited source as soon as the watcher hears them.
 func TestLoadCacheMemoizesStatus(t *testing.T) {
-	env := testEnv(t)
-	repo := benchRepo(t, 3, 3)
+	env, repo, cached := watchedStatus(t, 0) // only the watcher can tell
 	req := engine.Request{Repo: repo}
-	if _, _, err := engine.New(env, targets.NewSet()).Deploy(context.Background(), req, true, engine.ApplyOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	cache := engine.NewLoadCache()
-	cache.Racy, cache.Watch, cache.Recheck = 0, true, time.Hour // only the watcher can tell
-	defer cache.Close()
-	var stats, reads atomic.Int64
+	var stats, reads int64
 	status := func() *engine.StatusData {
 		t.Helper()
-		e := engine.New(env, targets.NewSet())
-		e.Sys = countReads{countStats{e.Sys, &stats}, &reads}
-		e.LoadCache = cache
-		_, s, err := e.Status(context.Background(), req, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		var s *engine.StatusData
+		s, stats, reads = cached()
 		return s
 	}
 	// The stat cache learns the deployed files once they are old enough
 	// (a status that saves it is not memoized: it changed what it read),
 	// so the answer is memoized within a few calls.
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		stats.Store(0)
-		reads.Store(0)
 		if s := status(); len(s.Drift) != 0 {
 			t.Fatalf("drift over an unchanged disk: %+v", s.Drift)
 		}
-		if stats.Load() <= 1 && reads.Load() == 0 {
+		if stats <= 1 && reads == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("status is never memoized: %d stats and %d reads", stats.Load(), reads.Load())
+			t.Fatalf("status is never memoized: %d stats and %d reads", stats, reads)
 		}
 	}
 	until := func(what string, ok func(*engine.StatusData) bool) {
@@ -295,6 +281,20 @@ func status2(t *testing.T, env engine.Env, req engine.Request) *engine.State {
 // client calling status more often than the racy window recomputed every
 // call: 43 ms at 10,000 files instead of 0.2).
 func TestLoadCacheMemoizesStatusDespiteItsStatCache(t *testing.T) {
+	_, _, status := watchedStatus(t, 500*time.Millisecond)
+	time.Sleep(600 * time.Millisecond) // the repo and the deployed files are old enough
+	for call := 1; call <= 3; call++ {
+		if _, stats, reads := status(); call == 3 && (stats > 1 || reads != 0) {
+			t.Fatalf("the third status in a row made %d stats and %d reads: no answer was kept", stats, reads)
+		}
+	}
+}
+
+// watchedStatus deploys a small repo into a new env and returns them with
+// a status through a watching load cache (racy: its racy window), which
+// also says how many stats and reads the call made.
+func watchedStatus(t *testing.T, racy time.Duration) (engine.Env, string, func() (*engine.StatusData, int64, int64)) {
+	t.Helper()
 	env := testEnv(t)
 	repo := benchRepo(t, 3, 3)
 	req := engine.Request{Repo: repo}
@@ -302,21 +302,18 @@ func TestLoadCacheMemoizesStatusDespiteItsStatCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	cache := engine.NewLoadCache()
-	cache.Racy, cache.Watch, cache.Recheck = 500*time.Millisecond, true, time.Hour
-	defer cache.Close()
-	time.Sleep(600 * time.Millisecond) // the repo and the deployed files are old enough
-	var stats, reads atomic.Int64
-	for call := 1; call <= 3; call++ {
+	cache.Racy, cache.Watch, cache.Recheck = racy, true, time.Hour
+	t.Cleanup(func() { cache.Close() })
+	return env, repo, func() (*engine.StatusData, int64, int64) {
+		t.Helper()
+		var stats, reads atomic.Int64
 		e := engine.New(env, targets.NewSet())
 		e.Sys = countReads{countStats{e.Sys, &stats}, &reads}
 		e.LoadCache = cache
-		stats.Store(0)
-		reads.Store(0)
-		if _, _, err := e.Status(context.Background(), req, nil); err != nil {
+		_, s, err := e.Status(context.Background(), req, nil)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if call == 3 && (stats.Load() > 1 || reads.Load() != 0) {
-			t.Fatalf("the third status in a row made %d stats and %d reads: no answer was kept", stats.Load(), reads.Load())
-		}
+		return s, stats.Load(), reads.Load()
 	}
 }

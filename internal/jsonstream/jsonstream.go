@@ -71,16 +71,15 @@ func Encode(w io.Writer, v any, opts Options) error {
 	for i := range cuts {
 		var ok bool
 		cuts[i].start, cuts[i].end, ok = locate(doc, cuts[i].path)
-		if ok && cuts[i].made && string(doc[cuts[i].start:cuts[i].end]) != "[]" {
-			return fmt.Errorf("jsonstream: the array at %q is not empty in the document", cuts[i].path)
-		}
-		if !ok && cuts[i].made {
+		switch {
+		case !ok && cuts[i].made:
 			return fmt.Errorf("jsonstream: no array at %q in the document", cuts[i].path)
-		}
-		if !ok {
+		case !ok:
 			// A name the walk got wrong (two fields sharing one, an
 			// odd tag): encode the value whole rather than guess.
 			return Encode(w, v, Options{Indent: opts.Indent, EscapeHTML: opts.EscapeHTML, MinLen: math.MaxInt, Arrays: opts.Arrays})
+		case cuts[i].made && string(doc[cuts[i].start:cuts[i].end]) != "[]":
+			return fmt.Errorf("jsonstream: the array at %q is not empty in the document", cuts[i].path)
 		}
 	}
 	slices.SortFunc(cuts, func(a, b cut) int { return a.start - b.start })

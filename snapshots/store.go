@@ -165,11 +165,15 @@ func SortFiles(files []FileChange) {
 	slices.SortFunc(files, compareFiles)
 }
 
-func compareFiles(a, b FileChange) int {
-	if c := strings.Compare(a.Target, b.Target); c != 0 {
+func compareFiles(a, b FileChange) int { return CompareFiles(a.Target, a.Path, b.Target, b.Path) }
+
+// CompareFiles orders the file at pathA of targetA and the one at pathB
+// of targetB as a record lists them: by target, then path.
+func CompareFiles(targetA, pathA, targetB, pathB string) int {
+	if c := strings.Compare(targetA, targetB); c != 0 {
 		return c
 	}
-	return strings.Compare(a.Path, b.Path)
+	return strings.Compare(pathA, pathB)
 }
 
 // Load reads the record with the given id. An unknown id is

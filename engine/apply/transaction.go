@@ -4,7 +4,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strings"
 
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/checksum"
@@ -110,7 +109,7 @@ func filesOf(writes []write, order []int32) snapshots.Files {
 }
 
 // recordOrder is the indexes of writes in the order a record lists their
-// files: by target, then path ([snapshots.Store.Save]).
+// files ([snapshots.CompareFiles]).
 func recordOrder(writes []write) []int32 {
 	order := make([]int32, len(writes))
 	for i := range order {
@@ -118,10 +117,7 @@ func recordOrder(writes []write) []int32 {
 	}
 	slices.SortFunc(order, func(a, b int32) int {
 		wa, wb := &writes[a], &writes[b]
-		if c := strings.Compare(wa.target(), wb.target()); c != 0 {
-			return c
-		}
-		return strings.Compare(string(wa.path()), string(wb.path()))
+		return snapshots.CompareFiles(wa.target(), string(wa.path()), wb.target(), string(wb.path()))
 	})
 	return order
 }

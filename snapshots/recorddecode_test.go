@@ -3,6 +3,7 @@ package snapshots
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -85,7 +86,7 @@ func TestLoadReadsLargeRecordsInChunks(t *testing.T) {
 		r.Files = append(r.Files, FileChange{Target: "codex", Root: root, Path: root + "/" + strings.Repeat("p", i%50) + string(rune('a'+i%26)) + "/" + time.Duration(i).String(), Op: OpCreate,
 			After: &Content{SHA256: strings.Repeat("0123456789abcdef", 4), Mode: 0o644, Size: int64(i)}})
 	}
-	SortFiles(r.Files)
+	slices.SortFunc(r.Files, compareFiles)
 	if err := s.Save(r); err != nil {
 		t.Fatal(err)
 	}

@@ -158,12 +158,6 @@ func (s *Store) writeJSON(sys fsys.System, path fsys.AbsPath, v any, files Files
 	})
 }
 
-// SortFiles sorts files as [Store.Save] writes them (by target, then
-// path), in place: a record whose files are sorted is saved without a
-// sorted copy of them.
-func SortFiles(files []FileChange) {
-	slices.SortFunc(files, compareFiles)
-}
 
 func compareFiles(a, b FileChange) int { return CompareFiles(a.Target, a.Path, b.Target, b.Path) }
 

@@ -158,7 +158,6 @@ func (s *Store) writeJSON(sys fsys.System, path fsys.AbsPath, v any, files Files
 	})
 }
 
-
 func compareFiles(a, b FileChange) int { return CompareFiles(a.Target, a.Path, b.Target, b.Path) }
 
 // CompareFiles orders the file at pathA of targetA and the one at pathB

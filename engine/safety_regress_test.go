@@ -416,3 +416,54 @@ func TestRollbackRestoresTheRootsRegistry(t *testing.T) {
 		t.Fatalf("after undoing the only deploy, roots.json = %q (%v), want []", data, err)
 	}
 }
+
+// A link or a folder put where a managed file is, after the plan read it
+// and before the file is written, is refused: nothing is written through
+// the link or over the folder, and the rest of the deploy is rolled back.
+func TestLinkOrFolderAppearingBeforeTheWriteIsRefused(t *testing.T) {
+	for _, kind := range []string{"link", "folder"} {
+		t.Run(kind, func(t *testing.T) {
+			env, e, req, repo := deployedCodexRepo(t)
+			extra := filepath.Join(env.Cwd, ".agents/skills/s/extra.txt")
+			agents := filepath.Join(env.Cwd, "AGENTS.md")
+			outside := filepath.Join(t.TempDir(), "secret")
+			mustWrite(t, outside, "keep\n")
+			mustWrite(t, filepath.Join(repo, "modules/s/extra.txt"), "x2\n")
+			mustWrite(t, filepath.Join(repo, "modules/base/AGENTS.md"), "# base 2\n")
+			e.Checkpoint = func(phase string) {
+				if phase != "journal written" {
+					return
+				}
+				if err := os.Remove(extra); err != nil {
+					t.Fatal(err)
+				}
+				if kind == "link" {
+					err := os.Symlink(outside, extra)
+					if err != nil {
+						t.Fatal(err)
+					}
+				} else if err := os.Mkdir(extra, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, _, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{})
+			wantCode(t, err, apperr.IOInvalidPath, extra)
+			if got := mustRead(t, outside); got != "keep\n" {
+				t.Errorf("the link's target = %q, want it untouched", got)
+			}
+			fi, err := os.Lstat(extra)
+			switch {
+			case err != nil:
+				t.Fatalf("the %s was removed: %v", kind, err)
+			case kind == "link" && fi.Mode()&os.ModeSymlink == 0, kind == "folder" && !fi.IsDir():
+				t.Errorf("the %s was replaced: mode %v", kind, fi.Mode())
+			}
+			if got := mustRead(t, agents); got != "# base\n" {
+				t.Errorf("AGENTS.md = %q, want the refused deploy rolled back", got)
+			}
+			if _, err := os.Stat(filepath.Join(env.AgentpackHome, "state", "journal.json")); !os.IsNotExist(err) {
+				t.Errorf("the journal is still pending: %v", err)
+			}
+		})
+	}
+}

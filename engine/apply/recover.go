@@ -115,6 +115,14 @@ func (wr *Writer) recoverySteps(store *snapshots.Store, j *snapshots.Journal) (s
 		f := j.Files[i]
 		root, path := recorded(f.Root, f.Path)
 		a, err := plan.ReadActual(wr.Sys, guard, nil, root, path, "")
+		if apperr.CodeOf(err) == apperr.IOInvalidPath {
+			// A link or a folder is there now, or a link on the way: the
+			// apply never makes either, so someone else did. Not ours to
+			// replace, and nothing is written through a link; the other
+			// paths are still put back.
+			warnings = append(warnings, fmt.Sprintf("left %s as it is: %s", f.Path, apperr.As(err).Message))
+			continue
+		}
 		if err != nil {
 			return nil, nil, nil, err
 		}

@@ -112,6 +112,11 @@ func (s *DryRunSystem) WriteFile(path AbsPath, data []byte, perm fs.FileMode) er
 	data = bytes.Clone(data)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if fi, err := s.lstat(path); err == nil {
+		if err := refuseNonFile(path, fi.Mode()); err != nil {
+			return err
+		}
+	}
 	s.ops = append(s.ops, Op{Kind: OpWrite, Path: path, Data: data, Perm: perm})
 	s.mkdirAll(path.Dir(), 0o755)
 	s.over[path] = &memNode{mode: perm.Perm(), data: data}

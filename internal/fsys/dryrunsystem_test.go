@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/agentpack/agentpack/internal/apperr"
 )
 
 // seed writes a small tree that the decorator tests change.
@@ -130,5 +132,37 @@ func TestDryRunRemoveRefusesNonEmptyFolder(t *testing.T) {
 	}
 	if err := s.Remove(dir); err != nil {
 		t.Fatalf("Remove of the emptied folder: %v", err)
+	}
+}
+
+// A dry run refuses to write over a link or a folder, as the disk does:
+// a dry run of a deploy fails where the deploy would.
+func TestDryRunWriteRefusesLinksAndFolders(t *testing.T) {
+	base := NewMemSystem()
+	root := AbsPath(filepath.Join(string(filepath.Separator), "x"))
+	for _, err := range []error{
+		base.WriteFile(root.JoinName("target"), []byte("keep"), 0o644),
+		base.Symlink("target", root.JoinName("link")),
+		base.MkdirAll(root.JoinName("dir"), 0o755),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := NewDryRunSystem(base)
+	if err := s.Symlink("target", root.JoinName("newlink")); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"link", "dir", "newlink"} {
+		err := s.WriteFile(root.JoinName(name), []byte("x"), 0o644)
+		if apperr.CodeOf(err) != apperr.IOInvalidPath {
+			t.Errorf("WriteFile(%s) = %v, want E_IO_INVALID_PATH", name, err)
+		}
+	}
+	if got := len(s.Ops()); got != 1 {
+		t.Errorf("%d ops recorded, want only the symlink: %+v", got, s.Ops())
+	}
+	if data, _ := s.ReadFile(root.JoinName("target")); string(data) != "keep" {
+		t.Errorf("target = %q", data)
 	}
 }

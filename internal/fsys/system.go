@@ -17,7 +17,8 @@ type System interface {
 	// Readlink returns the target stored in the symlink path.
 	Readlink(path AbsPath) (string, error)
 	// WriteFile replaces path with a complete file holding data, or leaves
-	// the old one, creating missing parent folders.
+	// the old one, creating missing parent folders. A symlink or a folder
+	// at path is refused (E_IO_INVALID_PATH), never replaced or followed.
 	WriteFile(path AbsPath, data []byte, perm fs.FileMode) error
 	// Remove deletes a file, a symlink or an empty folder; a missing path is
 	// not an error.

@@ -133,10 +133,13 @@ func (wr *Writer) performAll(sys fsys.System, writes []write, nManifests int, ti
 	files, manifests := writes[:len(writes)-nManifests], writes[len(writes)-nManifests:]
 	guard := plan.NewLinkGuard(sys)
 	errs := make([]error, len(files))
-	workers.Parallel(len(files), func(i int) {
-		errs[i] = wr.perform(sys, guard, &files[i], wrote)
-		if !files[i].noop {
-			tick()
+	runs := folderRuns(files)
+	workers.Parallel(len(runs)-1, func(r int) {
+		for i := runs[r]; i < runs[r+1]; i++ {
+			errs[i] = wr.perform(sys, guard, &files[i], wrote)
+			if !files[i].noop {
+				tick()
+			}
 		}
 	})
 	emptied := newEmptiedDirs()
@@ -157,6 +160,19 @@ func (wr *Writer) performAll(sys fsys.System, writes []write, nManifests int, ti
 	}
 	emptied.prune(sys)
 	return nil
+}
+
+// folderRuns splits files into runs of neighbours in one folder: the
+// bounds of run r are out[r] and out[r+1]. One goroutine writes a whole
+// run, so goroutines do not queue on one folder's lock.
+func folderRuns(files []write) []int {
+	out := []int{0}
+	for i := 1; i < len(files); i++ {
+		if files[i].path().Dir() != files[i-1].path().Dir() {
+			out = append(out, i)
+		}
+	}
+	return append(out, len(files))
 }
 
 // DryRun runs d's transaction against a recording System and returns what
@@ -231,7 +247,12 @@ func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w *write, wrot
 	if w.noop {
 		return nil
 	}
-	if err := guard.Check(w.root(), w.path()); err != nil {
+	check := guard.Check
+	if !w.remove {
+		// The write refuses a link or folder at the path itself.
+		check = guard.CheckParents
+	}
+	if err := check(w.root(), w.path()); err != nil {
 		return err
 	}
 	if w.shared {

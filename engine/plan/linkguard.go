@@ -61,6 +61,15 @@ func (g *LinkGuard) Check(root, path fsys.AbsPath) error {
 	return nil
 }
 
+// CheckParents is [LinkGuard.Check] without the Lstat of path itself: the
+// folders above it only. A writer uses it where the write refuses a link
+// or folder at path itself ([fsys.System.WriteFile] does), so a file costs
+// no second look.
+func (g *LinkGuard) CheckParents(root, path fsys.AbsPath) error {
+	_, err := g.parents(root, path)
+	return err
+}
+
 // Lstat is [LinkGuard.Check] followed by an Lstat of path: plan stats each
 // managed file once. A refused path returns the guard's error; otherwise
 // the Lstat's result.

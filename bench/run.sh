@@ -6,6 +6,10 @@
 #
 #   bench/run.sh [files ...]        default: 1000 10000
 #
+# LINES=400 bench/run.sh 10000 makes each file ten times larger (about
+# 9 KB instead of 0.9 KB, 40 lines by default): the same commands over ten
+# times the bytes show which costs follow bytes and which follow files.
+#
 # 100000 works too (REPEAT=1 bench/run.sh 100000): every write-heavy run
 # writes a new copy of the tree (about 0.5 GB at 100k files), so it needs
 # about 3 GB free under $TMPDIR with REPEAT=1 (each command timed once
@@ -70,14 +74,14 @@ gen() {
     echo "modules:"
   } > "$dir/repo/agentpack.yaml"
   seq -f "$dir/repo/modules/s%05g/ref" 1 "$skills" | xargs mkdir -p
-  awk -v root="$dir/repo/modules" -v n="$skills" -v yaml="$dir/repo/agentpack.yaml" 'BEGIN {
+  awk -v root="$dir/repo/modules" -v n="$skills" -v lines="${LINES:-40}" -v yaml="$dir/repo/agentpack.yaml" 'BEGIN {
     for (s = 1; s <= n; s++) {
       i = sprintf("%05d", s); d = root "/s" i
       f = d "/SKILL.md"
       printf "---\nname: s%s\ndescription: skill %s\n---\nbody\n", i, i > f; close(f)
       for (k = 1; k <= 9; k++) {
         f = d "/ref/f" k ".md"
-        for (l = 0; l < 40; l++) print "line " k " of skill " i > f
+        for (l = 0; l < lines; l++) print "line " k " of skill " i > f
         close(f)
       }
       printf "  - {id: \"skill:s%s\", type: skill, tags: [base], source: {local_path: {path: modules/s%s}}}\n", i, i >> yaml
@@ -104,13 +108,14 @@ for n in "${sizes[@]}"; do
   # re-reading its sources, and status, an empty diff and a deploy with
   # nothing to do answer from their kept answer after one stat per path.
   nocache="rm -rf '$AGENTPACK_HOME/cache/load' '$AGENTPACK_HOME/cache/answers' &&"
-  rm -rf "$AGENTPACK_HOME/state" "$AGENTPACK_HOME/cache"
-  row "plan (cold)" "$(best_of 1 "$ap" --repo "$d/repo" plan)" "$hashfloor"
+  # Cold rows are the best of $repeat too, each run after the caches are
+  # removed (untimed): one run on a noisy machine says little.
+  row "plan (cold)" "$(PREP='rm -rf "$AGENTPACK_HOME/state" "$AGENTPACK_HOME/cache"' best_of "$repeat" "$ap" --repo "$d/repo" plan)" "$hashfloor"
   row "plan" "$(best_of "$repeat" "$ap" --repo "$d/repo" plan)" "$hashfloor"
   # diff (cold) of a project with nothing deployed: every file is a
   # create, printed whole.
   cd "$(fresh "$d")" && mkdir .git
-  row "diff (cold)" "$(best_of 1 sh -c "$nocache '$ap' --repo '$d/repo' diff")" "$hashfloor"
+  row "diff (cold)" "$(PREP='rm -rf "$AGENTPACK_HOME/state" "$AGENTPACK_HOME/cache"' best_of "$repeat" "$ap" --repo "$d/repo" diff)" "$hashfloor"
   cpfloor=$(PREP='fresh "$d" >/dev/null' best_of "$repeat" sh -c "cp -r '$d/repo/modules' \"\$(cat '$work/fresh')/m\"")
   copy=$(cat "$work/fresh") # the last copy, for the rm -rf floor
   # Each cold deploy goes to a new project; the rows after it run in the

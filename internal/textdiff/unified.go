@@ -2,6 +2,7 @@
 package textdiff
 
 import (
+	"bytes"
 	"strings"
 	"unicode/utf8"
 
@@ -221,13 +222,9 @@ func SplitLines(s string) []string {
 	return out
 }
 
+// isText reports whether b is UTF-8 with no NUL byte in its first 8000
+// bytes (git's test for binary). bytes.IndexByte, not strings': a string
+// conversion would copy up to 8000 bytes of every file diffed.
 func isText(b []byte) bool {
-	if len(b) > 8000 {
-		if strings.IndexByte(string(b[:8000]), 0) >= 0 {
-			return false
-		}
-	} else if strings.IndexByte(string(b), 0) >= 0 {
-		return false
-	}
-	return utf8.Valid(b)
+	return bytes.IndexByte(b[:min(len(b), 8000)], 0) < 0 && utf8.Valid(b)
 }

@@ -212,3 +212,18 @@ func TestDroppedDiffWritesTheSame(t *testing.T) {
 		t.Fatal("a line diff was dropped")
 	}
 }
+
+// isText is git's test: a NUL in the first 8000 bytes makes a file
+// binary, one past them does not; invalid UTF-8 is not diffed as text.
+func TestIsText(t *testing.T) {
+	pad := strings.Repeat("a", 7999)
+	for s, want := range map[string]bool{
+		"": true, "text\n": true, "é\n": true,
+		"\x00": false, "a\x00b": false, pad + "\x00": false,
+		pad + "a\x00": true, "\xff": false, pad + "a\xff": false,
+	} {
+		if got := isText([]byte(s)); got != want {
+			t.Errorf("isText(%.12q… %d bytes) = %v, want %v", s, len(s), got, want)
+		}
+	}
+}

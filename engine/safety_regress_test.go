@@ -467,3 +467,37 @@ func TestLinkOrFolderAppearingBeforeTheWriteIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// A file another program creates where the plan saw nothing, after the
+// plan and before the write, is not replaced: the deploy stops with
+// E_DRIFT_CONFLICT, the file keeps its bytes, the rest of the deploy is
+// rolled back, and the next plan shows the file as one to adopt.
+func TestFileAppearingBeforeItsCreateIsKept(t *testing.T) {
+	env, e, req, repo := deployedCodexRepo(t)
+	mustWrite(t, filepath.Join(repo, "modules/s/new.txt"), "new\n")
+	mustWrite(t, filepath.Join(repo, "modules/base/AGENTS.md"), "# base 2\n")
+	created := filepath.Join(env.Cwd, ".agents/skills/s/new.txt")
+	e.Checkpoint = func(phase string) {
+		if phase == "journal written" {
+			mustWrite(t, created, "mine\n")
+		}
+	}
+	_, _, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{})
+	wantCode(t, err, apperr.DriftConflict, created)
+	if got := apperr.As(err).Details["reason_code"]; got != "created_since_plan" {
+		t.Errorf("reason_code = %v", got)
+	}
+	if got := mustRead(t, created); got != "mine\n" {
+		t.Errorf("new.txt = %q, want the other program's bytes", got)
+	}
+	if got := mustRead(t, filepath.Join(env.Cwd, "AGENTS.md")); got != "# base\n" {
+		t.Errorf("AGENTS.md = %q, want the refused deploy rolled back", got)
+	}
+	if _, err := os.Stat(filepath.Join(env.AgentpackHome, "state", "journal.json")); !os.IsNotExist(err) {
+		t.Errorf("the journal is still pending: %v", err)
+	}
+	e.Checkpoint = nil
+	if _, _, err = e.Deploy(context.Background(), req, true, engine.ApplyOptions{}); apperr.CodeOf(err) != apperr.AdoptConfirmRequired {
+		t.Errorf("the next deploy: %v, want E_ADOPT_CONFIRM_REQUIRED for new.txt", err)
+	}
+}

@@ -276,13 +276,31 @@ func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w *write, wrot
 	if err != nil {
 		return err
 	}
-	if err := sys.WriteFile(w.path(), data, w.mode); err != nil {
+	if w.planned != nil && w.planned.Op == plan.OpCreate {
+		// Missing when planned: a file another program made since is not
+		// replaced, in the same step as the write.
+		if err := fsys.CreateFile(sys, w.path(), data, w.mode); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				return appearedSincePlan(w)
+			}
+			return err
+		}
+	} else if err := sys.WriteFile(w.path(), data, w.mode); err != nil {
 		return err
 	}
 	if wrote != nil {
 		return wrote(w, data)
 	}
 	return nil
+}
+
+// appearedSincePlan is the error of a create whose path another program
+// took between the plan and the write.
+func appearedSincePlan(w *write) error {
+	return apperr.New(apperr.DriftConflict, "%s appeared while agentpack was writing it (another program created it); it was left as it is", w.path()).
+		WithHint("run the command again: the plan shows the file, which --adopt replaces").
+		With("path", w.path().String()).With("path_posix", w.path().ToSlash()).
+		With("reason_code", "created_since_plan").With("next_actions", []string{"retry"})
 }
 
 // unchangedSincePlan refuses to write a key-level file that changed since

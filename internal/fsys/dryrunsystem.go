@@ -109,10 +109,18 @@ func (s *DryRunSystem) Readlink(path AbsPath) (string, error) {
 
 // WriteFile implements [System].
 func (s *DryRunSystem) WriteFile(path AbsPath, data []byte, perm fs.FileMode) error {
+	return s.writeFile(path, data, perm, false)
+}
+
+// writeFile is WriteFile, or with create CreateFile.
+func (s *DryRunSystem) writeFile(path AbsPath, data []byte, perm fs.FileMode, create bool) error {
 	data = bytes.Clone(data)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if fi, err := s.lstat(path); err == nil {
+		if create {
+			return existsError(path)
+		}
 		if err := refuseNonFile(path, fi.Mode()); err != nil {
 			return err
 		}
@@ -121,6 +129,11 @@ func (s *DryRunSystem) WriteFile(path AbsPath, data []byte, perm fs.FileMode) er
 	s.mkdirAll(path.Dir(), 0o755)
 	s.over[path] = &memNode{mode: perm.Perm(), data: data}
 	return nil
+}
+
+// CreateFile implements [Creator].
+func (s *DryRunSystem) CreateFile(path AbsPath, data []byte, perm fs.FileMode) error {
+	return s.writeFile(path, data, perm, true)
 }
 
 // Remove implements [System].

@@ -102,9 +102,17 @@ func (m *MemSystem) Readlink(path AbsPath) (string, error) {
 
 // WriteFile implements [System].
 func (m *MemSystem) WriteFile(path AbsPath, data []byte, perm fs.FileMode) error {
+	return m.writeFile(path, data, perm, false)
+}
+
+// writeFile is WriteFile, or with create CreateFile: one step either way.
+func (m *MemSystem) writeFile(path AbsPath, data []byte, perm fs.FileMode, create bool) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, _, n, err := m.walk(path, false); err == nil && n != nil {
+		if create {
+			return existsError(path)
+		}
 		if err := refuseNonFile(path, n.mode); err != nil {
 			return err
 		}
@@ -118,6 +126,11 @@ func (m *MemSystem) WriteFile(path AbsPath, data []byte, perm fs.FileMode) error
 		}
 	}
 	return IOError(err, "write", path)
+}
+
+// CreateFile implements [Creator].
+func (m *MemSystem) CreateFile(path AbsPath, data []byte, perm fs.FileMode) error {
+	return m.writeFile(path, data, perm, true)
 }
 
 // Remove implements [System].

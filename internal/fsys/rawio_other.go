@@ -8,8 +8,8 @@ import (
 )
 
 // writeAtomic is [writeAtomicPortable] where raw system calls are not used.
-func writeAtomic(dir, path AbsPath, data []byte, perm fs.FileMode, fsync bool) error {
-	return writeAtomicPortable(dir, path, data, perm, fsync)
+func writeAtomic(dir, path AbsPath, data []byte, perm fs.FileMode, fsync bool, place func(tmp, path string) error) error {
+	return writeAtomicPortable(dir, path, data, perm, fsync, place)
 }
 
 // readFile is os.ReadFile where raw system calls are not used.

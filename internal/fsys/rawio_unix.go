@@ -19,8 +19,9 @@ import (
 // an existing folder (Go's os.File adds the poller's fcntl and epoll calls
 // to each file, which matters at ten thousand files). The mode is set with
 // fchmod only when the umask would change it; missing folders are created
-// only when the open says they are missing.
-func writeAtomic(dir, path AbsPath, data []byte, perm fs.FileMode, fsync bool) error {
+// only when the open says they are missing. place moves the complete temp
+// file to path ([os.Rename], or [placeNew]).
+func writeAtomic(dir, path AbsPath, data []byte, perm fs.FileMode, fsync bool, place func(tmp, path string) error) error {
 	var (
 		fd   int
 		tmp  string
@@ -59,7 +60,7 @@ func writeAtomic(dir, path AbsPath, data []byte, perm fs.FileMode, fsync bool) e
 		err = cerr
 	}
 	if err == nil {
-		err = unix.Rename(tmp, string(path))
+		err = place(tmp, string(path))
 	}
 	if err != nil {
 		_ = unix.Unlink(tmp)

@@ -51,6 +51,14 @@ func (s *ReadOnlySystem) ReadDir(path AbsPath) ([]fs.DirEntry, error) { return s
 // Readlink implements [System].
 func (s *ReadOnlySystem) Readlink(path AbsPath) (string, error) { return s.base.Readlink(path) }
 
+// CreateFile implements [Creator].
+func (s *ReadOnlySystem) CreateFile(path AbsPath, data []byte, perm fs.FileMode) error {
+	if s.allowed(path) {
+		return CreateFile(s.base, path, data, perm)
+	}
+	return writeDisabled(OpWrite, path)
+}
+
 // WriteFile implements [System].
 func (s *ReadOnlySystem) WriteFile(path AbsPath, data []byte, perm fs.FileMode) error {
 	if s.allowed(path) {

@@ -85,8 +85,18 @@ func (s *RealSystem) WriteFile(path AbsPath, data []byte, perm fs.FileMode) erro
 		}
 	}
 	dir := path.Dir()
-	if err := writeAtomic(dir, path, data, perm.Perm(), s.opts.Fsync); err != nil {
+	if err := writeAtomic(dir, path, data, perm.Perm(), s.opts.Fsync, os.Rename); err != nil {
 		return IOError(err, "write", path)
+	}
+	return s.done(path, dir)
+}
+
+// CreateFile implements [Creator]: [RealSystem.WriteFile] whose last step
+// fails where anything is at path by then ([placeNew]).
+func (s *RealSystem) CreateFile(path AbsPath, data []byte, perm fs.FileMode) error {
+	dir := path.Dir()
+	if err := writeAtomic(dir, path, data, perm.Perm(), s.opts.Fsync, placeNew); err != nil {
+		return IOError(err, "create", path)
 	}
 	return s.done(path, dir)
 }
@@ -189,11 +199,11 @@ func refuseNonFile(path AbsPath, mode fs.FileMode) error {
 
 // writeAtomicPortable is the atomic write with the os package: a temp file
 // in dir, its mode, an optional fsync, and a rename over path.
-func writeAtomicPortable(dir, path AbsPath, data []byte, perm fs.FileMode, fsync bool) error {
+func writeAtomicPortable(dir, path AbsPath, data []byte, perm fs.FileMode, fsync bool, place func(tmp, path string) error) error {
 	if err := os.MkdirAll(string(dir), 0o755); err != nil {
 		return err
 	}
-	return replaceViaTemp(dir, path, perm, fsync, func(f *os.File) error {
+	return viaTemp(dir, path, perm, fsync, place, func(f *os.File) error {
 		_, err := f.Write(data)
 		return err
 	})
@@ -203,6 +213,11 @@ func writeAtomicPortable(dir, path AbsPath, data []byte, perm fs.FileMode, fsync
 // asked, and renames it over path; on any failure the temp file is removed
 // and path is left as it was.
 func replaceViaTemp(dir, path AbsPath, perm fs.FileMode, fsync bool, fill func(*os.File) error) error {
+	return viaTemp(dir, path, perm, fsync, os.Rename, fill)
+}
+
+// viaTemp is [replaceViaTemp] with place moving the temp file to path.
+func viaTemp(dir, path AbsPath, perm fs.FileMode, fsync bool, place func(tmp, path string) error, fill func(*os.File) error) error {
 	f, err := os.CreateTemp(string(dir), TempPrefix+"*")
 	if err != nil {
 		return err
@@ -219,7 +234,7 @@ func replaceViaTemp(dir, path AbsPath, perm fs.FileMode, fsync bool, fill func(*
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, string(path))
+		err = place(tmp, string(path))
 	}
 	if err != nil {
 		_ = os.Remove(tmp)

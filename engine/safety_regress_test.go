@@ -501,3 +501,61 @@ func TestFileAppearingBeforeItsCreateIsKept(t *testing.T) {
 		t.Errorf("the next deploy: %v, want E_ADOPT_CONFIRM_REQUIRED for new.txt", err)
 	}
 }
+
+// An edit made to a managed file after the plan (or a rollback's read)
+// and before the write is never lost: updating it, removing it and
+// rolling it back all stop with E_DRIFT_CONFLICT changed_since_plan, the
+// edit stays, and the rest is rolled back.
+func TestEditBeforeTheWriteIsKept(t *testing.T) {
+	for _, how := range []string{"update", "remove", "rollback"} {
+		t.Run(how, func(t *testing.T) {
+			env, e, req, repo := deployedCodexRepo(t)
+			extra := filepath.Join(env.Cwd, ".agents/skills/s/extra.txt")
+			agents := filepath.Join(env.Cwd, "AGENTS.md")
+			run := func() error {
+				_, _, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{})
+				return err
+			}
+			switch how {
+			case "update":
+				mustWrite(t, filepath.Join(repo, "modules/s/extra.txt"), "x2\n")
+				mustWrite(t, filepath.Join(repo, "modules/base/AGENTS.md"), "# base 2\n")
+			case "remove":
+				if err := os.Remove(filepath.Join(repo, "modules/s/extra.txt")); err != nil {
+					t.Fatal(err)
+				}
+				mustWrite(t, filepath.Join(repo, "modules/base/AGENTS.md"), "# base 2\n")
+			case "rollback":
+				mustWrite(t, filepath.Join(repo, "modules/s/extra.txt"), "x2\n")
+				mustWrite(t, filepath.Join(repo, "modules/base/AGENTS.md"), "# base 2\n")
+				if err := run(); err != nil {
+					t.Fatal(err)
+				}
+				run = func() error {
+					_, _, err := e.Rollback(context.Background(), engine.RollbackOptions{Last: true})
+					return err
+				}
+			}
+			before := mustRead(t, agents)
+			e.Checkpoint = func(phase string) {
+				if phase == "journal written" {
+					mustWrite(t, extra, "my edit\n")
+				}
+			}
+			err := run()
+			wantCode(t, err, apperr.DriftConflict, extra)
+			if got := apperr.As(err).Details["reason_code"]; got != "changed_since_plan" {
+				t.Errorf("reason_code = %v", got)
+			}
+			if got := mustRead(t, extra); got != "my edit\n" {
+				t.Errorf("extra.txt = %q, want the edit kept", got)
+			}
+			if got := mustRead(t, agents); got != before {
+				t.Errorf("AGENTS.md = %q, want %q: the refused %s rolled back", got, before, how)
+			}
+			if _, err := os.Stat(filepath.Join(env.AgentpackHome, "state", "journal.json")); !os.IsNotExist(err) {
+				t.Errorf("the journal is still pending: %v", err)
+			}
+		})
+	}
+}

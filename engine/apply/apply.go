@@ -255,8 +255,10 @@ func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w *write, wrot
 	if err := check(w.root(), w.path()); err != nil {
 		return err
 	}
-	if w.shared {
-		if err := unchangedSincePlan(sys, w); err != nil {
+	if w.shared || w.replacesFile() {
+		// What it replaces or removes is read again first: an edit made
+		// since the plan (or the rollback's read) is never lost.
+		if err := unchangedSincePlan(sys, guard, w); err != nil {
 			return err
 		}
 	}
@@ -276,7 +278,7 @@ func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w *write, wrot
 	if err != nil {
 		return err
 	}
-	if w.planned != nil && w.planned.Op == plan.OpCreate {
+	if w.createsFile() {
 		// Missing when planned: a file another program made since is not
 		// replaced, in the same step as the write.
 		if err := fsys.CreateFile(sys, w.path(), data, w.mode); err != nil {
@@ -303,19 +305,32 @@ func appearedSincePlan(w *write) error {
 		With("reason_code", "created_since_plan").With("next_actions", []string{"retry"})
 }
 
-// unchangedSincePlan refuses to write a key-level file that changed since
-// plan read it: its new text would drop the other writer's change.
-func unchangedSincePlan(sys fsys.System, w *write) error {
+// unchangedSincePlan refuses to write or remove a file that changed since
+// plan (or a rollback) read it: the other writer's change would be lost.
+// A link there (or on the way) is refused, not read through.
+func unchangedSincePlan(sys fsys.System, guard *plan.LinkGuard, w *write) error {
 	fc := w.fileChange()
-	cur, err := sys.ReadFile(w.path())
+	fi, err := guard.Lstat(w.root(), w.path())
 	exists := err == nil
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	switch {
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return err
+	case exists && fi.IsDir():
+		return apperr.New(apperr.IOInvalidPath, "%s is a folder where agentpack manages a file", w.path()).
+			WithHint("move the folder away, then run the command again").With("path", w.path().String())
+	}
+	var sum string
+	if exists {
+		cur, err := sys.ReadFile(w.path())
+		if err != nil {
+			return err
+		}
+		sum = checksum.SHA256Hex(cur)
 	}
 	switch {
 	case fc.Before == nil && !exists:
 		return nil
-	case fc.Before != nil && exists && checksum.SHA256Hex(cur) == fc.Before.SHA256:
+	case fc.Before != nil && exists && sum == fc.Before.SHA256:
 		return nil
 	}
 	return apperr.New(apperr.DriftConflict, "%s changed while agentpack was writing it (another program rewrote it); nothing was lost", w.path()).

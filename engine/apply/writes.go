@@ -134,6 +134,27 @@ func (w *write) path() fsys.AbsPath {
 	return fsys.AbsPath(w.change.Path)
 }
 
+// createsFile says w writes a file that was missing when planned (or when
+// a rollback read it).
+func (w *write) createsFile() bool {
+	if w.remove {
+		return false
+	}
+	if w.planned != nil {
+		return w.planned.BeforeSHA256 == nil
+	}
+	return w.change.Before == nil
+}
+
+// replacesFile says w replaces or removes a target file (not a manifest or
+// a state file, which only agentpack writes) that existed when planned.
+func (w *write) replacesFile() bool {
+	if w.planned != nil {
+		return w.planned.BeforeSHA256 != nil
+	}
+	return w.change.Before != nil && !w.change.Manifest && w.change.Target != snapshots.StateTarget
+}
+
 // fileChange is the change the journal and the snapshot record list for w.
 func (w *write) fileChange() snapshots.FileChange {
 	c := w.planned

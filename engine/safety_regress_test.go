@@ -556,6 +556,14 @@ func TestEditBeforeTheWriteIsKept(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(env.AgentpackHome, "state", "journal.json")); !os.IsNotExist(err) {
 				t.Errorf("the journal is still pending: %v", err)
 			}
+			// The bytes the edit replaced are in a recovery snapshot.
+			snaps, _, err := e.Snapshots(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if last := snaps[len(snaps)-1]; last.Kind != "rollback" || last.Files != 1 {
+				t.Errorf("newest snapshot = %+v, want the recovery snapshot of extra.txt", last)
+			}
 		})
 	}
 }

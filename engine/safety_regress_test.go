@@ -567,3 +567,26 @@ func TestEditBeforeTheWriteIsKept(t *testing.T) {
 		})
 	}
 }
+
+// A rollback putting back a file a later deploy removed does not replace
+// one another program created there in the meantime.
+func TestFileAppearingBeforeARollbackRecreatesItIsKept(t *testing.T) {
+	env, e, req, repo := deployedCodexRepo(t)
+	extra := filepath.Join(env.Cwd, ".agents/skills/s/extra.txt")
+	if err := os.Remove(filepath.Join(repo, "modules/s/extra.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.Checkpoint = func(phase string) {
+		if phase == "journal written" {
+			mustWrite(t, extra, "mine\n")
+		}
+	}
+	_, _, err := e.Rollback(context.Background(), engine.RollbackOptions{Last: true})
+	wantCode(t, err, apperr.DriftConflict, extra)
+	if got := mustRead(t, extra); got != "mine\n" {
+		t.Errorf("extra.txt = %q, want the other program's bytes", got)
+	}
+}

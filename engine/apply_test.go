@@ -129,3 +129,46 @@ func TestSnapshotIDShortcuts(t *testing.T) {
 		t.Fatalf("want E_SNAPSHOT_NOT_FOUND, got %v", err)
 	}
 }
+
+// Once a snapshot's record is saved, the journal copy beside its saved
+// bytes is gone too: the record supersedes it, and it was as large. An
+// apply that crashed after saving its record loses its copy when the next
+// command finishes it.
+func TestJournalCopyGoesWithTheJournal(t *testing.T) {
+	copies := func(t *testing.T, env engine.Env) []string {
+		t.Helper()
+		found, err := filepath.Glob(filepath.Join(env.AgentpackHome, "state", "snapshots", "*", "journal.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return found
+	}
+	env, e, req, repo := deployedCodexRepo(t)
+	if got := copies(t, env); len(got) != 0 {
+		t.Fatalf("journal copies left after a deploy: %v", got)
+	}
+	mustWrite(t, filepath.Join(repo, "modules/s/extra.txt"), "x2\n")
+	type crash struct{}
+	e.Checkpoint = func(phase string) {
+		if phase == "record saved" {
+			panic(crash{})
+		}
+	}
+	func() {
+		defer func() {
+			if r := recover(); r != (crash{}) {
+				t.Fatalf("the deploy did not stop after saving its record: %v", r)
+			}
+		}()
+		_, _, _ = e.Deploy(context.Background(), req, true, engine.ApplyOptions{})
+	}()
+	if got := copies(t, env); len(got) != 1 {
+		t.Fatalf("setup: %d journal copies after the crash, want 1", len(got))
+	}
+	if _, _, err := engine.New(env, targets.NewSet()).Snapshots(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := copies(t, env); len(got) != 0 {
+		t.Errorf("journal copies left after the next command: %v", got)
+	}
+}

@@ -139,6 +139,16 @@ func (s *Store) RemoveJournal() error {
 	return s.sys.Remove(s.journalPath())
 }
 
+// RemoveJournalCopy removes the journal copy beside the saved bytes of
+// snapshot id, once its record is saved: the record supersedes it (a
+// copy is read only for a snapshot with no record), and it is as large
+// as the record. A copy left by a crash in between is only disk.
+func (s *Store) RemoveJournalCopy(id string) {
+	if checkID(id) == nil {
+		_ = s.sys.Remove(s.blobDir(id).JoinName(journalCopyName))
+	}
+}
+
 // SetAsideJournal renames a damaged state/journal.json to
 // journal.json.damaged-<time> (kept for inspection) and returns the new path.
 func (s *Store) SetAsideJournal(now time.Time) (string, error) {

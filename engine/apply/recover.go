@@ -202,6 +202,7 @@ func (wr *Writer) finishRecovery(store *snapshots.Store, j *snapshots.Journal) e
 	if err := store.RemoveJournal(); err != nil {
 		return err
 	}
+	store.RemoveJournalCopy(j.ID)
 	_, err := store.CleanLeftovers()
 	return err
 }

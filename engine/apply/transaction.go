@@ -93,6 +93,7 @@ func (wr *Writer) commit(rec *snapshots.Record, pack *snapshots.Pack, writes []w
 	if err := store.RemoveJournal(); err != nil {
 		return err
 	}
+	store.RemoveJournalCopy(rec.ID)
 	wr.checkpoint("journal removed")
 	return nil
 }

@@ -590,3 +590,36 @@ func TestFileAppearingBeforeARollbackRecreatesItIsKept(t *testing.T) {
 		t.Errorf("extra.txt = %q, want the other program's bytes", got)
 	}
 }
+
+// A managed file removed by someone else while a deploy is writing loses
+// nobody's bytes: the deploy updating or removing it goes on.
+func TestFileRemovedBeforeTheWriteIsNoConflict(t *testing.T) {
+	for _, how := range []string{"update", "remove"} {
+		t.Run(how, func(t *testing.T) {
+			env, e, req, repo := deployedCodexRepo(t)
+			extra := filepath.Join(env.Cwd, ".agents/skills/s/extra.txt")
+			if how == "update" {
+				mustWrite(t, filepath.Join(repo, "modules/s/extra.txt"), "x2\n")
+			} else if err := os.Remove(filepath.Join(repo, "modules/s/extra.txt")); err != nil {
+				t.Fatal(err)
+			}
+			e.Checkpoint = func(phase string) {
+				if phase == "journal written" {
+					if err := os.Remove(extra); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if _, _, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(extra)
+			switch {
+			case how == "update" && string(got) != "x2\n":
+				t.Errorf("extra.txt = %q, %v; want the update written", got, err)
+			case how == "remove" && !os.IsNotExist(err):
+				t.Errorf("extra.txt is there: %v", err)
+			}
+		})
+	}
+}

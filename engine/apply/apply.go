@@ -247,20 +247,21 @@ func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w *write, wrot
 	if w.noop {
 		return nil
 	}
-	check := guard.Check
-	if !w.remove {
+	var err error
+	switch {
+	case w.shared || w.replacesFile():
+		// What it replaces or removes is looked at (through the guard)
+		// and read again first: an edit made since the plan (or the
+		// rollback's read) is never lost.
+		err = unchangedSincePlan(sys, guard, w)
+	case w.remove:
+		err = guard.Check(w.root(), w.path())
+	default:
 		// The write refuses a link or folder at the path itself.
-		check = guard.CheckParents
+		err = guard.CheckParents(w.root(), w.path())
 	}
-	if err := check(w.root(), w.path()); err != nil {
+	if err != nil {
 		return err
-	}
-	if w.shared || w.replacesFile() {
-		// What it replaces or removes is read again first: an edit made
-		// since the plan (or the rollback's read) is never lost.
-		if err := unchangedSincePlan(sys, guard, w); err != nil {
-			return err
-		}
 	}
 	if w.remove {
 		return sys.Remove(w.path())
@@ -328,7 +329,9 @@ func unchangedSincePlan(sys fsys.System, guard *plan.LinkGuard, w *write) error 
 		sum = checksum.SHA256Hex(cur)
 	}
 	switch {
-	case fc.Before == nil && !exists:
+	case !exists && (fc.Before == nil || !w.shared):
+		// Nothing there: writing or removing it loses nobody's bytes (a
+		// key-level file gone since is rebuilt by the next plan instead).
 		return nil
 	case fc.Before != nil && exists && sum == fc.Before.SHA256:
 		return nil

@@ -148,20 +148,7 @@ func TestJournalCopyGoesWithTheJournal(t *testing.T) {
 		t.Fatalf("journal copies left after a deploy: %v", got)
 	}
 	mustWrite(t, filepath.Join(repo, "modules/s/extra.txt"), "x2\n")
-	type crash struct{}
-	e.Checkpoint = func(phase string) {
-		if phase == "record saved" {
-			panic(crash{})
-		}
-	}
-	func() {
-		defer func() {
-			if r := recover(); r != (crash{}) {
-				t.Fatalf("the deploy did not stop after saving its record: %v", r)
-			}
-		}()
-		_, _, _ = e.Deploy(context.Background(), req, true, engine.ApplyOptions{})
-	}()
+	deployDyingAt(t, e, req, "record saved")
 	if got := copies(t, env); len(got) != 1 {
 		t.Fatalf("setup: %d journal copies after the crash, want 1", len(got))
 	}
@@ -171,4 +158,24 @@ func TestJournalCopyGoesWithTheJournal(t *testing.T) {
 	if got := copies(t, env); len(got) != 0 {
 		t.Errorf("journal copies left after the next command: %v", got)
 	}
+}
+
+// deployDyingAt runs a deploy with e that stops dead at the writer's
+// checkpoint phase, as a killed process would, leaving what it did so far
+// for the next command to recover.
+func deployDyingAt(t *testing.T, e *engine.Engine, req engine.Request, phase string) {
+	t.Helper()
+	type crash struct{}
+	e.Checkpoint = func(p string) {
+		if p == phase {
+			panic(crash{})
+		}
+	}
+	defer func() {
+		e.Checkpoint = nil
+		if r := recover(); r != (crash{}) {
+			t.Fatalf("the deploy did not stop at %q: %v", phase, r)
+		}
+	}()
+	_, _, _ = e.Deploy(context.Background(), req, true, engine.ApplyOptions{})
 }

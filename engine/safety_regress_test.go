@@ -461,9 +461,7 @@ func TestLinkOrFolderAppearingBeforeTheWriteIsRefused(t *testing.T) {
 			if got := mustRead(t, agents); got != "# base\n" {
 				t.Errorf("AGENTS.md = %q, want the refused deploy rolled back", got)
 			}
-			if _, err := os.Stat(filepath.Join(env.AgentpackHome, "state", "journal.json")); !os.IsNotExist(err) {
-				t.Errorf("the journal is still pending: %v", err)
-			}
+			noPendingJournal(t, env)
 		})
 	}
 }
@@ -493,9 +491,7 @@ func TestFileAppearingBeforeItsCreateIsKept(t *testing.T) {
 	if got := mustRead(t, filepath.Join(env.Cwd, "AGENTS.md")); got != "# base\n" {
 		t.Errorf("AGENTS.md = %q, want the refused deploy rolled back", got)
 	}
-	if _, err := os.Stat(filepath.Join(env.AgentpackHome, "state", "journal.json")); !os.IsNotExist(err) {
-		t.Errorf("the journal is still pending: %v", err)
-	}
+	noPendingJournal(t, env)
 	e.Checkpoint = nil
 	if _, _, err = e.Deploy(context.Background(), req, true, engine.ApplyOptions{}); apperr.CodeOf(err) != apperr.AdoptConfirmRequired {
 		t.Errorf("the next deploy: %v, want E_ADOPT_CONFIRM_REQUIRED for new.txt", err)
@@ -553,9 +549,7 @@ func TestEditBeforeTheWriteIsKept(t *testing.T) {
 			if got := mustRead(t, agents); got != before {
 				t.Errorf("AGENTS.md = %q, want %q: the refused %s rolled back", got, before, how)
 			}
-			if _, err := os.Stat(filepath.Join(env.AgentpackHome, "state", "journal.json")); !os.IsNotExist(err) {
-				t.Errorf("the journal is still pending: %v", err)
-			}
+			noPendingJournal(t, env)
 			// The bytes the edit replaced are in a recovery snapshot.
 			snaps, _, err := e.Snapshots(context.Background())
 			if err != nil {
@@ -621,5 +615,14 @@ func TestFileRemovedBeforeTheWriteIsNoConflict(t *testing.T) {
 				t.Errorf("extra.txt is there: %v", err)
 			}
 		})
+	}
+}
+
+// noPendingJournal fails t when an apply left its journal behind: it was
+// not finished or rolled back.
+func noPendingJournal(t *testing.T, env engine.Env) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(env.AgentpackHome, "state", "journal.json")); !os.IsNotExist(err) {
+		t.Errorf("the journal is still pending: %v", err)
 	}
 }

@@ -276,21 +276,7 @@ func TestRecoveryRebuildsADeltaManifest(t *testing.T) {
 	}
 	before := exactTree(t, env.Cwd)
 	mustWrite(t, filepath.Join(repo, "modules", "s0005", "ref", "f01.md"), "changed\n")
-	e := engine.New(env, targets.NewSet())
-	type crash struct{}
-	e.Checkpoint = func(phase string) {
-		if phase == "files written" {
-			panic(crash{})
-		}
-	}
-	func() {
-		defer func() {
-			if r := recover(); r != (crash{}) {
-				t.Fatalf("the deploy did not stop after writing its files: %v", r)
-			}
-		}()
-		_, _, _ = e.Deploy(ctx, req, true, engine.ApplyOptions{})
-	}()
+	deployDyingAt(t, engine.New(env, targets.NewSet()), req, "files written")
 	if got := exactTree(t, env.Cwd); maps.Equal(got, before) {
 		t.Fatal("setup: the interrupted deploy wrote nothing")
 	}

@@ -146,6 +146,15 @@ func diffData(st *State, p *plan.Plan) *DiffData {
 		d.Changes[i], omitted[i] = diffChange(p, &p.Changes[i], &held)
 		return true
 	})
+	// The diffs that let go of their bytes read them again in the order
+	// they are shown, a few ahead.
+	ahead := newReadAhead(p.Sys)
+	for i := range d.Changes {
+		if dc := &d.Changes[i]; dc.Unified.Reloads() {
+			k := ahead.add(dc.Src())
+			dc.Unified = dc.Unified.Dropped(func() ([]byte, error) { return ahead.get(k) })
+		}
+	}
 	for _, w := range omitted {
 		if w != "" {
 			st.Warn("%s", w)
@@ -191,7 +200,8 @@ func diffChange(p *plan.Plan, c *plan.Change, held *atomic.Int64) (DiffChange, s
 	}
 	if c.Op == plan.OpCreate && c.After() == nil && held.Add(int64(len(after))) > diffHeld {
 		// Read from its source for this diff: read again when shown
-		// (through what names the source, not the plan, which can go).
+		// (through what names the source, not the plan, which can go;
+		// diffData has them read a few ahead).
 		// Not hashed again: bytes of another length are shown as a
 		// changed file, and a deploy plans again whatever a diff showed.
 		sys, src := p.Sys, c.Src()

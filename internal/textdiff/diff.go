@@ -80,6 +80,10 @@ func (d Diff) Dropped(load func() ([]byte, error)) Diff {
 	return d
 }
 
+// Reloads reports whether d reads its file's bytes again when written
+// ([Diff.Dropped]).
+func (d Diff) Reloads() bool { return d.load != nil }
+
 // sideBytes is the file's bytes a one-sided diff shows, read again when
 // they were dropped; ok is false when they cannot be.
 func (d Diff) sideBytes() (side []byte, ok bool) {

@@ -22,7 +22,7 @@ func TestDiffHoldsBoundedBytes(t *testing.T) {
 		defer engine.SetDiffHeld(held)()
 		var reads atomic.Int64
 		e := engine.New(env, targets.NewSet())
-		e.Sys = countReads{e.Sys, &reads}
+		e.Sys = engine.CountReads{e.Sys, &reads}
 		_, d, err := e.Diff(context.Background(), engine.Request{Repo: repo})
 		if err != nil {
 			t.Fatal(err)

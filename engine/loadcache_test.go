@@ -15,17 +15,6 @@ import (
 	"github.com/agentpack/agentpack/targets"
 )
 
-// countReads counts the files read through it.
-type countReads struct {
-	fsys.System
-	n *atomic.Int64
-}
-
-func (c countReads) ReadFile(p fsys.AbsPath) ([]byte, error) {
-	c.n.Add(1)
-	return c.System.ReadFile(p)
-}
-
 // A load cache reuses a compiled state while nothing it read changed, and
 // loads again after every kind of source edit the stat data can show.
 func TestLoadCacheSeesEverySourceEdit(t *testing.T) {
@@ -37,7 +26,7 @@ func TestLoadCacheSeesEverySourceEdit(t *testing.T) {
 	load := func() *engine.State {
 		t.Helper()
 		e := engine.New(env, targets.NewSet())
-		e.Sys = countReads{e.Sys, &reads}
+		e.Sys = engine.CountReads{e.Sys, &reads}
 		e.LoadCache = cache
 		reads.Store(0)
 		st, err := e.Load(context.Background(), engine.Request{Repo: repo})
@@ -132,7 +121,7 @@ func TestLoadCacheSkipsRacyFiles(t *testing.T) {
 	var reads atomic.Int64
 	for range 2 {
 		e := engine.New(env, targets.NewSet())
-		e.Sys = countReads{e.Sys, &reads}
+		e.Sys = engine.CountReads{e.Sys, &reads}
 		e.LoadCache = cache
 		reads.Store(0)
 		if _, err := e.Load(context.Background(), engine.Request{Repo: repo}); err != nil {
@@ -173,7 +162,7 @@ func TestLoadCacheWatcherInvalidates(t *testing.T) {
 	load := func() *engine.State {
 		t.Helper()
 		e := engine.New(env, targets.NewSet())
-		e.Sys = countReads{countStats{e.Sys, &stats}, &reads}
+		e.Sys = engine.CountReads{countStats{e.Sys, &stats}, &reads}
 		e.LoadCache = cache
 		st, err := e.Load(context.Background(), engine.Request{Repo: repo})
 		if err != nil {
@@ -308,7 +297,7 @@ func watchedStatus(t *testing.T, racy time.Duration) (engine.Env, string, func()
 		t.Helper()
 		var stats, reads atomic.Int64
 		e := engine.New(env, targets.NewSet())
-		e.Sys = countReads{countStats{e.Sys, &stats}, &reads}
+		e.Sys = engine.CountReads{countStats{e.Sys, &stats}, &reads}
 		e.LoadCache = cache
 		_, s, err := e.Status(context.Background(), req, nil)
 		if err != nil {

@@ -11,23 +11,12 @@ import (
 	"github.com/agentpack/agentpack/internal/fsys"
 )
 
-// countingSys counts ReadFile calls.
-type countingSys struct {
-	fsys.System
-	reads *atomic.Int64
-}
-
-func (s countingSys) ReadFile(p fsys.AbsPath) ([]byte, error) {
-	s.reads.Add(1)
-	return s.System.ReadFile(p)
-}
-
 // readAhead gives each file's bytes in order, reads each file once when
 // asked in order, and still answers when asked out of order or twice.
 func TestReadAhead(t *testing.T) {
 	mem := fsys.NewMemSystem()
 	var reads atomic.Int64
-	r := newReadAhead(countingSys{mem, &reads})
+	r := newReadAhead(CountReads{mem, &reads})
 	const n = 100
 	for i := range n {
 		p := fsys.AbsPath(filepath.Join(string(filepath.Separator), "x", fmt.Sprint(i)))

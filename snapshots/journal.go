@@ -61,7 +61,11 @@ func (s *Store) WriteJournalFiles(j *Journal, files Files) error {
 	copied := make(chan error, 1)
 	go func() { copied <- s.writeJSON(s.durable, s.blobDir(j.ID).JoinName(journalCopyName), &c, files) }()
 	err := s.writeJSON(s.durable, s.journalPath(), &c, files)
-	if cerr := <-copied; err == nil {
+	if cerr := <-copied; err == nil && cerr != nil {
+		// Without its copy the apply does not go on: a journal left
+		// alone would have the next command recover an apply that
+		// wrote nothing.
+		_ = s.RemoveJournal()
 		err = cerr
 	}
 	return err

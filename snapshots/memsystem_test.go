@@ -1,6 +1,7 @@
 package snapshots
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -180,5 +181,38 @@ func TestNewStoreWritesTheJournalDurably(t *testing.T) {
 		if got := reflect.DeepEqual(s.sys, fsyncing); got != (env == "1") {
 			t.Errorf("AGENTPACK_FSYNC=%q: the state System %+v fsyncs = %v", env, s.sys, got)
 		}
+	}
+}
+
+// failingCopy is a durable System that cannot write journal copies.
+type failingCopy struct{ *fsys.MemSystem }
+
+func (m failingCopy) Durable() fsys.System { return copyRefusing{m.MemSystem} }
+
+type copyRefusing struct{ *fsys.MemSystem }
+
+func (m copyRefusing) WriteFile(path fsys.AbsPath, data []byte, perm fs.FileMode) error {
+	if path.Base() == journalCopyName && path.Dir().Dir().Base() == "snapshots" {
+		return errors.New("disk full")
+	}
+	return m.MemSystem.WriteFile(path, data, perm)
+}
+
+// A journal whose copy cannot be written is not left behind: the apply
+// stops before any file, and no later command recovers an apply that
+// wrote nothing.
+func TestJournalWithoutItsCopyIsNotLeft(t *testing.T) {
+	dir, err := fsys.NewAbsPath(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewStoreOn(failingCopy{fsys.NewMemSystem()}, dir)
+	j := &Journal{ID: s.NewID(time.Now()), Command: "deploy --apply", PID: 1, StartedAt: time.Now().UTC(),
+		Files: []FileChange{{Target: "codex", Root: "/r", Path: "/r/a", Op: OpCreate, After: content("a")}}}
+	if err := s.WriteJournal(j); err == nil {
+		t.Fatal("WriteJournal succeeded without its copy")
+	}
+	if got, err := s.ReadJournal(); got != nil || err != nil {
+		t.Errorf("ReadJournal = %+v, %v; want no journal", got, err)
 	}
 }

@@ -462,6 +462,18 @@ func TestLinkOrFolderAppearingBeforeTheWriteIsRefused(t *testing.T) {
 				t.Errorf("AGENTS.md = %q, want the refused deploy rolled back", got)
 			}
 			noPendingJournal(t, env)
+			// The bytes extra.txt had are in a recovery snapshot: once the
+			// link or folder is gone, rollback --last puts them back.
+			e.Checkpoint = nil
+			if err := os.RemoveAll(extra); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := e.Rollback(context.Background(), engine.RollbackOptions{Last: true}); err != nil {
+				t.Fatal(err)
+			}
+			if got := mustRead(t, extra); got != "x\n" {
+				t.Errorf("extra.txt after rollback --last = %q, want the bytes it had before", got)
+			}
 		})
 	}
 }

@@ -22,11 +22,15 @@ type recoveryStep struct {
 }
 
 // keptEdit is a path edited after the crash: recovery keeps it and records
-// its pre-apply bytes in a snapshot, so neither version is lost.
+// its pre-apply bytes in a snapshot, so neither version is lost. notFile
+// says a link or folder is there now (or a link on the way): why says so,
+// and only the pre-apply bytes are recorded.
 type keptEdit struct {
 	f        snapshots.FileChange
 	pre, cur []byte
 	curMode  fs.FileMode
+	notFile  bool
+	why      string
 }
 
 // Recover rolls back an interrupted apply found in the journal. The caller
@@ -73,6 +77,10 @@ func (wr *Writer) Recover() ([]string, error) {
 			return nil, err
 		}
 		for _, k := range kept {
+			if k.notFile {
+				warnings = append(warnings, fmt.Sprintf("left %s as it is: %s; the bytes it had before the interrupted apply are saved in snapshot %s (`agentpack rollback --last` brings them back once no link or folder is in the way)", k.f.Path, k.why, id))
+				continue
+			}
 			warnings = append(warnings, fmt.Sprintf("kept %s: it was edited after the interrupted apply; its previous bytes are saved in snapshot %s (`agentpack rollback --last` brings them back)", k.f.Path, id))
 		}
 	}
@@ -114,17 +122,18 @@ func (wr *Writer) recoverySteps(store *snapshots.Store, j *snapshots.Journal) (s
 	for i := len(j.Files) - 1; i >= 0; i-- {
 		f := j.Files[i]
 		root, path := recorded(f.Root, f.Path)
-		a, err := plan.ReadActual(wr.Sys, guard, nil, root, path, "")
-		if apperr.CodeOf(err) == apperr.IOInvalidPath {
-			// A link or a folder is there now, or a link on the way: the
-			// apply never makes either, so someone else did. Not ours to
-			// replace, and nothing is written through a link; the other
-			// paths are still put back.
-			warnings = append(warnings, fmt.Sprintf("left %s as it is: %s", f.Path, apperr.As(err).Message))
+		a, aerr := plan.ReadActual(wr.Sys, guard, nil, root, path, "")
+		// A link or a folder there now, or a link on the way: the apply
+		// never makes either, so someone else did. Not ours to replace,
+		// and nothing is written through a link; the other paths are
+		// still put back.
+		notFile := apperr.CodeOf(aerr) == apperr.IOInvalidPath
+		switch {
+		case notFile && f.Before == nil:
+			warnings = append(warnings, fmt.Sprintf("left %s as it is: %s", f.Path, apperr.As(aerr).Message))
 			continue
-		}
-		if err != nil {
-			return nil, nil, nil, err
+		case aerr != nil && !notFile:
+			return nil, nil, nil, aerr
 		}
 		wrote := f.After != nil && a.Exists && a.SHA256 == f.After.SHA256
 		if f.Before == nil {
@@ -142,6 +151,11 @@ func (wr *Writer) recoverySteps(store *snapshots.Store, j *snapshots.Journal) (s
 			continue
 		}
 		pre, err := contents.Read(f.Target, f.Path, j.ID, f.Before, a.Data)
+		if err == nil && notFile {
+			// Left as it is, its pre-apply bytes kept in a snapshot.
+			kept = append(kept, keptEdit{f: f, pre: pre, notFile: true, why: apperr.As(aerr).Message})
+			continue
+		}
 		if err != nil {
 			if !wr.BestEffort {
 				return nil, nil, nil, apperr.As(err).WithHint("nothing was changed; run `agentpack doctor --fix` to put back every file whose saved bytes are intact and leave the others as they are")
@@ -178,9 +192,17 @@ func (wr *Writer) saveKeptEdits(store *snapshots.Store, j *snapshots.Journal, ke
 	}
 	var blobs [][]byte
 	for _, k := range kept {
-		blobs = append(blobs, k.pre, k.cur)
-		rec.Files = append(rec.Files, snapshots.FileChange{Target: k.f.Target, Root: k.f.Root, Path: k.f.Path, Op: plan.OpUpdate, Manifest: k.f.Manifest,
-			Before: k.f.Before.Plain(), After: &snapshots.Content{SHA256: checksum.SHA256Hex(k.cur), Size: int64(len(k.cur)), Mode: uint32(k.curMode)}})
+		fc := snapshots.FileChange{Target: k.f.Target, Root: k.f.Root, Path: k.f.Path, Op: plan.OpUpdate, Manifest: k.f.Manifest, Before: k.f.Before.Plain(),
+			After: &snapshots.Content{SHA256: checksum.SHA256Hex(k.cur), Size: int64(len(k.cur)), Mode: uint32(k.curMode)}}
+		blobs = append(blobs, k.pre)
+		if k.notFile {
+			// No file there now: rolling this back puts the bytes back
+			// once the link or folder is gone.
+			fc.Op, fc.After = plan.OpDelete, nil
+		} else {
+			blobs = append(blobs, k.cur)
+		}
+		rec.Files = append(rec.Files, fc)
 		if k.f.Target != snapshots.StateTarget && !slices.Contains(rec.Targets, k.f.Target) {
 			rec.Targets = append(rec.Targets, k.f.Target)
 		}

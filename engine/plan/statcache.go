@@ -2,6 +2,7 @@ package plan
 
 import (
 	"cmp"
+	"crypto/sha256"
 	"encoding/hex"
 	"hash/maphash"
 	"io"
@@ -23,7 +24,18 @@ import (
 // plan: a base file holding every entry, and a delta holding what changed
 // since, so a deploy that changes 100 of 10,000 files writes 100 entries,
 // not 10,000. A damaged, unknown or mismatched file is ignored and rebuilt.
+// A cache scoped to some roots ([StatCache.Scope], what a plan does) keeps
+// its base and delta in a folder of its own below statScopesDir, so a
+// plan of one project reads and writes its own entries, not every other
+// project's.
 const statCacheDir = "statcache"
+
+// statScopesDir holds one folder per set of roots plans scoped to; the
+// statScopesKeep most recently written are kept.
+const (
+	statScopesDir  = "scopes"
+	statScopesKeep = 32
+)
 
 // legacyStatCacheFile is the single gob file earlier versions kept beside
 // the folder.
@@ -38,6 +50,11 @@ const (
 type StatCache struct {
 	sys fsys.System
 	dir fsys.AbsPath
+	// base is the folder of the base and delta files: dir, or the scope's
+	// own folder. from is the folder the base decoded came from: base, or
+	// dir for a scope whose folder has none yet (its entries below the
+	// scope seed it, and the next save writes the scope's first base).
+	base, from fsys.AbsPath
 
 	mu sync.RWMutex
 	// entries are the base file's, sorted by the hash of their path
@@ -95,6 +112,7 @@ func StatCachePath(stateDir fsys.AbsPath) fsys.AbsPath { return stateDir.JoinNam
 func LoadStatCache(sys fsys.System, stateDir fsys.AbsPath) *StatCache {
 	c := &StatCache{sys: sys, dir: StatCachePath(stateDir), over: map[string]statEntry{}, inDelta: map[string]bool{},
 		changed: map[string]bool{}, foreign: map[string]statEntry{}}
+	c.base = c.dir
 	c.manifests = manifestBlobs{dir: c.dir.JoinName(manifestCacheDir)}
 	c.dirs = statBlobs{path: c.dir.JoinName(dirCacheFile), magic: dirCacheMagic}
 	return c
@@ -111,6 +129,15 @@ func (c *StatCache) Scope(roots []fsys.AbsPath) {
 	for i, r := range roots {
 		c.scope[i] = r.String()
 	}
+	c.base = c.dir.JoinName(statScopesDir).JoinName(scopeKey(c.scope))
+}
+
+// scopeKey names the folder of the set of roots: the same roots in any
+// order share it.
+func scopeKey(roots []string) string {
+	sorted := slices.Sorted(slices.Values(roots))
+	sum := sha256.Sum256([]byte(strings.Join(sorted, "\x00")))
+	return hex.EncodeToString(sum[:12])
 }
 
 // inScope reports whether path is below one of roots.
@@ -139,11 +166,16 @@ func (c *StatCache) wanted(out bool) func([]byte) bool {
 func (c *StatCache) decode() {
 	c.once.Do(func() {
 		c.decoded = true
-		base, err := c.sys.ReadFile(c.dir.JoinName(statBaseFile))
+		c.from = c.base
+		base, err := c.sys.ReadFile(c.from.JoinName(statBaseFile))
+		if err != nil && c.base != c.dir {
+			c.from = c.dir
+			base, err = c.sys.ReadFile(c.from.JoinName(statBaseFile))
+		}
 		if err != nil {
 			return
 		}
-		delta, _ := c.sys.ReadFile(c.dir.JoinName(statDeltaFile))
+		delta, _ := c.sys.ReadFile(c.from.JoinName(statDeltaFile))
 		want := c.wanted(false)
 		n := 0 // the entries kept, counted first so the map is made at its size
 		if walkStatFile(base, statBaseMagic, func(path []byte, e statEntry) {
@@ -184,12 +216,16 @@ func (c *StatCache) decode() {
 			return
 		}
 		for k, e := range amend {
-			c.inDelta[k] = true
-			if want != nil && !want([]byte(k)) {
-				c.foreign[k] = e
-			} else {
+			out := want != nil && !want([]byte(k))
+			switch {
+			case !out:
 				c.over[k] = e
+			case c.from != c.base:
+				continue // another folder's: the scope's base leaves it out
+			default:
+				c.foreign[k] = e
 			}
+			c.inDelta[k] = true
 		}
 	})
 }
@@ -352,25 +388,31 @@ func (c *StatCache) Save() {
 	if len(c.changed) == 0 {
 		return
 	}
-	if c.sys.MkdirAll(c.dir, 0o700) != nil {
+	if c.sys.MkdirAll(c.base, 0o700) != nil {
 		return
 	}
 	delta := maps.Clone(c.inDelta)
 	maps.Copy(delta, c.changed)
-	if c.baseGen == 0 || len(delta) > (len(c.entries)+len(c.over))/16+256 {
+	// A delta amends the base of its own folder: a scope seeded from the
+	// shared base writes a base of its own first.
+	if c.baseGen == 0 || c.from != c.base || len(delta) > (len(c.entries)+len(c.over))/16+256 {
 		// A new generation, so no delta written for an older base, even
 		// one with the same entries, applies to it.
 		gen := max(uint64(time.Now().UnixNano()), c.baseGen+1)
 		write := func(w io.Writer) error { return c.writeBase(w, gen) }
-		if fsys.WriteStream(c.sys, c.dir.JoinName(statBaseFile), 0o600, write) == nil {
+		if fsys.WriteStream(c.sys, c.base.JoinName(statBaseFile), 0o600, write) == nil {
 			if c.baseGen == 0 {
 				// The first base replaces the gob file of earlier versions.
 				_ = c.sys.Remove(c.dir.Dir().JoinName(legacyStatCacheFile))
 			}
-			c.baseGen = gen
+			_ = c.sys.Remove(c.base.JoinName(statDeltaFile)) // of an older base
+			c.baseGen, c.from = gen, c.base
 			clear(c.inDelta)
 			clear(c.changed)
 			clear(c.foreign)
+			if c.base != c.dir {
+				c.pruneScopes()
+			}
 		}
 		return
 	}
@@ -385,7 +427,7 @@ func (c *StatCache) Save() {
 		}
 	}
 	data := encodeStatFile(statDeltaMagic, c.baseGen, entries, slices.Collect(maps.Keys(delta)))
-	if c.sys.WriteFile(c.dir.JoinName(statDeltaFile), data, 0o600) == nil {
+	if c.sys.WriteFile(c.base.JoinName(statDeltaFile), data, 0o600) == nil {
 		c.inDelta = delta
 		clear(c.changed)
 	}
@@ -396,9 +438,42 @@ func (c *StatCache) Save() {
 // foreign name, then over's and foreign's with a hash. Every entry is
 // checked against the disk when used, so those of a base another process
 // wrote since are as good as the one loaded.
+// A scope's first base keeps only the scope's entries of the shared one.
 func (c *StatCache) writeBase(w io.Writer, gen uint64) error {
-	old, _ := c.sys.ReadFile(c.dir.JoinName(statBaseFile))
-	return writeMergedBase(w, gen, old, func([]byte) bool { return true }, c.foreign, c.over)
+	var old []byte
+	if c.from != "" {
+		old, _ = c.sys.ReadFile(c.from.JoinName(statBaseFile))
+	}
+	keep := func([]byte) bool { return true }
+	if c.from != c.base {
+		keep = c.wanted(false)
+	}
+	return writeMergedBase(w, gen, old, keep, c.foreign, c.over)
+}
+
+// pruneScopes removes the folders of the scopes written least recently
+// past statScopesKeep: projects deleted or not planned for long.
+func (c *StatCache) pruneScopes() {
+	dir := c.dir.JoinName(statScopesDir)
+	ents, err := c.sys.ReadDir(dir)
+	if err != nil || len(ents) <= statScopesKeep {
+		return
+	}
+	type aged struct {
+		path fsys.AbsPath
+		mod  time.Time
+	}
+	var scopes []aged
+	for _, ent := range ents {
+		p := dir.JoinName(ent.Name())
+		if fi, err := c.sys.Lstat(p.JoinName(statBaseFile)); err == nil && p != c.base {
+			scopes = append(scopes, aged{p, fi.ModTime()})
+		}
+	}
+	slices.SortFunc(scopes, func(a, b aged) int { return a.mod.Compare(b.mod) })
+	for _, s := range scopes[:max(0, len(scopes)-(statScopesKeep-1))] {
+		_ = c.sys.RemoveAll(s.path)
+	}
 }
 
 // parseSHA256 is the 32 bytes of s, a sha256 in lowercase hex (as

@@ -357,11 +357,12 @@ func TestStatCacheRemovesTheLegacyFile(t *testing.T) {
 	}
 }
 
-// TestStatCacheScopeKeepsOtherRoots: a cache used for some roots (one
-// project's plan) decodes only their entries, yet each save, a delta or a
-// new base, keeps every other root's entries, those the loaded delta held
-// included.
-func TestStatCacheScopeKeepsOtherRoots(t *testing.T) {
+// TestStatCacheScopesKeepTheirOwnBase: a cache scoped to some roots (a
+// plan's) decodes only their entries; the first time, from the shared
+// base, which it leaves as it is, writing a base of its own; after that
+// from its own folder only, so a plan of one project neither reads nor
+// rewrites every other project's entries.
+func TestStatCacheScopesKeepTheirOwnBase(t *testing.T) {
 	sys, state, files := statFixture(t, 1200)
 	seen := map[fsys.AbsPath]bool{}
 	var roots, inScope, others []fsys.AbsPath
@@ -392,9 +393,20 @@ func TestStatCacheScopeKeepsOtherRoots(t *testing.T) {
 	if got := cached(t, sys, state, files); got != len(files) {
 		t.Fatalf("after an unscoped delta %d of %d cached", got, len(files))
 	}
+	scoped := func() *StatCache {
+		c := LoadStatCache(sys, state)
+		c.Scope(roots)
+		return c
+	}
+	shared := StatCachePath(state).JoinName(statBaseFile).String()
+	sharedBefore, err := os.ReadFile(shared)
+	if err != nil {
+		t.Fatal(err)
+	}
 
-	// Scoped: only the roots' entries are decoded; a small change is a
-	// delta that keeps others[0]'s.
+	// Scoped, the first time: the roots' entries of the shared base are
+	// decoded; a change is saved as a base of the scope's own, holding
+	// the scope's entries only, and the shared base is left as it was.
 	c = LoadStatCache(sys, state)
 	c.Scope(roots)
 	c.decode()
@@ -403,26 +415,63 @@ func TestStatCacheScopeKeepsOtherRoots(t *testing.T) {
 	}
 	c.Forget(inScope[0])
 	c.Save()
-	if got := cached(t, sys, state, files); got != len(files)-1 {
-		t.Fatalf("after a scoped delta %d of %d cached, want all but the one forgotten", got, len(files))
-	}
-
-	// Scoped, many changes: a new base, with every other entry kept.
-	base := StatCachePath(state).JoinName(statBaseFile).String()
-	before, err := os.ReadFile(base)
+	own := c.base.JoinName(statBaseFile).String()
+	ownBytes, err := os.ReadFile(own)
 	if err != nil {
+		t.Fatalf("the scope wrote no base of its own: %v", err)
+	}
+	n := 0
+	if err := walkStatFile(ownBytes, statBaseMagic, func(path []byte, _ statEntry) {
+		if !c.wanted(false)(path) {
+			t.Fatalf("the scope's base holds %s, outside its roots", path)
+		}
+		n++
+	}); err != nil {
 		t.Fatal(err)
 	}
+	if n != len(inScope)-1 {
+		t.Fatalf("the scope's base holds %d entries, want %d", n, len(inScope)-1)
+	}
+	if after, _ := os.ReadFile(shared); !bytes.Equal(after, sharedBefore) {
+		t.Fatal("a scoped save rewrote the shared base")
+	}
+	if got := cachedIn(t, sys, scoped(), inScope); got != len(inScope)-1 {
+		t.Fatalf("scoped: %d of %d cached, want all but the one forgotten", got, len(inScope))
+	}
+	if got := cached(t, sys, state, others); got != len(others) {
+		t.Fatalf("unscoped: %d of the %d other entries cached", got, len(others))
+	}
+
+	// After that, the scope reads its own folder only: without the shared
+	// files it still knows its entries, and a small change is a delta
+	// beside its own base.
+	for _, name := range []string{statBaseFile, statDeltaFile} {
+		if err := os.Remove(StatCachePath(state).JoinName(name).String()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := cachedIn(t, sys, scoped(), inScope); got != len(inScope)-1 {
+		t.Fatalf("scoped, shared base gone: %d of %d cached", got, len(inScope))
+	}
+	c = LoadStatCache(sys, state)
+	c.Scope(roots)
+	c.Forget(inScope[1])
+	c.Save()
+	if _, err := os.Stat(c.base.JoinName(statDeltaFile).String()); err != nil {
+		t.Fatalf("a small scoped change wrote no delta: %v", err)
+	}
+	if got := cachedIn(t, sys, scoped(), inScope); got != len(inScope)-2 {
+		t.Fatalf("after a scoped delta %d of %d cached, want all but the two forgotten", got, len(inScope))
+	}
+
+	// Scoped, many changes: a new base of the scope's, sorted, and empty.
 	c = LoadStatCache(sys, state)
 	c.Scope(roots)
 	for _, f := range inScope {
 		c.Forget(f)
 	}
 	c.Save()
-	after, _ := os.ReadFile(base)
-	if bytes.Equal(after, before) {
-		t.Fatal("forgetting every entry of the scope did not write a new base")
-	}
+	after, _ := os.ReadFile(own)
 	prev := ""
 	if err := walkStatFile(after, statBaseMagic, func(path []byte, _ statEntry) {
 		if string(path) <= prev {
@@ -432,10 +481,7 @@ func TestStatCacheScopeKeepsOtherRoots(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if got := cached(t, sys, state, others); got != len(others) {
-		t.Fatalf("after a scoped new base %d of the %d other entries cached", got, len(others))
-	}
-	if got := cached(t, sys, state, inScope); got != 0 {
+	if got := cachedIn(t, sys, scoped(), inScope); got != 0 {
 		t.Fatalf("after forgetting the scope's entries %d still cached", got)
 	}
 }

@@ -485,3 +485,27 @@ func TestStatCacheScopesKeepTheirOwnBase(t *testing.T) {
 		t.Fatalf("after forgetting the scope's entries %d still cached", got)
 	}
 }
+
+// Only the statScopesKeep scopes written most recently keep a folder: a
+// project deleted long ago does not keep its entries forever.
+func TestStatCacheKeepsTheNewestScopes(t *testing.T) {
+	sys, state, files := statFixture(t, statScopesKeep+4)
+	var last fsys.AbsPath
+	for _, f := range files {
+		c := LoadStatCache(sys, state)
+		c.Scope([]fsys.AbsPath{f.Dir()})
+		recordAll(t, sys, c, []fsys.AbsPath{f})
+		c.Save()
+		last = c.base
+	}
+	ents, err := os.ReadDir(StatCachePath(state).JoinName(statScopesDir).String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) > statScopesKeep {
+		t.Errorf("%d scope folders kept, want at most %d", len(ents), statScopesKeep)
+	}
+	if _, err := os.Stat(last.JoinName(statBaseFile).String()); err != nil {
+		t.Errorf("the newest scope's base is gone: %v", err)
+	}
+}

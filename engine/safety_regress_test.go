@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
@@ -271,10 +272,11 @@ func TestRecoveryCleansStateLeftovers(t *testing.T) {
 	}
 }
 
-// failAfter is a System whose writes and removals fail after the first n.
+// failAfter is a System whose writes and removals fail after the first n
+// (from any goroutine: an apply writes in parallel).
 type failAfter struct {
 	fsys.System
-	n     int
+	n     atomic.Int64
 	state fsys.AbsPath // agentpack's own state is written fine
 }
 
@@ -282,7 +284,7 @@ func (f *failAfter) WriteFile(p fsys.AbsPath, d []byte, m os.FileMode) error {
 	if f.state.Contains(p) {
 		return f.System.WriteFile(p, d, m)
 	}
-	if f.n--; f.n < 0 {
+	if f.n.Add(-1) < 0 {
 		return apperr.New(apperr.IOFailed, "cannot write %s: disk on fire", p)
 	}
 	return f.System.WriteFile(p, d, m)
@@ -292,7 +294,7 @@ func (f *failAfter) Remove(p fsys.AbsPath) error {
 	if f.state.Contains(p) {
 		return f.System.Remove(p)
 	}
-	if f.n--; f.n < 0 {
+	if f.n.Add(-1) < 0 {
 		return apperr.New(apperr.IOFailed, "cannot remove %s: disk on fire", p)
 	}
 	return f.System.Remove(p)
@@ -306,7 +308,9 @@ func TestFailedApplyWhoseRollbackFailsSaysSo(t *testing.T) {
 	repo := codexRepo(t)
 	e := engine.New(env, targets.NewSet())
 	real := e.Sys
-	e.Sys = &failAfter{System: real, n: 1, state: fsys.AbsPath(env.AgentpackHome)}
+	failing := &failAfter{System: real, state: fsys.AbsPath(env.AgentpackHome)}
+	failing.n.Store(1)
+	e.Sys = failing
 	_, _, err := e.Deploy(context.Background(), engine.Request{Repo: repo}, true, engine.ApplyOptions{})
 	for _, part := range []string{"disk on fire", "rolling the partial apply back failed too", "half-applied", "journal.json is pending"} {
 		if err == nil || !strings.Contains(apperr.As(err).Message, part) {

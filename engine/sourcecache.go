@@ -8,7 +8,6 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
@@ -172,23 +171,7 @@ func (e *Engine) writeCacheFile(path fsys.AbsPath, write func(io.Writer) error) 
 // pruneSourceCache removes the oldest cache files of dir past
 // sourceCacheKeep.
 func (e *Engine) pruneSourceCache(dir, keep fsys.AbsPath) {
-	ents, err := e.Sys.ReadDir(dir)
-	if err != nil || len(ents) <= sourceCacheKeep {
-		return
-	}
-	type aged struct {
-		path fsys.AbsPath
-		mod  time.Time
-	}
-	var files []aged
-	for _, ent := range ents {
-		p := dir.JoinName(ent.Name())
-		if fi, err := e.Sys.Lstat(p); err == nil && p != keep && strings.HasSuffix(ent.Name(), ".bin") {
-			files = append(files, aged{p, fi.ModTime()})
-		}
-	}
-	slices.SortFunc(files, func(a, b aged) int { return a.mod.Compare(b.mod) })
-	for _, f := range files[:max(0, len(files)-(sourceCacheKeep-1))] {
-		_ = e.Sys.Remove(f.path)
-	}
+	fsys.PruneOldest(e.Sys, dir, sourceCacheKeep, keep, func(name string) (fsys.AbsPath, bool) {
+		return dir.JoinName(name), strings.HasSuffix(name, ".bin")
+	})
 }

@@ -455,25 +455,9 @@ func (c *StatCache) writeBase(w io.Writer, gen uint64) error {
 // past statScopesKeep: projects deleted or not planned for long.
 func (c *StatCache) pruneScopes() {
 	dir := c.dir.JoinName(statScopesDir)
-	ents, err := c.sys.ReadDir(dir)
-	if err != nil || len(ents) <= statScopesKeep {
-		return
-	}
-	type aged struct {
-		path fsys.AbsPath
-		mod  time.Time
-	}
-	var scopes []aged
-	for _, ent := range ents {
-		p := dir.JoinName(ent.Name())
-		if fi, err := c.sys.Lstat(p.JoinName(statBaseFile)); err == nil && p != c.base {
-			scopes = append(scopes, aged{p, fi.ModTime()})
-		}
-	}
-	slices.SortFunc(scopes, func(a, b aged) int { return a.mod.Compare(b.mod) })
-	for _, s := range scopes[:max(0, len(scopes)-(statScopesKeep-1))] {
-		_ = c.sys.RemoveAll(s.path)
-	}
+	fsys.PruneOldest(c.sys, dir, statScopesKeep, c.base, func(name string) (fsys.AbsPath, bool) {
+		return dir.JoinName(name).JoinName(statBaseFile), true
+	})
 }
 
 // parseSHA256 is the 32 bytes of s, a sha256 in lowercase hex (as

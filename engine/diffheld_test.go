@@ -43,8 +43,11 @@ func TestDiffHoldsBoundedBytes(t *testing.T) {
 		t.Fatal("a diff holding few bytes shows another diff than one holding them all")
 	}
 	// Past the budget, files are read at load (hashed) and again to
-	// diff, and again when shown.
-	if someReads < allReads+100 || allShown != 0 || someShown < 50 {
+	// diff, and again when shown. How many modules load their bytes
+	// before the budget is spent depends on how many load at once (the
+	// main files are always held), so the counts are bounded, not exact:
+	// every file read again when shown was read again to diff too.
+	if someReads-allReads < someShown || allShown != 0 || someShown < 50 {
 		t.Fatalf("holding 8 KiB, the diff read %d files and %d more to show them; holding all, %d and %d: the budget was not applied",
 			someReads, someShown, allReads, allShown)
 	}

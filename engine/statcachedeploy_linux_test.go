@@ -58,14 +58,24 @@ func (i agedInfo) Sys() any           { return i.st }
 // (Files the deploy writes are as new as can be: agedStats makes them look
 // old enough to be recorded.)
 func TestDeployRecordsWrittenFilesInStatCache(t *testing.T) {
-	env := testEnv(t)
-	repo := codexRepo(t)
-	req := engine.Request{Repo: repo}
 	var mu sync.Mutex
 	var read []string
+	deployThenStatus(t, &read, func(sys fsys.System) fsys.System {
+		return agedStats{System: sys, mu: &mu, read: &read}
+	}, nil)
+}
+
+// deployThenStatus deploys a repo with one skill through the System wrap
+// makes of the engine's, checks each file written with wrote (when set),
+// then runs status the same way and fails on any file the deploy wrote
+// that the status read (wrap's System lists them in read).
+func deployThenStatus(t *testing.T, read *[]string, wrap func(fsys.System) fsys.System, wrote func(path string)) {
+	t.Helper()
+	env := testEnv(t)
+	req := engine.Request{Repo: codexRepo(t)}
 	newEngine := func() *engine.Engine {
 		e := engine.New(env, targets.NewSet())
-		e.Sys = agedStats{System: e.Sys, mu: &mu, read: &read}
+		e.Sys = wrap(e.Sys)
 		return e
 	}
 	_, res, err := newEngine().Deploy(context.Background(), req, true, engine.ApplyOptions{})
@@ -78,18 +88,71 @@ func TestDeployRecordsWrittenFilesInStatCache(t *testing.T) {
 		// reads it for them, whatever the cache says of the whole file.
 		if c.Path.Base() != "AGENTS.md" {
 			written[c.Path.String()] = true
+			if wrote != nil {
+				wrote(c.Path.String())
+			}
 		}
 	}
 	if len(written) != 2 {
 		t.Fatalf("the deploy wrote %d files besides AGENTS.md, want the skill's 2", len(written))
 	}
-	read = nil
+	*read = nil
 	if _, _, err := newEngine().Status(context.Background(), req, nil); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range read {
+	for _, p := range *read {
 		if written[p] {
-			t.Errorf("status read %s, which the deploy just wrote (its stat cache entry is missing)", p)
+			t.Errorf("status read %s, which the deploy just wrote (its stat cache entry is missing or is not what a look sees)", p)
 		}
 	}
+}
+
+// placedAged is agedStats whose writes tell the stat data they placed
+// ([fsys.StatWriter]), aged the same way, and which lists the written
+// files looked at again after their write.
+type placedAged struct {
+	agedStats
+	wrote, lookedAgain map[string]bool
+}
+
+func (a placedAged) WriteFileStat(p fsys.AbsPath, data []byte, perm fs.FileMode, create bool) (fsys.StatData, error) {
+	d, err := fsys.WriteFileStat(a.System, p, data, perm, create)
+	if d.Ino != 0 {
+		d.MtimeNS -= int64(time.Hour)
+		d.CtimeNS -= int64(time.Hour)
+	}
+	a.mu.Lock()
+	a.wrote[p.String()] = true
+	a.mu.Unlock()
+	return d, err
+}
+
+func (a placedAged) Lstat(p fsys.AbsPath) (fs.FileInfo, error) {
+	a.mu.Lock()
+	if a.wrote[p.String()] {
+		a.lookedAgain[p.String()] = true
+	}
+	a.mu.Unlock()
+	return a.agedStats.Lstat(p)
+}
+
+// TestDeployRecordsTheStatDataItsWritesPlaced: where the System's writes
+// tell the stat data of the file they placed, the deploy records those in
+// the stat cache without looking at the files again, and they are what a
+// later look sees: the status after it reads none of them.
+func TestDeployRecordsTheStatDataItsWritesPlaced(t *testing.T) {
+	var mu sync.Mutex
+	var read []string
+	sys := placedAged{wrote: map[string]bool{}, lookedAgain: map[string]bool{}}
+	deployThenStatus(t, &read, func(base fsys.System) fsys.System {
+		sys.agedStats = agedStats{System: base, mu: &mu, read: &read}
+		return sys
+	}, func(path string) {
+		if !sys.wrote[path] {
+			t.Fatalf("%s was not written through WriteFileStat", path)
+		}
+		if sys.lookedAgain[path] {
+			t.Errorf("the deploy looked at %s again after writing it", path)
+		}
+	})
 }

@@ -99,8 +99,12 @@ func (wr *Writer) Apply(d Deployment) (string, bool, error) {
 	// the peak is the larger of the two phases, not their sum (cold
 	// deploy at 10k: max RSS 43 -> 40 MiB).
 	tail := writtenOf(writes[len(writes)-manifests:])
+	placed := make([]fsys.StatData, len(d.Plan.Changes))
+	for i := range placed {
+		placed[i] = writes[i].placed
+	}
 	runtime.GC()
-	wr.cacheWritten(d.Plan.StatCache, d.Plan.Changes, tail)
+	wr.cacheWritten(d.Plan.StatCache, d.Plan.Changes, placed, tail)
 	return id, true, nil
 }
 
@@ -190,11 +194,12 @@ func (wr *Writer) DryRun(d Deployment) ([]fsys.Op, error) {
 	return sys.Ops(), nil
 }
 
-// written is a file a transaction wrote (with the hash of its bytes) or
-// removed.
+// written is a file a transaction wrote (with the hash of its bytes and,
+// when the write could tell, the stat data it placed) or removed.
 type written struct {
 	path   fsys.AbsPath
 	sha256 string
+	placed fsys.StatData
 	remove bool
 }
 
@@ -202,7 +207,7 @@ type written struct {
 func writtenOf(ws []write) []written {
 	out := make([]written, len(ws))
 	for i := range ws {
-		out[i] = written{path: ws[i].path(), remove: ws[i].remove}
+		out[i] = written{path: ws[i].path(), placed: ws[i].placed, remove: ws[i].remove}
 		if !ws[i].remove {
 			out[i].sha256 = ws[i].afterSHA256()
 		}
@@ -211,17 +216,19 @@ func writtenOf(ws []write) []written {
 }
 
 // cacheWritten records the stat identity of the files just written, those
-// of changes and then those of tail, so the next status need not re-hash
-// them; cache is the one the plan used, if any.
-func (wr *Writer) cacheWritten(cache *plan.StatCache, changes []plan.Change, tail []written) {
+// of changes (with the stat data their writes placed, where known) and
+// then those of tail, so the next status need not re-hash them; cache is
+// the one the plan used, if any. A file whose write could not tell is
+// looked at.
+func (wr *Writer) cacheWritten(cache *plan.StatCache, changes []plan.Change, placed []fsys.StatData, tail []written) {
 	if cache == nil {
 		cache = plan.LoadStatCache(wr.Sys, fsys.AbsPath(wr.Store.Dir()))
 	}
-	workers.Parallel(len(changes)+len(tail), func(i int) {
+	workers.Chunks(len(changes)+len(tail), func(i int) bool {
 		var w written
 		if i < len(changes) {
 			c := &changes[i]
-			w = written{path: c.Path, remove: c.Op == plan.OpDelete}
+			w = written{path: c.Path, placed: placed[i], remove: c.Op == plan.OpDelete}
 			if !w.remove {
 				w.sha256 = *c.AfterSHA256
 			}
@@ -230,11 +237,14 @@ func (wr *Writer) cacheWritten(cache *plan.StatCache, changes []plan.Change, tai
 		}
 		if w.remove {
 			cache.Forget(w.path)
-			return
+			return true
 		}
-		if d, err := fsys.LstatData(wr.Sys, w.path); err == nil {
+		if w.placed.Ino != 0 {
+			cache.Record(w.path, w.placed, w.sha256)
+		} else if d, err := fsys.LstatData(wr.Sys, w.path); err == nil {
 			cache.Record(w.path, d, w.sha256)
 		}
+		return true
 	})
 	cache.Save()
 }
@@ -279,16 +289,12 @@ func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w *write, wrot
 	if err != nil {
 		return err
 	}
-	if w.createsFile() {
-		// Missing when planned: a file another program made since is not
-		// replaced, in the same step as the write.
-		if err := fsys.CreateFile(sys, w.path(), data, w.mode); err != nil {
-			if errors.Is(err, fs.ErrExist) {
-				return appearedSincePlan(w)
-			}
-			return err
-		}
-	} else if err := sys.WriteFile(w.path(), data, w.mode); err != nil {
+	// A create (missing when planned) never replaces a file another
+	// program made since, in the same step as the write.
+	w.placed, err = fsys.WriteFileStat(sys, w.path(), data, w.mode, w.createsFile())
+	if errors.Is(err, fs.ErrExist) && w.createsFile() {
+		return appearedSincePlan(w)
+	} else if err != nil {
 		return err
 	}
 	if wrote != nil {

@@ -35,7 +35,10 @@ type write struct {
 	// h is what a write that is not a plan's change holds or reads of
 	// its bytes (nil when it holds nothing): a plan's change carries its
 	// own, so the writes of 100,000 creates hold no four empty fields each.
-	h      *held
+	h *held
+	// placed is the stat data of the file the write placed, when the
+	// System could tell ([fsys.StatWriter]): the stat cache records them.
+	placed fsys.StatData
 	remove bool
 	mode   fs.FileMode
 	// beforeSaved: the bytes it replaces are in the pack already (a

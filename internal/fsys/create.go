@@ -31,6 +31,29 @@ func CreateFile(sys System, path AbsPath, data []byte, perm fs.FileMode) error {
 	return sys.WriteFile(path, data, perm)
 }
 
+// StatWriter is a [System] whose writes can give the stat data of the file
+// they placed, taken from the file written (no second lookup of its path):
+// a deploy records the ten thousand files it wrote in the stat cache
+// without looking at each again.
+type StatWriter interface {
+	// WriteFileStat is WriteFile, or [Creator.CreateFile] when create is
+	// set, returning the stat data of the file as placed; they are zero
+	// when it cannot tell.
+	WriteFileStat(path AbsPath, data []byte, perm fs.FileMode, create bool) (StatData, error)
+}
+
+// WriteFileStat is sys's [StatWriter.WriteFileStat], or, for a System
+// that is not a StatWriter, [CreateFile] or WriteFile with zero stat data.
+func WriteFileStat(sys System, path AbsPath, data []byte, perm fs.FileMode, create bool) (StatData, error) {
+	if w, ok := sys.(StatWriter); ok {
+		return w.WriteFileStat(path, data, perm, create)
+	}
+	if create {
+		return StatData{}, CreateFile(sys, path, data, perm)
+	}
+	return StatData{}, sys.WriteFile(path, data, perm)
+}
+
 func existsError(path AbsPath) error {
 	return IOError(&fs.PathError{Op: "create", Path: path.String(), Err: fs.ErrExist}, "create", path)
 }

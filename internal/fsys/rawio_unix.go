@@ -20,8 +20,9 @@ import (
 // to each file, which matters at ten thousand files). The mode is set with
 // fchmod only when the umask would change it; missing folders are created
 // only when the open says they are missing. place moves the complete temp
-// file to path ([os.Rename], or [placeNew]).
-func writeAtomic(dir, path AbsPath, data []byte, perm fs.FileMode, fsync bool, place func(tmp, path string) error) error {
+// file to path ([os.Rename], or [placeNew]). When placed is set, it gets
+// the file's stat data as placed, from the file itself ([placedStat]).
+func writeAtomic(dir, path AbsPath, data []byte, perm fs.FileMode, fsync bool, place func(tmp, path string) error, placed *StatData) error {
 	var (
 		fd   int
 		tmp  string
@@ -56,11 +57,15 @@ func writeAtomic(dir, path AbsPath, data []byte, perm fs.FileMode, fsync bool, p
 	if err == nil && fsync {
 		err = unix.Fsync(fd)
 	}
-	if cerr := unix.Close(fd); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = place(tmp, string(path))
+	if placed != nil && err == nil {
+		err = closePlaceStat(fd, placed, func() error { return place(tmp, string(path)) })
+	} else {
+		if cerr := unix.Close(fd); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = place(tmp, string(path))
+		}
 	}
 	if err != nil {
 		_ = unix.Unlink(tmp)

@@ -79,24 +79,37 @@ func (s *RealSystem) Readlink(path AbsPath) (string, error) {
 // never half of one. renameio is not used because it always fsyncs and names
 // the temp file after path, which can pass the 255-byte name limit.
 func (s *RealSystem) WriteFile(path AbsPath, data []byte, perm fs.FileMode) error {
-	if fi, err := os.Lstat(string(path)); err == nil {
-		if err := refuseNonFile(path, fi.Mode()); err != nil {
-			return err
-		}
-	}
-	dir := path.Dir()
-	if err := writeAtomic(dir, path, data, perm.Perm(), s.opts.Fsync, os.Rename); err != nil {
-		return IOError(err, "write", path)
-	}
-	return s.done(path, dir)
+	return s.write(path, data, perm, false, nil)
 }
 
 // CreateFile implements [Creator]: [RealSystem.WriteFile] whose last step
 // fails where anything is at path by then ([placeNew]).
 func (s *RealSystem) CreateFile(path AbsPath, data []byte, perm fs.FileMode) error {
+	return s.write(path, data, perm, true, nil)
+}
+
+// WriteFileStat implements [StatWriter].
+func (s *RealSystem) WriteFileStat(path AbsPath, data []byte, perm fs.FileMode, create bool) (StatData, error) {
+	var placed StatData
+	err := s.write(path, data, perm, create, &placed)
+	return placed, err
+}
+
+// write is WriteFile, or CreateFile when create is set, giving placed
+// (when set) the stat data of the file placed.
+func (s *RealSystem) write(path AbsPath, data []byte, perm fs.FileMode, create bool, placed *StatData) error {
 	dir := path.Dir()
-	if err := writeAtomic(dir, path, data, perm.Perm(), s.opts.Fsync, placeNew); err != nil {
-		return IOError(err, "create", path)
+	place, op := placeNew, "create"
+	if !create {
+		if fi, err := os.Lstat(string(path)); err == nil {
+			if err := refuseNonFile(path, fi.Mode()); err != nil {
+				return err
+			}
+		}
+		place, op = os.Rename, "write"
+	}
+	if err := writeAtomic(dir, path, data, perm.Perm(), s.opts.Fsync, place, placed); err != nil {
+		return IOError(err, op, path)
 	}
 	return s.done(path, dir)
 }

@@ -170,6 +170,9 @@ type State struct {
 	// configured are the targets agentpack.yaml configures, for a state
 	// from the [SourceCache] (which has no Manifest).
 	configured []string
+	// compileWarnings are the warnings compiling added (a part of
+	// Warnings), for [Engine.relocatable].
+	compileWarnings []string
 }
 
 // Warn adds a warning; safe for concurrent use.
@@ -247,9 +250,11 @@ func (e *Engine) loadFrom(ctx context.Context, req Request, m *manifest.Manifest
 	for _, lm := range st.Modules {
 		st.Warnings = append(st.Warnings, lm.Warnings()...)
 	}
+	n := len(st.Warnings)
 	if st.Desired, err = e.compile(st); err != nil {
 		return nil, err
 	}
+	st.compileWarnings = slices.Clone(st.Warnings[n:])
 	st.Desired.Stale = e.staleRoots(st, st.Desired)
 	e.warnProjectPlace(st)
 	return st, nil
@@ -358,11 +363,16 @@ func (e *Engine) warnProjectPlace(st *State) {
 
 // compile renders every selected target and merges the results.
 func (e *Engine) compile(st *State) (*desired.State, error) {
+	return e.compileFor(st, e.projectRoot(), func(w string) { st.Warn("%s", w) })
+}
+
+// compileFor is compile for a project at project, with warnings to warn.
+func (e *Engine) compileFor(st *State, project fsys.AbsPath, warn func(string)) (*desired.State, error) {
 	return desired.Compile(desired.Input{
 		Adapters: e.Adapters, Targets: st.Targets, Configs: st.Manifest.Targets, Modules: st.Modules,
-		Narrowed: st.Req.Target != "" && st.Req.Target != "all", Warn: st.Warn,
-		ProjectIsHome: e.projectRoot() == abs(e.Env.Home) && !st.Req.AllowHomeProject,
-		Context: target.RenderContext{Home: abs(e.Env.Home), CodexHome: e.Env.CodexHome, ProjectRoot: e.projectRoot(),
-			Machine: st.Req.Machine, FS: e.Sys, OnWarn: func(w string) { st.Warn("%s", w) }},
+		Narrowed: st.Req.Target != "" && st.Req.Target != "all", Warn: func(format string, args ...any) { warn(fmt.Sprintf(format, args...)) },
+		ProjectIsHome: project == abs(e.Env.Home) && !st.Req.AllowHomeProject,
+		Context: target.RenderContext{Home: abs(e.Env.Home), CodexHome: e.Env.CodexHome, ProjectRoot: project,
+			Machine: st.Req.Machine, FS: e.Sys, OnWarn: warn},
 	})
 }

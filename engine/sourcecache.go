@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/engine/sourcecache"
 	"github.com/agentpack/agentpack/internal/fsys"
 )
@@ -57,9 +58,12 @@ func (e *Engine) sourceCachedLoadState(ctx context.Context, req Request, load fu
 		// plan) reads files that differ from the disk the cache describes.
 		return load()
 	}
-	key := fmt.Sprintf("%#v\x00%#v\x00%v\x00%s", req, e.Env, e.Adapters.Names(), c.Build)
+	key := e.sourceCacheKey(req, e.Env.Cwd)
 	path := e.sourceCachePath(key)
 	if st := e.sourceCacheHit(req, key, path); st != nil {
+		return st, nil
+	}
+	if st := e.relocatedHit(req); st != nil {
 		return st, nil
 	}
 	tracker := fsys.NewTrackingSystem(e.Sys)
@@ -122,7 +126,20 @@ func (e *Engine) sourceCacheHit(req Request, key string, path fsys.AbsPath) *Sta
 	if err != nil {
 		return nil
 	}
-	st := &State{Req: req, Repo: ent.Repo, Project: ent.Project, Profile: ent.Profile, Targets: ent.Targets,
+	return e.cachedState(req, ent, ent.Project, d)
+}
+
+// sourceCacheKeyOf is the source cache key of req in env for adapters
+// and build: one entry per request, environment (the working folder
+// included) and build.
+func sourceCacheKeyOf(req Request, env Env, adapters []string, build string) string {
+	return fmt.Sprintf("%#v\x00%#v\x00%v\x00%s", req, env, adapters, build)
+}
+
+// cachedState is the State of req with ent's compiled state d for the
+// project folder project.
+func (e *Engine) cachedState(req Request, ent *sourcecache.Entry, project fsys.AbsPath, d *desired.State) *State {
+	st := &State{Req: req, Repo: ent.Repo, Project: project, Profile: ent.Profile, Targets: ent.Targets,
 		Desired: d, Warnings: ent.Warnings, configured: ent.Configured}
 	// The roots registry is agentpack's own state, rewritten by deploys: it
 	// is read fresh rather than invalidating the cache.
@@ -143,8 +160,11 @@ func (e *Engine) saveSourceCache(key string, path fsys.AbsPath, tracker *fsys.Tr
 		return
 	}
 	ent := &sourcecache.Entry{Key: key, Fingerprint: fp, Repo: st.Repo, Project: st.Project,
-		Profile: st.Profile, Targets: st.Targets, Configured: st.Manifest.TargetNames(), Warnings: st.Warnings, Desired: st.Desired}
-	e.writeCacheFile(path, func(w io.Writer) error { return sourcecache.Encode(w, ent) })
+		Profile: st.Profile, Targets: st.Targets, Configured: st.Manifest.TargetNames(), Warnings: st.Warnings, Desired: st.Desired,
+		Relocatable: e.relocatable(st, fp)}
+	if e.writeCacheFile(path, func(w io.Writer) error { return sourcecache.Encode(w, ent) }) && ent.Relocatable {
+		e.saveRelocPointer(st)
+	}
 }
 
 // racy is c.Racy, or its default.
@@ -158,14 +178,16 @@ func (c *SourceCache) racy() time.Duration {
 // writeCacheFile writes one cache file (a source cache entry, a kept
 // answer) as write encodes it, when the System can write its folder, then
 // prunes the folder. A failed write leaves the file as it was.
-func (e *Engine) writeCacheFile(path fsys.AbsPath, write func(io.Writer) error) {
+func (e *Engine) writeCacheFile(path fsys.AbsPath, write func(io.Writer) error) (written bool) {
 	dir := path.Dir()
 	if e.Sys.MkdirAll(dir, 0o700) != nil || !fsys.CanWrite(e.Sys, dir) {
-		return
+		return false
 	}
-	if fsys.WriteStream(e.Sys, path, 0o600, write) == nil {
-		e.pruneSourceCache(dir, path)
+	if fsys.WriteStream(e.Sys, path, 0o600, write) != nil {
+		return false
 	}
+	e.pruneSourceCache(dir, path)
+	return true
 }
 
 // pruneSourceCache removes the oldest cache files of dir past

@@ -217,6 +217,25 @@ func (s Stamp) Unchanged(sys fsys.System) bool {
 	})
 }
 
+// UnchangedMoved is [Stamp.Unchanged] for paths moved from the folder from
+// to the folder to: an entry at or below from is checked at the same place
+// below to, or not at all when skip says so.
+func (s Stamp) UnchangedMoved(sys fsys.System, from, to fsys.AbsPath, skip func(fsys.AbsPath) bool) bool {
+	return s.each(func(chunk []fsys.FingerprintEntry) bool {
+		kept := chunk[:0]
+		for _, e := range chunk {
+			if from.Contains(e.Path) {
+				if skip(e.Path) {
+					continue
+				}
+				e.Path = to + e.Path[len(from):]
+			}
+			kept = append(kept, e)
+		}
+		return fsys.NewFingerprint(kept).Unchanged(sys)
+	})
+}
+
 // Entries are all of s's entries decoded.
 func (s Stamp) Entries() []fsys.FingerprintEntry {
 	var out []fsys.FingerprintEntry

@@ -25,7 +25,7 @@ import (
 // A file with another magic or version is ignored and rebuilt.
 const (
 	magic   = "agentpack source cache\n"
-	version = 4
+	version = 5
 )
 
 // Entry is one cached load: what it was loaded for (Key), what it read
@@ -44,6 +44,9 @@ type Entry struct {
 	// Configured are the target names agentpack.yaml configures.
 	Configured []string
 	Warnings   []string
+	// Relocatable says the compiled state may be moved to another
+	// project's folder (the engine decides when).
+	Relocatable bool
 	// Desired is what [Encode] writes; [Decode] leaves it nil until
 	// [Entry.DecodeDesired], so an entry whose Stamp shows a change costs
 	// no decoded state.
@@ -66,6 +69,7 @@ func Encode(out io.Writer, e *Entry) error {
 	w.Strings(e.Targets)
 	w.Strings(e.Configured)
 	w.Strings(e.Warnings)
+	w.Bool(e.Relocatable)
 	if err := encodeDesired(w, e.Desired, fp); err != nil {
 		return err
 	}
@@ -84,6 +88,7 @@ func Decode(data []byte) (*Entry, error) {
 	e := &Entry{Key: key, Stamp: fp}
 	e.Repo, e.Project, e.Profile = r.str(), fsys.AbsPath(r.str()), r.str()
 	e.Targets, e.Configured, e.Warnings = r.strs(), r.strs(), r.strs()
+	e.Relocatable = r.Bool()
 	if r.Err != nil {
 		return nil, errDamaged
 	}

@@ -1,0 +1,88 @@
+package desired
+
+import (
+	"bytes"
+	"cmp"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/agentpack/agentpack/internal/fsys"
+)
+
+// Relocated is a copy of d with every root and file path at or below from
+// moved to the same place below to: the state the same sources compile to
+// for a project at to, when d's project was at from and nothing else of
+// it depended on that place (the caller's to check). ok is false when the
+// copy could not be that state: a path d keeps where it is lies below to,
+// a moved file's source is named by more of its path than lies below
+// from ([File.Src]), or either folder is a file system's root. d is left
+// as it is.
+func (d *State) Relocated(from, to fsys.AbsPath) (out *State, ok bool) {
+	if from.Dir() == from || to.Dir() == to {
+		return nil, false
+	}
+	ok = true
+	move := func(p fsys.AbsPath) fsys.AbsPath {
+		if from.Contains(p) {
+			return to + p[len(from):]
+		}
+		if to.Contains(p) {
+			ok = false
+		}
+		return p
+	}
+	moveRoots := func(roots []Root) []Root {
+		if roots == nil {
+			return nil
+		}
+		out := make([]Root, len(roots))
+		for i, r := range roots {
+			out[i] = Root{Target: r.Target, Path: move(r.Path), ScanExtras: r.ScanExtras}
+		}
+		slices.SortFunc(out, func(a, b Root) int { // as Compile sorts them
+			return cmp.Or(strings.Compare(a.Target, b.Target), strings.Compare(string(a.Path), string(b.Path)))
+		})
+		return out
+	}
+	origins := map[*Origin]*Origin{}
+	files := make([]File, len(d.Files))
+	ptrs := make([]*File, len(d.Files))
+	for i, f := range d.Files {
+		o, seen := origins[f.Origin]
+		if !seen {
+			o = &Origin{Target: f.Target, Root: move(f.Root), ModuleIDs: f.ModuleIDs, srcDir: f.srcDir}
+			origins[f.Origin] = o
+		}
+		files[i] = *f
+		files[i].Origin, files[i].Path = o, move(f.Path)
+		if f.hasSrc && from.Contains(f.Path) && int(f.srcTail) > len(f.Path)-len(from) {
+			ok = false
+		}
+		ptrs[i] = &files[i]
+	}
+	roots, stale := moveRoots(d.Roots), moveRoots(d.Stale)
+	if !ok {
+		return nil, false
+	}
+	return Restore(d.Targets, roots, stale, ptrs), true
+}
+
+// SameCompiled reports whether a and b are the same compiled state: the
+// same targets, roots and files (origin, path, hash, bytes or source,
+// entries, mode), in the same order. Stale roots are not compared: they
+// come from the roots registry, not from compiling.
+func SameCompiled(a, b *State) bool {
+	if !slices.Equal(a.Targets, b.Targets) || !slices.Equal(a.Roots, b.Roots) || len(a.Files) != len(b.Files) {
+		return false
+	}
+	for i, f := range a.Files {
+		g := b.Files[i]
+		if f.Target != g.Target || f.Root != g.Root || !slices.Equal(f.ModuleIDs, g.ModuleIDs) || f.Src() != g.Src() ||
+			f.Path != g.Path || f.SHA256 != g.SHA256 || !bytes.Equal(f.Data, g.Data) || (f.Data == nil) != (g.Data == nil) ||
+			f.Mode != g.Mode || f.Marked != g.Marked || !reflect.DeepEqual(f.Keyed, g.Keyed) {
+			return false
+		}
+	}
+	return true
+}

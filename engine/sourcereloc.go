@@ -1,0 +1,175 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/agentpack/agentpack/engine/desired"
+	"github.com/agentpack/agentpack/engine/overlay"
+	"github.com/agentpack/agentpack/engine/sourcecache"
+	"github.com/agentpack/agentpack/internal/fsys"
+)
+
+// A source cache entry is per project (its key names the working folder),
+// so the first plan of a repo in a new project read, parsed and hashed the
+// whole repo again, though another project's entry held what it compiles
+// to but for where the project's files go: 100 of the 360 ms of a cold
+// 10,000-file deploy. An entry whose compiled state depends on its project
+// only through the paths of the project's roots is marked relocatable when
+// saved, and a pointer to it is kept per request (the key without the
+// working folder); the load of a new project beside it (in the same
+// folder) relocates that state to its own folder
+// ([desired.State.Relocated]) when the entry is still good.
+//
+// Relocatable means, checked when the entry is saved:
+//   - the working folder is a project's root (it holds .git), which is not
+//     a file system's root and holds neither the repo nor agentpack's or
+//     the user's home, and is not inside the repo; no project overlay
+//     applies to it;
+//   - the load saw nothing in the project but its .git and paths missing
+//     there (an AGENTS.md agentpack would merge its blocks into), and
+//     nothing of the folders above it but their type (no listing);
+//   - compiling the same modules for a probe, a project of another name
+//     beside it, gives the relocated state exactly, with the same
+//     warnings, and no warning names the project: whatever an adapter
+//     makes of the project's name (a file holding the project's path, a
+//     key under ~/.claude.json's "projects") shows up as a difference.
+//
+// The new project must meet the first point too, lie in the same folder
+// (so a path an adapter derives from the project's folder, a rules folder
+// at "../shared", is the same for both), and miss the paths the old one
+// missed; the rest of the entry's fingerprint must be unchanged, as for
+// any hit (what the old project holds now does not matter: a deploy there
+// since does not keep its entry from moving).
+
+// relocDir holds the pointers, one per request: the project folder whose
+// entry was saved relocatable last.
+const relocDir = "reloc"
+
+// sourceCacheKey is the source cache key of req for a working folder cwd.
+func (e *Engine) sourceCacheKey(req Request, cwd string) string {
+	env := e.Env
+	env.Cwd = cwd
+	return sourceCacheKeyOf(req, env, e.Adapters.Names(), e.SourceCache.Build)
+}
+
+// relocPointer is the pointer file of req's loads in any project.
+func (e *Engine) relocPointer(req Request) fsys.AbsPath {
+	sum := sha256.Sum256([]byte(e.sourceCacheKey(req, "")))
+	return abs(filepath.Join(e.Env.CacheDir(), "load", relocDir, hex.EncodeToString(sum[:12])))
+}
+
+// relocatableProject is the working folder when a compiled state can be
+// relocated to or from it for repo (the first point above), else "".
+func (e *Engine) relocatableProject(repo string, req Request) fsys.AbsPath {
+	top, found := e.Env.gitTop(e.Sys)
+	root, cwd := abs(top), abs(e.Env.Cwd)
+	if !found || root != cwd || root.Dir() == root || abs(repo).Contains(root) {
+		return ""
+	}
+	for _, p := range []string{repo, e.Env.Home, e.Env.AgentpackHome, e.Env.CodexHome} {
+		if p != "" && root.Contains(abs(e.Env.ExpandHome(p))) {
+			return ""
+		}
+	}
+	if e.overlayLayout(repo, req).HasScope(e.Sys, overlay.Project) {
+		return ""
+	}
+	return root
+}
+
+// relocatable reports whether st, just loaded through tracker's fingerprint
+// fp, may be relocated to other projects (see above).
+func (e *Engine) relocatable(st *State, fp *fsys.Fingerprint) bool {
+	root := st.Project
+	if st.Desired == nil || st.Modules == nil || e.relocatableProject(st.Repo, st.Req) != root ||
+		slices.Contains(st.overlayScopes, overlay.Project) {
+		return false
+	}
+	for _, fe := range fp.Entries() {
+		switch {
+		case projectOwn(root, fe.Path) && !fe.Listed, fe.Missing && !fe.Listed:
+		case root.Contains(fe.Path), fe.Path.Contains(root) && fe.Listed:
+			return false
+		}
+	}
+	for _, w := range st.Warnings {
+		if strings.Contains(w, root.String()) {
+			return false
+		}
+	}
+	// The probe: the same modules compiled for a project beside it.
+	probe := root.Dir().JoinName(root.Base() + ".agentpack-relocation-probe")
+	var warnings []string
+	got, err := e.compileFor(st, probe, func(w string) { warnings = append(warnings, w) })
+	if err != nil || !slices.Equal(warnings, st.compileWarnings) {
+		return false
+	}
+	want, ok := st.Desired.Relocated(root, probe)
+	return ok && desired.SameCompiled(want, got)
+}
+
+// saveRelocPointer points req's pointer at st's project, whose entry was just
+// saved relocatable.
+func (e *Engine) saveRelocPointer(st *State) {
+	path := e.relocPointer(st.Req)
+	dir := path.Dir()
+	if e.Sys.MkdirAll(dir, 0o700) != nil || !fsys.CanWrite(e.Sys, dir) {
+		return
+	}
+	if fsys.WriteStream(e.Sys, path, 0o600, func(w io.Writer) error {
+		_, err := io.WriteString(w, st.Project.String())
+		return err
+	}) == nil {
+		fsys.PruneOldest(e.Sys, dir, sourceCacheKeep, path, func(name string) (fsys.AbsPath, bool) {
+			return dir.JoinName(name), !strings.HasPrefix(name, fsys.TempPrefix)
+		})
+	}
+}
+
+// relocatedHit is the state req compiles to in this project, relocated
+// from the entry of the project req's pointer names, when that entry is
+// relocatable and unchanged and this project can take it; else nil.
+func (e *Engine) relocatedHit(req Request) *State {
+	data, err := e.Sys.ReadFile(e.relocPointer(req))
+	if err != nil {
+		return nil
+	}
+	from, err := fsys.NewAbsPath(string(data))
+	if err != nil || from == abs(e.Env.Cwd) {
+		return nil
+	}
+	key := e.sourceCacheKey(req, from.String())
+	data, err = e.Sys.ReadFile(e.sourceCachePath(key))
+	if err != nil {
+		return nil
+	}
+	ent, err := sourcecache.Decode(data)
+	if err != nil || ent.Key != key || !ent.Relocatable || ent.Project != from || ent.Repo != e.Env.ResolveRepo(req.Repo) {
+		return nil
+	}
+	to := e.relocatableProject(ent.Repo, req)
+	own := func(p fsys.AbsPath) bool { return projectOwn(from, p) }
+	if to == "" || to.Dir() != from.Dir() || !ent.Stamp.UnchangedMoved(e.Sys, from, to, own) {
+		return nil
+	}
+	d, err := ent.DecodeDesired()
+	if err != nil {
+		return nil
+	}
+	if d, ok := d.Relocated(from, to); ok {
+		return e.cachedState(req, ent, to, d)
+	}
+	return nil
+}
+
+// projectOwn reports whether path is root or in its .git: what finding
+// the project looks at, which [Engine.relocatableProject] checks in the
+// new project.
+func projectOwn(root, path fsys.AbsPath) bool {
+	return path == root || root.JoinName(".git").Contains(path)
+}

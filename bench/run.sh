@@ -118,8 +118,12 @@ for n in "${sizes[@]}"; do
   row "diff (cold)" "$(PREP='rm -rf "$AGENTPACK_HOME/state" "$AGENTPACK_HOME/cache"' best_of "$repeat" "$ap" --repo "$d/repo" diff)" "$hashfloor"
   cpfloor=$(PREP='fresh "$d" >/dev/null' best_of "$repeat" sh -c "cp -r '$d/repo/modules' \"\$(cat '$work/fresh')/m\"")
   copy=$(cat "$work/fresh") # the last copy, for the rm -rf floor
-  # Each cold deploy goes to a new project; the rows after it run in the
-  # last one.
+  # Each cold deploy goes to a new project beside the others; the rows
+  # after it run in the last one. The first has nothing cached (no source
+  # cache: the repo is read, parsed and hashed); the second is a project
+  # of a home that planned the repo beside it before, whose compiled state
+  # moves to the new project's folder instead.
+  row "deploy (cold, no cache)" "$(PREP='cd "$(fresh "$d")" && mkdir .git && rm -rf "$AGENTPACK_HOME/cache/load" "$AGENTPACK_HOME/cache/answers"' best_of "$repeat" "$ap" --repo "$d/repo" deploy --apply --yes)" "$cpfloor"
   row "deploy (cold)" "$(PREP='cd "$(fresh "$d")" && mkdir .git' best_of "$repeat" "$ap" --repo "$d/repo" deploy --apply --yes)" "$cpfloor"
   cd "$(cat "$work/fresh")"
   row "status (no caches)" "$(best_of "$repeat" sh -c "$nocache '$ap' --repo '$d/repo' status")" "$hashfloor"

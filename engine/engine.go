@@ -75,6 +75,10 @@ type Engine struct {
 	// status, diff or deploy: a module file copied verbatim keeps its hash
 	// and source path, not its bytes, once its module is loaded.
 	hashesOnly bool
+	// probeSys is set while the [SourceCache] loads a state it may save:
+	// the System beneath the load's tracker, through which the load's
+	// relocation probe reads ([Engine.startProbe]).
+	probeSys fsys.System
 	// diffing is set while Diff or Preview with diffs plans: they show
 	// every change's bytes, so a load through the [SourceCache] keeps the
 	// bytes it reads instead of reading each changed file a second time,
@@ -171,8 +175,10 @@ type State struct {
 	// from the [SourceCache] (which has no Manifest).
 	configured []string
 	// compileWarnings are the warnings compiling added (a part of
-	// Warnings), for [Engine.relocatable].
+	// Warnings), and probe the compile for a project beside this one, for
+	// [Engine.relocatable].
 	compileWarnings []string
+	probe           *relocProbe
 }
 
 // Warn adds a warning; safe for concurrent use.
@@ -249,6 +255,9 @@ func (e *Engine) loadFrom(ctx context.Context, req Request, m *manifest.Manifest
 	}
 	for _, lm := range st.Modules {
 		st.Warnings = append(st.Warnings, lm.Warnings()...)
+	}
+	if e.probeSys != nil && st.Project.Dir() != st.Project {
+		st.probe = e.startProbe(st, e.probeSys)
 	}
 	n := len(st.Warnings)
 	if st.Desired, err = e.compile(st); err != nil {
@@ -363,16 +372,17 @@ func (e *Engine) warnProjectPlace(st *State) {
 
 // compile renders every selected target and merges the results.
 func (e *Engine) compile(st *State) (*desired.State, error) {
-	return e.compileFor(st, e.projectRoot(), func(w string) { st.Warn("%s", w) })
+	return desired.Compile(e.compileInput(st, e.projectRoot(), e.Sys, func(w string) { st.Warn("%s", w) }))
 }
 
-// compileFor is compile for a project at project, with warnings to warn.
-func (e *Engine) compileFor(st *State, project fsys.AbsPath, warn func(string)) (*desired.State, error) {
-	return desired.Compile(desired.Input{
+// compileInput is what compiling st's modules for a project at project
+// takes, reading existing files through sys, with warnings to warn.
+func (e *Engine) compileInput(st *State, project fsys.AbsPath, sys fsys.System, warn func(string)) desired.Input {
+	return desired.Input{
 		Adapters: e.Adapters, Targets: st.Targets, Configs: st.Manifest.Targets, Modules: st.Modules,
 		Narrowed: st.Req.Target != "" && st.Req.Target != "all", Warn: func(format string, args ...any) { warn(fmt.Sprintf(format, args...)) },
 		ProjectIsHome: project == abs(e.Env.Home) && !st.Req.AllowHomeProject,
 		Context: target.RenderContext{Home: abs(e.Env.Home), CodexHome: e.Env.CodexHome, ProjectRoot: project,
-			Machine: st.Req.Machine, FS: e.Sys, OnWarn: warn},
-	})
+			Machine: st.Req.Machine, FS: sys, OnWarn: warn},
+	}
 }

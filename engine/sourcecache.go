@@ -68,9 +68,9 @@ func (e *Engine) sourceCachedLoadState(ctx context.Context, req Request, load fu
 	}
 	tracker := fsys.NewTrackingSystem(e.Sys)
 	sys := e.Sys
-	e.Sys, e.hashesOnly = tracker, !e.diffing
+	e.Sys, e.hashesOnly, e.probeSys = tracker, !e.diffing, sys
 	st, err := load()
-	e.Sys, e.hashesOnly = sys, false
+	e.Sys, e.hashesOnly, e.probeSys = sys, false, nil
 	if err != nil {
 		return st, err
 	}

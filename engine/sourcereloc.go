@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/engine/overlay"
@@ -102,15 +103,45 @@ func (e *Engine) relocatable(st *State, fp *fsys.Fingerprint) bool {
 			return false
 		}
 	}
-	// The probe: the same modules compiled for a project beside it.
-	probe := root.Dir().JoinName(root.Base() + ".agentpack-relocation-probe")
-	var warnings []string
-	got, err := e.compileFor(st, probe, func(w string) { warnings = append(warnings, w) })
-	if err != nil || !slices.Equal(warnings, st.compileWarnings) {
+	p := st.probe
+	if p == nil {
 		return false
 	}
-	want, ok := st.Desired.Relocated(root, probe)
-	return ok && desired.SameCompiled(want, got)
+	<-p.done
+	if p.err != nil || !slices.Equal(p.warnings, st.compileWarnings) {
+		return false
+	}
+	want, ok := st.Desired.Relocated(root, p.root)
+	return ok && desired.SameCompiled(want, p.state)
+}
+
+// relocProbe is the probe of [Engine.relocatable]: st's modules compiled
+// for a project of another name beside st's.
+type relocProbe struct {
+	root     fsys.AbsPath
+	done     chan struct{}
+	state    *desired.State
+	err      error
+	mu       sync.Mutex
+	warnings []string
+}
+
+// startProbe compiles st's modules for the probe on another goroutine,
+// beside the load's own compile (the CPUs are idle but one then), reading
+// existing files through sys: the probe's reads are no part of what the
+// load depends on, so not through its tracker.
+func (e *Engine) startProbe(st *State, sys fsys.System) *relocProbe {
+	p := &relocProbe{root: st.Project.Dir().JoinName(st.Project.Base() + ".agentpack-relocation-probe"), done: make(chan struct{})}
+	in := e.compileInput(st, p.root, sys, func(w string) {
+		p.mu.Lock()
+		p.warnings = append(p.warnings, w)
+		p.mu.Unlock()
+	})
+	go func() {
+		defer close(p.done)
+		p.state, p.err = desired.Compile(in)
+	}()
+	return p
 }
 
 // saveRelocPointer points req's pointer at st's project, whose entry was just

@@ -174,11 +174,10 @@ type State struct {
 	// configured are the targets agentpack.yaml configures, for a state
 	// from the [SourceCache] (which has no Manifest).
 	configured []string
-	// compileWarnings are the warnings compiling added (a part of
-	// Warnings), and probe the compile for a project beside this one, for
-	// [Engine.relocatable].
-	compileWarnings []string
-	probe           *relocProbe
+	// movable says the relocation probe agreed: compiled for a project
+	// beside this one, the modules give this state with its paths moved
+	// ([Engine.relocatable]).
+	movable bool
 }
 
 // Warn adds a warning; safe for concurrent use.
@@ -256,14 +255,15 @@ func (e *Engine) loadFrom(ctx context.Context, req Request, m *manifest.Manifest
 	for _, lm := range st.Modules {
 		st.Warnings = append(st.Warnings, lm.Warnings()...)
 	}
+	var probe *relocProbe
 	if e.probeSys != nil && st.Project.Dir() != st.Project {
-		st.probe = e.startProbe(st, e.probeSys)
+		probe = e.startProbe(st, e.probeSys)
 	}
 	n := len(st.Warnings)
 	if st.Desired, err = e.compile(st); err != nil {
 		return nil, err
 	}
-	st.compileWarnings = slices.Clone(st.Warnings[n:])
+	st.movable = probe.agrees(st.Project, st.Desired, st.Warnings[n:])
 	st.Desired.Stale = e.staleRoots(st, st.Desired)
 	e.warnProjectPlace(st)
 	return st, nil

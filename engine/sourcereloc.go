@@ -84,10 +84,11 @@ func (e *Engine) relocatableProject(repo string, req Request) fsys.AbsPath {
 }
 
 // relocatable reports whether st, just loaded through tracker's fingerprint
-// fp, may be relocated to other projects (see above).
+// fp and probed ([State.movable]), may be relocated to other projects (see
+// above).
 func (e *Engine) relocatable(st *State, fp *fsys.Fingerprint) bool {
 	root := st.Project
-	if st.Desired == nil || st.Modules == nil || e.relocatableProject(st.Repo, st.Req) != root ||
+	if !st.movable || e.relocatableProject(st.Repo, st.Req) != root ||
 		slices.Contains(st.overlayScopes, overlay.Project) {
 		return false
 	}
@@ -103,16 +104,7 @@ func (e *Engine) relocatable(st *State, fp *fsys.Fingerprint) bool {
 			return false
 		}
 	}
-	p := st.probe
-	if p == nil {
-		return false
-	}
-	<-p.done
-	if p.err != nil || !slices.Equal(p.warnings, st.compileWarnings) {
-		return false
-	}
-	want, ok := st.Desired.Relocated(root, p.root)
-	return ok && desired.SameCompiled(want, p.state)
+	return true
 }
 
 // relocProbe is the probe of [Engine.relocatable]: st's modules compiled
@@ -142,6 +134,18 @@ func (e *Engine) startProbe(st *State, sys fsys.System) *relocProbe {
 		p.state, p.err = desired.Compile(in)
 	}()
 	return p
+}
+
+// agrees waits for p (nil: no probe) and reports whether it compiled
+// state d of the project at root, moved to the probe's folder
+// ([desired.SameRelocated]), with the same warnings as d's compile. The
+// probe's state is garbage after: only the answer is kept.
+func (p *relocProbe) agrees(root fsys.AbsPath, d *desired.State, warnings []string) bool {
+	if p == nil {
+		return false
+	}
+	<-p.done
+	return p.err == nil && slices.Equal(p.warnings, warnings) && desired.SameRelocated(d, root, p.root, p.state)
 }
 
 // saveRelocPointer points req's pointer at st's project, whose entry was just

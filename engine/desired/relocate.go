@@ -68,18 +68,36 @@ func (d *State) Relocated(from, to fsys.AbsPath) (out *State, ok bool) {
 	return Restore(d.Targets, roots, stale, ptrs), true
 }
 
-// SameCompiled reports whether a and b are the same compiled state: the
-// same targets, roots and files (origin, path, hash, bytes or source,
-// entries, mode), in the same order. Stale roots are not compared: they
-// come from the roots registry, not from compiling.
-func SameCompiled(a, b *State) bool {
-	if !slices.Equal(a.Targets, b.Targets) || !slices.Equal(a.Roots, b.Roots) || len(a.Files) != len(b.Files) {
+// SameRelocated reports whether b is a relocated from the folder from to
+// the folder to ([State.Relocated]) and compared by [SameCompiled],
+// without making that copy: files (and roots) are compared in a's order,
+// so a relocation that would reorder them counts as different.
+func SameRelocated(a *State, from, to fsys.AbsPath, b *State) bool {
+	if from.Dir() == from || to.Dir() == to {
 		return false
+	}
+	// moved reports whether q is p relocated.
+	moved := func(p, q fsys.AbsPath) bool {
+		if !from.Contains(p) {
+			return p == q && !to.Contains(q)
+		}
+		return len(q)-len(to) == len(p)-len(from) && q[:len(to)] == to && q[len(to):] == p[len(from):]
+	}
+	if !slices.Equal(a.Targets, b.Targets) || len(a.Roots) != len(b.Roots) || len(a.Files) != len(b.Files) {
+		return false
+	}
+	for i, r := range a.Roots {
+		if g := b.Roots[i]; r.Target != g.Target || r.ScanExtras != g.ScanExtras || !moved(r.Path, g.Path) {
+			return false
+		}
 	}
 	for i, f := range a.Files {
 		g := b.Files[i]
-		if f.Target != g.Target || f.Root != g.Root || !slices.Equal(f.ModuleIDs, g.ModuleIDs) || f.Src() != g.Src() ||
-			f.Path != g.Path || f.SHA256 != g.SHA256 || !bytes.Equal(f.Data, g.Data) || (f.Data == nil) != (g.Data == nil) ||
+		if f.hasSrc && from.Contains(f.Path) && int(f.srcTail) > len(f.Path)-len(from) {
+			return false // its source would not follow it
+		}
+		if f.Target != g.Target || !moved(f.Root, g.Root) || !slices.Equal(f.ModuleIDs, g.ModuleIDs) || f.Src() != g.Src() ||
+			!moved(f.Path, g.Path) || f.SHA256 != g.SHA256 || !bytes.Equal(f.Data, g.Data) || (f.Data == nil) != (g.Data == nil) ||
 			f.Mode != g.Mode || f.Marked != g.Marked || !reflect.DeepEqual(f.Keyed, g.Keyed) {
 			return false
 		}

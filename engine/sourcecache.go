@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -63,8 +65,12 @@ func (e *Engine) sourceCachedLoadState(ctx context.Context, req Request, load fu
 	if st := e.sourceCacheHit(req, key, path); st != nil {
 		return st, nil
 	}
-	if st := e.relocatedHit(req); st != nil {
-		return st, nil
+	// Only a project never loaded looks at another's entry: one whose
+	// own entry is stale most likely changed where the other did too.
+	if _, err := e.Sys.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		if st := e.relocatedHit(req); st != nil {
+			return st, nil
+		}
 	}
 	tracker := fsys.NewTrackingSystem(e.Sys)
 	sys := e.Sys

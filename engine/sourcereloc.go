@@ -23,7 +23,7 @@ import (
 // only through the paths of the project's roots is marked relocatable when
 // saved, and a pointer to it is kept per request (the key without the
 // working folder); the load of a new project beside it (in the same
-// folder) relocates that state to its own folder
+// folder, with no entry of its own) relocates that state to its own folder
 // ([desired.State.Relocated]) when the entry is still good.
 //
 // Relocatable means, checked when the entry is saved:

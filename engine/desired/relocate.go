@@ -69,9 +69,11 @@ func (d *State) Relocated(from, to fsys.AbsPath) (out *State, ok bool) {
 }
 
 // SameRelocated reports whether b is a relocated from the folder from to
-// the folder to ([State.Relocated]) and compared by [SameCompiled],
-// without making that copy: files (and roots) are compared in a's order,
-// so a relocation that would reorder them counts as different.
+// the folder to ([State.Relocated]): the same targets, roots and files
+// (origin, path, hash, bytes or source, entries, mode) with their paths
+// moved. Stale roots are not compared (they come from the roots registry,
+// not from compiling). No copy is made: files and roots are compared in
+// a's order, so a relocation that would reorder them counts as different.
 func SameRelocated(a *State, from, to fsys.AbsPath, b *State) bool {
 	if from.Dir() == from || to.Dir() == to {
 		return false

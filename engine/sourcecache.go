@@ -74,7 +74,13 @@ func (e *Engine) sourceCachedLoadState(ctx context.Context, req Request, load fu
 	}
 	tracker := fsys.NewTrackingSystem(e.Sys)
 	sys := e.Sys
-	e.Sys, e.hashesOnly, e.probeSys = tracker, !e.diffing, sys
+	e.Sys, e.hashesOnly = tracker, !e.diffing
+	if !e.diffing {
+		// A diff, which holds bytes and prints every one, leaves its
+		// entry unprobed (not relocatable): it is the slowest cold
+		// command already.
+		e.probeSys = sys
+	}
 	st, err := load()
 	e.Sys, e.hashesOnly, e.probeSys = sys, false, nil
 	if err != nil {

@@ -26,3 +26,11 @@ func SetDiffHeld(n int64) (restore func()) {
 	diffHeld = n
 	return func() { diffHeld = old }
 }
+
+// SetProbeMaxFiles sets the most module files a relocation probe compiles
+// (see probeMaxFiles) for a test, and returns what puts it back.
+func SetProbeMaxFiles(n int) (restore func()) {
+	old := probeMaxFiles
+	probeMaxFiles = n
+	return func() { probeMaxFiles = old }
+}

@@ -118,11 +118,25 @@ type relocProbe struct {
 	warnings []string
 }
 
+// probeMaxFiles is the most module files a probe compiles: its state is a
+// second one as large as the load's, held while both are compiled (3 MiB
+// at 10,000 files, 40 at 100,000), so a larger repo is not probed, and
+// its entries are not relocatable.
+var probeMaxFiles = 25000 // a variable for tests
+
 // startProbe compiles st's modules for the probe on another goroutine,
 // beside the load's own compile (the CPUs are idle but one then), reading
 // existing files through sys: the probe's reads are no part of what the
-// load depends on, so not through its tracker.
+// load depends on, so not through its tracker. It is nil (no probe) for
+// more than probeMaxFiles module files.
 func (e *Engine) startProbe(st *State, sys fsys.System) *relocProbe {
+	files := 0
+	for _, lm := range st.Modules {
+		files += len(lm.Files)
+	}
+	if files > probeMaxFiles {
+		return nil
+	}
 	p := &relocProbe{root: st.Project.Dir().JoinName(st.Project.Base() + ".agentpack-relocation-probe"), done: make(chan struct{})}
 	in := e.compileInput(st, p.root, sys, func(w string) {
 		p.mu.Lock()

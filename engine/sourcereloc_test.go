@@ -215,6 +215,14 @@ func TestRelocationOnlyWhereTheStateMoves(t *testing.T) {
 			t.Error("the state was moved to b")
 		}
 	})
+	t.Run("the repo has more files than a probe compiles", func(t *testing.T) {
+		defer engine.SetProbeMaxFiles(5)()
+		w := newRelocWorld(t)
+		w.check(w.project("a", false, ""))
+		if !w.check(w.project("b", false, "")) {
+			t.Error("a state never probed was moved to b")
+		}
+	})
 	t.Run("the new project is in another folder", func(t *testing.T) {
 		w := newRelocWorld(t)
 		w.check(w.project("a", false, ""))

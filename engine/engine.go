@@ -86,6 +86,10 @@ type Engine struct {
 	// keep hashes only, and their files are read again when diffed.
 	diffing bool
 	kept    *atomic.Int64 // made by each diff: modules load in parallel
+	// shapes are the diff shapes of the files loaded after kept passed
+	// diffHeld, by source path: their diffs as created files are made
+	// from them, without reading the files again before they are shown.
+	shapes *diffShapes
 
 	// Checkpoint, when set, is called at each phase boundary of a
 	// transaction ("pack saved", "journal written", "files written", "record
@@ -284,6 +288,12 @@ func (e *Engine) loadModule(ctx context.Context, st *State, mod *module.Module) 
 		// are only hashed (DropHashedBytes would drop them anyway; a
 		// diff that holds enough bytes reads the rest again).
 		load = module.LoadHashesIn
+		if e.diffing && e.shapes != nil {
+			shapes := e.shapes
+			load = func(sys fsys.System, mod *module.Module, path, within string) ([]module.File, error) {
+				return module.LoadShapesIn(sys, mod, path, within, shapes.add)
+			}
+		}
 	}
 	files, err := load(e.Sys, mod, path, within)
 	if err != nil {

@@ -125,17 +125,18 @@ type DiffData struct {
 // answers on, an empty diff is kept like status.
 func (e *Engine) Diff(ctx context.Context, req Request) (*State, *DiffData, error) {
 	return keptWhenRecomputed(ctx, e, fmt.Sprintf("diff\x00%#v", req), func(ctx context.Context) (*State, *DiffData, error) {
-		e.diffing, e.kept = true, new(atomic.Int64)
+		e.diffing, e.kept, e.shapes = true, new(atomic.Int64), newDiffShapes()
 		st, p, err := e.Plan(ctx, req)
-		e.diffing = false
+		shapes := e.shapes
+		e.diffing, e.shapes = false, nil
 		if err != nil {
 			return st, nil, err
 		}
-		return st, diffData(st, p), nil
+		return st, diffData(st, p, shapes), nil
 	}, func(d *DiffData) bool { return len(d.Changes) == 0 })
 }
 
-func diffData(st *State, p *plan.Plan) *DiffData {
+func diffData(st *State, p *plan.Plan, shapes *diffShapes) *DiffData {
 	d := &DiffData{Profile: p.Profile, Targets: p.Targets, Changes: make([]DiffChange, len(p.Changes)), Summary: p.Summary}
 	// Each change's diff on its own, on every CPU (an update's diff is a
 	// line diff, a create's reads its bytes when they were dropped); the
@@ -143,7 +144,7 @@ func diffData(st *State, p *plan.Plan) *DiffData {
 	omitted := make([]string, len(p.Changes))
 	var held atomic.Int64
 	workers.Chunks(len(p.Changes), func(i int) bool {
-		d.Changes[i], omitted[i] = diffChange(p, &p.Changes[i], &held)
+		d.Changes[i], omitted[i] = diffChange(p, &p.Changes[i], &held, shapes)
 		return true
 	})
 	// The diffs that let go of their bytes read them again in the order
@@ -172,7 +173,7 @@ var diffHeld int64 = 16 << 20 // a variable for tests
 // diffChange is c with its unified diff, or with none and the warning
 // saying why. held counts the bytes of created files the plan's diffs
 // hold (see [diffHeld]).
-func diffChange(p *plan.Plan, c *plan.Change, held *atomic.Int64) (DiffChange, string) {
+func diffChange(p *plan.Plan, c *plan.Change, held *atomic.Int64, shapes *diffShapes) (DiffChange, string) {
 	dc := DiffChange{Change: c}
 	from, to := c.Path.ToSlash(), c.Path.ToSlash() // like diff -u of two files
 	if c.Op == plan.OpCreate {
@@ -188,6 +189,17 @@ func diffChange(p *plan.Plan, c *plan.Change, held *atomic.Int64) (DiffChange, s
 			u.WriteString(e.Unified)
 		}
 		dc.Unified = textdiff.Text(u.String())
+		return dc, ""
+	}
+	if shape, ok := shapes.of(c); ok {
+		// Hashed at load without its bytes: the diff is sized from the
+		// shape taken then, and the file read once, when shown.
+		sys, src := p.Sys, c.Src()
+		u, ok := textdiff.Created(from, to, shape, func() ([]byte, error) { return sys.ReadFile(src) })
+		if !ok {
+			return dc, fmt.Sprintf("diff of %s omitted (binary or over 100 KiB)", c.Path)
+		}
+		dc.Unified = u
 		return dc, ""
 	}
 	after, err := p.AfterBytes(c)
@@ -247,15 +259,16 @@ type PreviewFile struct {
 
 // Preview is plan plus, when withDiff, per-file diffs.
 func (e *Engine) Preview(ctx context.Context, req Request, withDiff bool) (*State, *PreviewData, error) {
-	e.diffing, e.kept = withDiff, new(atomic.Int64)
+	e.diffing, e.kept, e.shapes = withDiff, new(atomic.Int64), newDiffShapes()
 	st, p, err := e.Plan(ctx, req)
-	e.diffing = false
+	shapes := e.shapes
+	e.diffing, e.shapes = false, nil
 	if err != nil {
 		return st, nil, err
 	}
 	out := &PreviewData{Profile: p.Profile, Targets: p.Targets, Plan: PreviewPlan{Changes: p.Changes, Summary: p.Summary}}
 	if withDiff {
-		dd := diffData(st, p)
+		dd := diffData(st, p, shapes)
 		pd := &PreviewDiff{Changes: p.Changes, Summary: p.Summary, Files: []PreviewFile{}}
 		for _, c := range dd.Changes {
 			pd.Files = append(pd.Files, PreviewFile{Target: c.Target, Root: c.Root.String(), RootPosix: c.Root.ToSlash(),

@@ -15,6 +15,7 @@ import (
 	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/frontmatter"
 	"github.com/agentpack/agentpack/internal/fsys"
+	"github.com/agentpack/agentpack/internal/textdiff"
 	"github.com/agentpack/agentpack/internal/workers"
 	"go.yaml.in/yaml/v3"
 )
@@ -71,7 +72,7 @@ type MCPServer struct {
 // A path inside a cached git checkout is also refused when it holds a link
 // the cache left out, and its files get git's modes instead of the cache's
 // read-only ones.
-func loadModuleFiles(sys fsys.System, mod *Module, path, within string, hashOnly bool) ([]File, error) {
+func loadModuleFiles(sys fsys.System, mod *Module, path, within string, hashOnly bool, shaped func(fsys.AbsPath, textdiff.Shape)) ([]File, error) {
 	abs, err := absModulePath(path)
 	if err != nil {
 		return nil, moduleErr(mod, path, "cannot resolve %s: %s", path, ioCause(err))
@@ -108,7 +109,7 @@ func loadModuleFiles(sys fsys.System, mod *Module, path, within string, hashOnly
 	errs := make([]error, len(jobs))
 	read := func(i int) {
 		keep := !hashOnly || mayBeMain(mod.Type, jobs[i].rel, !fi.IsDir())
-		files[i], errs[i] = readJobFile(sys, mod, jobs[i], keep)
+		files[i], errs[i] = readJobFile(sys, mod, jobs[i], keep, shaped)
 	}
 	if len(jobs) <= serialFiles {
 		// Modules load in parallel already: a few files more goroutines
@@ -183,7 +184,7 @@ var readBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b 
 // through a reused buffer). A file only a folder listing named is read
 // with [fsys.ReadRegular]: one open that also gives its mode and refuses
 // to follow a link that replaced it, and no Lstat.
-func readJobFile(sys fsys.System, mod *Module, j readJob, keep bool) (File, error) {
+func readJobFile(sys fsys.System, mod *Module, j readJob, keep bool, shaped func(fsys.AbsPath, textdiff.Shape)) (File, error) {
 	var buf *[]byte
 	if !keep {
 		buf = readBufs.Get().(*[]byte)
@@ -212,6 +213,9 @@ func readJobFile(sys fsys.System, mod *Module, j readJob, keep bool) (File, erro
 	}
 	f := File{Path: j.rel, Data: data, Mode: fi.Mode().Perm(), Src: j.abs, SHA256: checksum.SHA256Hex(data)}
 	if !keep {
+		if shaped != nil {
+			shaped(j.abs, textdiff.ShapeOf(data))
+		}
 		f.Data = nil
 	}
 	return f, nil
@@ -240,7 +244,7 @@ func LoadModuleIn(sys fsys.System, mod *Module, path, within string) (*LoadedMod
 // LoadFilesIn reads a module's files as [LoadModuleIn] does, without
 // validating them, so overlays can change them first.
 func LoadFilesIn(sys fsys.System, mod *Module, path, within string) ([]File, error) {
-	return loadModuleFiles(sys, mod, path, within, false)
+	return loadModuleFiles(sys, mod, path, within, false, nil)
 }
 
 // LoadHashesIn is [LoadFilesIn] for a caller that needs only the hashes
@@ -248,7 +252,15 @@ func LoadFilesIn(sys fsys.System, mod *Module, path, within string) ([]File, err
 // through a reused buffer and hashed, and their Data is nil (their Src
 // and SHA256 say where the bytes are and what they hash to).
 func LoadHashesIn(sys fsys.System, mod *Module, path, within string) ([]File, error) {
-	return loadModuleFiles(sys, mod, path, within, true)
+	return loadModuleFiles(sys, mod, path, within, true, nil)
+}
+
+// LoadShapesIn is [LoadHashesIn] that also hands shaped the diff shape of
+// each file it hashes without keeping its bytes ([textdiff.ShapeOf]), by
+// source path: a diff of the file as created needs no second read before
+// it is shown. shaped is called from several goroutines.
+func LoadShapesIn(sys fsys.System, mod *Module, path, within string, shaped func(fsys.AbsPath, textdiff.Shape)) ([]File, error) {
+	return loadModuleFiles(sys, mod, path, within, true, shaped)
 }
 
 // NewLoaded validates files (sorted by Path) as the content of mod read

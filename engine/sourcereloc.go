@@ -42,7 +42,7 @@ import (
 //
 // The new project must meet the first point too, lie in the same folder
 // (so a path an adapter derives from the project's folder, a rules folder
-// at "../shared", is the same for both), and miss the paths the old one
+// at "../common", is the same for both), and miss the paths the old one
 // missed; the rest of the entry's fingerprint must be unchanged, as for
 // any hit (what the old project holds now does not matter: a deploy there
 // since does not keep its entry from moving).

@@ -189,7 +189,13 @@ func (e *Engine) relocatedHit(req Request) *State {
 		return nil
 	}
 	from, err := fsys.NewAbsPath(string(data))
-	if err != nil || from == abs(e.Env.Cwd) {
+	if err != nil {
+		return nil
+	}
+	// This project first (a few looks), then the other's entry.
+	repo := e.Env.ResolveRepo(req.Repo)
+	to := e.relocatableProject(repo, req)
+	if to == "" || to == from || to.Dir() != from.Dir() {
 		return nil
 	}
 	key := e.sourceCacheKey(req, from.String())
@@ -198,12 +204,11 @@ func (e *Engine) relocatedHit(req Request) *State {
 		return nil
 	}
 	ent, err := sourcecache.Decode(data)
-	if err != nil || ent.Key != key || !ent.Relocatable || ent.Project != from || ent.Repo != e.Env.ResolveRepo(req.Repo) {
+	if err != nil || ent.Key != key || !ent.Relocatable || ent.Project != from || ent.Repo != repo {
 		return nil
 	}
-	to := e.relocatableProject(ent.Repo, req)
 	own := func(p fsys.AbsPath) bool { return projectOwn(from, p) }
-	if to == "" || to.Dir() != from.Dir() || !ent.Stamp.UnchangedMoved(e.Sys, from, to, own) {
+	if !ent.Stamp.UnchangedMoved(e.Sys, from, to, own) {
 		return nil
 	}
 	d, err := ent.DecodeDesired()

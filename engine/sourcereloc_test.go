@@ -223,6 +223,14 @@ func TestRelocationOnlyWhereTheStateMoves(t *testing.T) {
 			t.Error("a state never probed was moved to b")
 		}
 	})
+	t.Run("a module changed since the old project loaded", func(t *testing.T) {
+		w := newRelocWorld(t)
+		w.check(w.project("a", false, ""))
+		mustWrite(t, filepath.Join(w.repo, "modules", "s", "ref", "a.md"), "a, edited\n")
+		if !w.check(w.project("b", false, "")) {
+			t.Error("a's stale state was moved to b")
+		}
+	})
 	t.Run("the new project is in another folder", func(t *testing.T) {
 		w := newRelocWorld(t)
 		w.check(w.project("a", false, ""))

@@ -125,15 +125,23 @@ type DiffData struct {
 // answers on, an empty diff is kept like status.
 func (e *Engine) Diff(ctx context.Context, req Request) (*State, *DiffData, error) {
 	return keptWhenRecomputed(ctx, e, fmt.Sprintf("diff\x00%#v", req), func(ctx context.Context) (*State, *DiffData, error) {
-		e.diffing, e.kept, e.shapes = true, new(atomic.Int64), newDiffShapes()
-		st, p, err := e.Plan(ctx, req)
-		shapes := e.shapes
-		e.diffing, e.shapes = false, nil
+		st, p, shapes, err := e.planDiffing(ctx, req, true)
 		if err != nil {
 			return st, nil, err
 		}
 		return st, diffData(st, p, shapes), nil
 	}, func(d *DiffData) bool { return len(d.Changes) == 0 })
+}
+
+// planDiffing is Plan for a command that shows the diff of every change
+// when diffing is set (see [Engine.diffing]), with the diff shapes its
+// load took.
+func (e *Engine) planDiffing(ctx context.Context, req Request, diffing bool) (*State, *plan.Plan, *diffShapes, error) {
+	e.diffing, e.kept, e.shapes = diffing, new(atomic.Int64), newDiffShapes()
+	st, p, err := e.Plan(ctx, req)
+	shapes := e.shapes
+	e.diffing, e.shapes = false, nil
+	return st, p, shapes, err
 }
 
 func diffData(st *State, p *plan.Plan, shapes *diffShapes) *DiffData {
@@ -259,10 +267,7 @@ type PreviewFile struct {
 
 // Preview is plan plus, when withDiff, per-file diffs.
 func (e *Engine) Preview(ctx context.Context, req Request, withDiff bool) (*State, *PreviewData, error) {
-	e.diffing, e.kept, e.shapes = withDiff, new(atomic.Int64), newDiffShapes()
-	st, p, err := e.Plan(ctx, req)
-	shapes := e.shapes
-	e.diffing, e.shapes = false, nil
+	st, p, shapes, err := e.planDiffing(ctx, req, withDiff)
 	if err != nil {
 		return st, nil, err
 	}

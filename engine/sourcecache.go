@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"path/filepath"
@@ -139,13 +138,6 @@ func (e *Engine) sourceCacheHit(req Request, key string, path fsys.AbsPath) *Sta
 		return nil
 	}
 	return e.cachedState(req, ent, ent.Project, d)
-}
-
-// sourceCacheKeyOf is the source cache key of req in env for adapters
-// and build: one entry per request, environment (the working folder
-// included) and build.
-func sourceCacheKeyOf(req Request, env Env, adapters []string, build string) string {
-	return fmt.Sprintf("%#v\x00%#v\x00%v\x00%s", req, env, adapters, build)
 }
 
 // cachedState is the State of req with ent's compiled state d for the

@@ -3,6 +3,7 @@ package engine
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"path/filepath"
 	"slices"
@@ -51,17 +52,19 @@ import (
 // entry was saved relocatable last.
 const relocDir = "reloc"
 
-// sourceCacheKey is the source cache key of req for a working folder cwd.
+// sourceCacheKey is the source cache key of req for a working folder cwd:
+// one entry per request, environment (the working folder included) and
+// build.
 func (e *Engine) sourceCacheKey(req Request, cwd string) string {
 	env := e.Env
 	env.Cwd = cwd
-	return sourceCacheKeyOf(req, env, e.Adapters.Names(), e.SourceCache.Build)
+	return fmt.Sprintf("%#v\x00%#v\x00%v\x00%s", req, env, e.Adapters.Names(), e.SourceCache.Build)
 }
 
 // relocPointer is the pointer file of req's loads in any project.
 func (e *Engine) relocPointer(req Request) fsys.AbsPath {
 	sum := sha256.Sum256([]byte(e.sourceCacheKey(req, "")))
-	return abs(filepath.Join(e.Env.CacheDir(), "load", relocDir, hex.EncodeToString(sum[:12])))
+	return abs(filepath.Join(e.Env.CacheDir(), "load", relocDir, hex.EncodeToString(sum[:12])+".bin"))
 }
 
 // relocatableProject is the working folder when a compiled state can be
@@ -92,9 +95,10 @@ func (e *Engine) relocatable(st *State, fp *fsys.Fingerprint) bool {
 		slices.Contains(st.overlayScopes, overlay.Project) {
 		return false
 	}
+	own := projectOwn(root)
 	for _, fe := range fp.Entries() {
 		switch {
-		case projectOwn(root, fe.Path) && !fe.Listed, fe.Missing && !fe.Listed:
+		case own(fe.Path) && !fe.Listed, fe.Missing && !fe.Listed:
 		case root.Contains(fe.Path), fe.Path.Contains(root) && fe.Listed:
 			return false
 		}
@@ -162,22 +166,13 @@ func (p *relocProbe) agrees(root fsys.AbsPath, d *desired.State, warnings []stri
 	return p.err == nil && slices.Equal(p.warnings, warnings) && desired.SameRelocated(d, root, p.root, p.state)
 }
 
-// saveRelocPointer points req's pointer at st's project, whose entry was just
-// saved relocatable.
+// saveRelocPointer points req's pointer at st's project, whose entry was
+// just saved relocatable.
 func (e *Engine) saveRelocPointer(st *State) {
-	path := e.relocPointer(st.Req)
-	dir := path.Dir()
-	if e.Sys.MkdirAll(dir, 0o700) != nil || !fsys.CanWrite(e.Sys, dir) {
-		return
-	}
-	if fsys.WriteStream(e.Sys, path, 0o600, func(w io.Writer) error {
+	e.writeCacheFile(e.relocPointer(st.Req), func(w io.Writer) error {
 		_, err := io.WriteString(w, st.Project.String())
 		return err
-	}) == nil {
-		fsys.PruneOldest(e.Sys, dir, sourceCacheKeep, path, func(name string) (fsys.AbsPath, bool) {
-			return dir.JoinName(name), !strings.HasPrefix(name, fsys.TempPrefix)
-		})
-	}
+	})
 }
 
 // relocatedHit is the state req compiles to in this project, relocated
@@ -207,8 +202,7 @@ func (e *Engine) relocatedHit(req Request) *State {
 	if err != nil || ent.Key != key || !ent.Relocatable || ent.Project != from || ent.Repo != repo {
 		return nil
 	}
-	own := func(p fsys.AbsPath) bool { return projectOwn(from, p) }
-	if !ent.Stamp.UnchangedMoved(e.Sys, from, to, own) {
+	if !ent.Stamp.UnchangedMoved(e.Sys, from, to, projectOwn(from)) {
 		return nil
 	}
 	d, err := ent.DecodeDesired()
@@ -221,9 +215,10 @@ func (e *Engine) relocatedHit(req Request) *State {
 	return nil
 }
 
-// projectOwn reports whether path is root or in its .git: what finding
+// projectOwn reports whether a path is root or in its .git: what finding
 // the project looks at, which [Engine.relocatableProject] checks in the
 // new project.
-func projectOwn(root, path fsys.AbsPath) bool {
-	return path == root || root.JoinName(".git").Contains(path)
+func projectOwn(root fsys.AbsPath) func(fsys.AbsPath) bool {
+	git := root.JoinName(".git")
+	return func(path fsys.AbsPath) bool { return path == root || git.Contains(path) }
 }

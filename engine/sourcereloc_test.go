@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"os"
@@ -169,75 +170,66 @@ func TestNewProjectRelocatesAnotherProjectsState(t *testing.T) {
 // Where the state of one project cannot be moved to another, the new
 // project loads the repo, and still gets what a load gives.
 func TestRelocationOnlyWhereTheStateMoves(t *testing.T) {
-	t.Run("the new project has a project overlay", func(t *testing.T) {
-		w := newRelocWorld(t)
-		w.check(w.project("a", false, ""))
-		b := w.project("b", false, "")
-		w.overlay(b, "b's own")
-		if !w.check(b) {
-			t.Error("b's overlay was not read")
-		}
-	})
-	t.Run("the old project had a project overlay", func(t *testing.T) {
-		w := newRelocWorld(t)
-		a := w.project("a", false, "")
-		w.overlay(a, "a's own")
-		w.check(a)
-		if !w.check(w.project("b", false, "")) {
-			t.Error("a's overlaid state was moved to b")
-		}
-	})
+	// Each case plans in a, then in b (a project beside a unless dir
+	// says otherwise), which must load the repo; before runs before a's
+	// plan, after between the two.
 	for _, c := range []struct {
-		name string
-		bare bool
-		sub  string
+		name     string
+		dir, sub string
+		bare     bool
+		before   func(t *testing.T, w *relocWorld, a engine.Env)
+		after    func(t *testing.T, w *relocWorld, b engine.Env)
 	}{
-		{"the new project is no git repository", true, ""},
-		{"run from a subfolder of the new project", false, "sub"},
+		{name: "the new project has a project overlay",
+			after: func(t *testing.T, w *relocWorld, b engine.Env) { w.overlay(b, "b's own") }},
+		{name: "the old project had a project overlay",
+			before: func(t *testing.T, w *relocWorld, a engine.Env) { w.overlay(a, "a's own") }},
+		{name: "the new project is no git repository", bare: true},
+		{name: "run from a subfolder of the new project", sub: "sub"},
+		{name: "the new project has files the old one had not",
+			// AGENTS.md (agentpack's blocks go into the user's own text) and
+			// .github/copilot-instructions.md are read when compiling.
+			after: func(t *testing.T, w *relocWorld, b engine.Env) {
+				mustWrite(t, filepath.Join(b.Cwd, "AGENTS.md"), "# b's own notes\n")
+				mustWrite(t, filepath.Join(b.Cwd, ".github", "copilot-instructions.md"), "b's own\n")
+			}},
+		{name: "the repo has more files than a probe compiles",
+			before: func(t *testing.T, w *relocWorld, a engine.Env) { t.Cleanup(engine.SetProbeMaxFiles(5)) }},
+		{name: "a module changed since the old project loaded",
+			after: func(t *testing.T, w *relocWorld, b engine.Env) {
+				mustWrite(t, filepath.Join(w.repo, "modules", "s", "ref", "a.md"), "a, edited\n")
+			}},
+		{name: "the new project is in another folder", dir: "elsewhere/b"},
+		{name: "an adapter writes the project's folder into a file",
+			before: func(t *testing.T, w *relocWorld, a engine.Env) {
+				w.adapters = func() *target.Set {
+					var all []target.Adapter
+					for _, a := range targets.Builtin() {
+						if a.Name() == "codex" {
+							a = namesProject{a}
+						}
+						all = append(all, a)
+					}
+					return target.NewSet(all...)
+				}
+			}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w := newRelocWorld(t)
-			w.check(w.project("a", false, ""))
-			if !w.check(w.project("b", c.bare, c.sub)) {
-				t.Error("the state was moved")
+			a := w.project("a", false, "")
+			if c.before != nil {
+				c.before(t, w, a)
+			}
+			w.check(a)
+			b := w.project(cmp.Or(c.dir, "b"), c.bare, c.sub)
+			if c.after != nil {
+				c.after(t, w, b)
+			}
+			if !w.check(b) {
+				t.Error("a's state was moved to b")
 			}
 		})
 	}
-	t.Run("the new project has files the old one had not", func(t *testing.T) {
-		// AGENTS.md (agentpack's blocks go into the user's own text) and
-		// .github/copilot-instructions.md are read when compiling.
-		w := newRelocWorld(t)
-		w.check(w.project("a", false, ""))
-		b := w.project("b", false, "")
-		mustWrite(t, filepath.Join(b.Cwd, "AGENTS.md"), "# b's own notes\n")
-		mustWrite(t, filepath.Join(b.Cwd, ".github", "copilot-instructions.md"), "b's own\n")
-		if !w.check(b) {
-			t.Error("the state was moved to b")
-		}
-	})
-	t.Run("the repo has more files than a probe compiles", func(t *testing.T) {
-		defer engine.SetProbeMaxFiles(5)()
-		w := newRelocWorld(t)
-		w.check(w.project("a", false, ""))
-		if !w.check(w.project("b", false, "")) {
-			t.Error("a state never probed was moved to b")
-		}
-	})
-	t.Run("a module changed since the old project loaded", func(t *testing.T) {
-		w := newRelocWorld(t)
-		w.check(w.project("a", false, ""))
-		mustWrite(t, filepath.Join(w.repo, "modules", "s", "ref", "a.md"), "a, edited\n")
-		if !w.check(w.project("b", false, "")) {
-			t.Error("a's stale state was moved to b")
-		}
-	})
-	t.Run("the new project is in another folder", func(t *testing.T) {
-		w := newRelocWorld(t)
-		w.check(w.project("a", false, ""))
-		if !w.check(w.project("elsewhere/b", false, "")) {
-			t.Error("the state was moved to a project in another folder")
-		}
-	})
 	t.Run("a target folder leaves the project", func(t *testing.T) {
 		// For a project beside it, the folder is the same one: moved or
 		// loaded, b's plan is a's (check compares them).
@@ -246,23 +238,6 @@ func TestRelocationOnlyWhereTheStateMoves(t *testing.T) {
 		w.check(w.project("a", false, ""))
 		w.check(w.project("b", false, ""))
 		w.check(w.project("elsewhere/c", false, ""))
-	})
-	t.Run("an adapter writes the project's folder into a file", func(t *testing.T) {
-		w := newRelocWorld(t)
-		w.adapters = func() *target.Set {
-			var all []target.Adapter
-			for _, a := range targets.Builtin() {
-				if a.Name() == "codex" {
-					a = namesProject{a}
-				}
-				all = append(all, a)
-			}
-			return target.NewSet(all...)
-		}
-		w.check(w.project("a", false, ""))
-		if !w.check(w.project("b", false, "")) {
-			t.Error("a state holding a's folder in a file's bytes was moved to b")
-		}
 	})
 	t.Run("the old project's entry is no longer relocatable", func(t *testing.T) {
 		w := newRelocWorld(t)

@@ -19,7 +19,7 @@ import (
 // from ([File.Src]), or either folder is a file system's root. d is left
 // as it is.
 func (d *State) Relocated(from, to fsys.AbsPath) (out *State, ok bool) {
-	if from.Dir() == from || to.Dir() == to {
+	if !movable(from, to) {
 		return nil, false
 	}
 	ok = true
@@ -56,7 +56,7 @@ func (d *State) Relocated(from, to fsys.AbsPath) (out *State, ok bool) {
 		}
 		files[i] = *f
 		files[i].Origin, files[i].Path = o, move(f.Path)
-		if f.hasSrc && from.Contains(f.Path) && int(f.srcTail) > len(f.Path)-len(from) {
+		if !srcFollows(f, from) {
 			ok = false
 		}
 		ptrs[i] = &files[i]
@@ -75,7 +75,7 @@ func (d *State) Relocated(from, to fsys.AbsPath) (out *State, ok bool) {
 // not from compiling). No copy is made: files and roots are compared in
 // a's order, so a relocation that would reorder them counts as different.
 func SameRelocated(a *State, from, to fsys.AbsPath, b *State) bool {
-	if from.Dir() == from || to.Dir() == to {
+	if !movable(from, to) {
 		return false
 	}
 	// moved reports whether q is p relocated.
@@ -95,8 +95,8 @@ func SameRelocated(a *State, from, to fsys.AbsPath, b *State) bool {
 	}
 	for i, f := range a.Files {
 		g := b.Files[i]
-		if f.hasSrc && from.Contains(f.Path) && int(f.srcTail) > len(f.Path)-len(from) {
-			return false // its source would not follow it
+		if !srcFollows(f, from) {
+			return false
 		}
 		if f.Target != g.Target || !moved(f.Root, g.Root) || !slices.Equal(f.ModuleIDs, g.ModuleIDs) || f.Src() != g.Src() ||
 			!moved(f.Path, g.Path) || f.SHA256 != g.SHA256 || !bytes.Equal(f.Data, g.Data) || (f.Data == nil) != (g.Data == nil) ||
@@ -105,4 +105,15 @@ func SameRelocated(a *State, from, to fsys.AbsPath, b *State) bool {
 		}
 	}
 	return true
+}
+
+// movable reports whether files can move from the folder from to the
+// folder to: neither is a file system's root.
+func movable(from, to fsys.AbsPath) bool { return from.Dir() != from && to.Dir() != to }
+
+// srcFollows reports whether f's source stays its source when f moves from
+// the folder from: the tail of its path that names its source ([File.Src])
+// lies below from.
+func srcFollows(f *File, from fsys.AbsPath) bool {
+	return !f.hasSrc || !from.Contains(f.Path) || int(f.srcTail) <= len(f.Path)-len(from)
 }

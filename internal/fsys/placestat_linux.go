@@ -27,7 +27,7 @@ func closePlaceStat(fd int, placed *StatData, place func() error) error {
 	var after unix.Stat_t
 	if look == nil && unix.Fstat(dup, &after) == nil &&
 		after.Size == before.Size && after.Mtim == before.Mtim && after.Ino == before.Ino {
-		*placed = StatData{Mode: modeOf(after.Mode), Size: after.Size, MtimeNS: after.Mtim.Nano(), CtimeNS: after.Ctim.Nano(), Ino: after.Ino}
+		*placed = rawStatData(&after)
 	}
 	return nil
 }

@@ -29,7 +29,12 @@ func rawStat(path string, follow bool) (StatData, error) {
 		}
 		return StatData{}, &fs.PathError{Op: op, Path: path, Err: err}
 	}
-	return StatData{Mode: modeOf(st.Mode), Size: st.Size, MtimeNS: st.Mtim.Nano(), CtimeNS: st.Ctim.Nano(), Ino: st.Ino}, nil
+	return rawStatData(&st), nil
+}
+
+// rawStatData is the StatData of a stat's answer.
+func rawStatData(st *unix.Stat_t) StatData {
+	return StatData{Mode: modeOf(st.Mode), Size: st.Size, MtimeNS: st.Mtim.Nano(), CtimeNS: st.Ctim.Nano(), Ino: st.Ino}
 }
 
 // modeOf is the fs.FileMode of a stat's st_mode, as os.Lstat gives it.

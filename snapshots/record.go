@@ -166,10 +166,14 @@ func FilesOf(list []FileChange) Files {
 	return Files{N: len(list), At: func(i int) FileChange { return list[i] }}
 }
 
-// elem is the i-th file, as jsonstream writes an array's elements.
-func (fl Files) elem(i int) any {
-	f := fl.At(i)
-	return &f
+// elems makes the files as jsonstream writes an array's elements: each in
+// one value, written before the next is made.
+func (fl Files) elems() func(i int) any {
+	var f FileChange
+	return func(i int) any {
+		f = fl.At(i)
+		return &f
+	}
 }
 
 // collect is the files as a list.
@@ -264,15 +268,57 @@ func isSHA256(s string) bool {
 // path strictly inside it: a record (or journal) edited to name
 // "/root/../home/u/.bashrc" is damaged, never followed.
 func (f *FileChange) validatePaths() error {
-	if !filepath.IsAbs(f.Root) || filepath.Clean(f.Root) != f.Root {
-		return fmt.Errorf("root %q is not a clean absolute path", f.Root)
+	if filepath.Separator == '/' && cleanBelow(f.Root, f.Path) {
+		return nil
 	}
-	if filepath.Clean(f.Path) != f.Path {
-		return fmt.Errorf("path %q is not clean", f.Path)
+	return checkPaths(f.Root, f.Path)
+}
+
+// checkPaths is validatePaths the long way.
+func checkPaths(root, path string) error {
+	if !filepath.IsAbs(root) || filepath.Clean(root) != root {
+		return fmt.Errorf("root %q is not a clean absolute path", root)
 	}
-	rel, err := filepath.Rel(f.Root, f.Path)
+	if filepath.Clean(path) != path {
+		return fmt.Errorf("path %q is not clean", path)
+	}
+	rel, err := filepath.Rel(root, path)
 	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
-		return fmt.Errorf("path %q is not inside its root %q", f.Path, f.Root)
+		return fmt.Errorf("path %q is not inside its root %q", path, root)
 	}
 	return nil
+}
+
+// cleanBelow is the common case of validatePaths without its Clean and
+// Rel, which were a third of the time a record of 10,000 files took to
+// save: on a system whose only separator is '/', root is "/" or "/" and
+// clean elements, and path is root, '/' and clean elements. False is not
+// an answer: validatePaths then checks the long way.
+func cleanBelow(root, path string) bool {
+	if len(root) == 0 || root[0] != '/' || len(path) <= len(root) || path[:len(root)] != root {
+		return false
+	}
+	rest := path[len(root):]
+	if root != "/" {
+		if rest[0] != '/' || !cleanElements(root[1:]) {
+			return false
+		}
+		rest = rest[1:]
+	}
+	return cleanElements(rest)
+}
+
+// cleanElements reports whether s is one or more '/'-separated elements,
+// none empty, "." or "..".
+func cleanElements(s string) bool {
+	for {
+		elem, more, found := strings.Cut(s, "/")
+		if elem == "" || elem == "." || elem == ".." {
+			return false
+		}
+		if !found {
+			return true
+		}
+		s = more
+	}
 }

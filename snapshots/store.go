@@ -149,7 +149,7 @@ func (s *Store) writeJSON(sys fsys.System, path fsys.AbsPath, v any, files Files
 		return err
 	}
 	opts := jsonstream.Options{Indent: "  ", EscapeHTML: true,
-		Arrays: []jsonstream.Array{{Path: []string{"files"}, N: files.N, Elem: files.elem}}}
+		Arrays: []jsonstream.Array{{Path: []string{"files"}, N: files.N, Elem: files.elems()}}}
 	return fsys.WriteStream(sys, path, filePerm, func(w io.Writer) error {
 		if err := jsonstream.Encode(w, v, opts); err != nil {
 			return apperr.Wrap(err, apperr.Unexpected, "cannot encode %s", path)

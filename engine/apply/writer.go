@@ -123,23 +123,44 @@ func (e emptiedDirs) prune(sys fsys.System) {
 
 // createdDirs lists the folders that writing paths will create: for each
 // path, its missing ancestors up to the first that exists. They are
-// recorded as strings, as snapshot records hold them.
+// recorded as strings, as snapshot records hold them. A folder below one
+// known to be missing is missing too, so only the highest missing folder
+// of a new tree is looked at: a deploy into a new project looks at its
+// .agents folder, not at each of its 1,000 skill folders.
 func createdDirs(sys fsys.System, paths []fsys.AbsPath) []string {
 	exists := map[fsys.AbsPath]bool{}
 	var out []string
+	var last fsys.AbsPath
+	var unknown []fsys.AbsPath // a path's folders not known yet, deepest first
 	for _, p := range paths {
-		for d := p.Dir(); ; d = d.Dir() {
+		d := p.Dir()
+		if d == last {
+			continue // writes come folder by folder
+		}
+		last = d
+		unknown = unknown[:0]
+		missing := false
+		for {
 			seen, known := exists[d]
-			if !known {
-				_, err := sys.Lstat(d)
-				seen = err == nil
-				exists[d] = seen
-				if !seen {
-					out = append(out, d.String())
-				}
-			}
-			if seen || known || d.Dir() == d {
+			if known {
+				missing = !seen
 				break
+			}
+			unknown = append(unknown, d)
+			if d.Dir() == d {
+				break
+			}
+			d = d.Dir()
+		}
+		for i := len(unknown) - 1; i >= 0; i-- {
+			d := unknown[i]
+			if !missing {
+				_, err := sys.Lstat(d)
+				missing = err != nil
+			}
+			exists[d] = !missing
+			if missing {
+				out = append(out, d.String())
 			}
 		}
 	}

@@ -35,7 +35,9 @@ type Options struct {
 }
 
 // Array is an array of [Options.Arrays]: N elements, each made by Elem
-// when it is written (as a pointer, as a slice's element is reached).
+// when it is written (as a pointer, as a slice's element is reached). An
+// element is written before the next is made, so Elem may make each in
+// the same value.
 type Array struct {
 	// Path is the object keys from the document's root to the array.
 	Path []string

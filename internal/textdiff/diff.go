@@ -5,7 +5,8 @@ import (
 	"io"
 	"strconv"
 	"sync"
-	"unicode/utf8"
+
+	"github.com/agentpack/agentpack/internal/jsonstream"
 )
 
 // Diff is a unified diff as [Unified] renders it, written out only when it
@@ -193,29 +194,29 @@ var scratch = sync.Pool{New: func() any { return new([]byte) }}
 // is escaped line by line straight from the file's bytes.
 func (d Diff) AppendJSON(dst []byte) []byte {
 	if !d.oneSided {
-		return AppendJSONString(dst, d.text)
+		return jsonstream.AppendString(dst, d.text, false)
 	}
 	dst = append(dst, '"', '-', '-', '-', ' ')
-	dst = append(appendEscaped(dst, d.from), `\n+++ `...)
-	dst = append(appendEscaped(dst, d.to), `\n`...)
+	dst = append(jsonstream.AppendStringContent(dst, d.from, false), `\n+++ `...)
+	dst = append(jsonstream.AppendStringContent(dst, d.to, false), `\n`...)
 	if d.sign != 0 {
 		var hunk [64]byte
-		dst = appendEscaped(dst, d.hunkHeader(hunk[:0]))
+		dst = jsonstream.AppendStringContent(dst, d.hunkHeader(hunk[:0]), false)
 		side, ok := d.sideBytes()
 		if !ok {
 			side = nil
-			dst = appendEscaped(dst, changedNote)
+			dst = jsonstream.AppendStringContent(dst, changedNote, false)
 		}
 		for text := side; len(text) > 0; {
 			i := bytes.IndexByte(text, '\n')
 			dst = append(dst, d.sign)
 			if i < 0 {
-				dst = appendEscaped(dst, text)
+				dst = jsonstream.AppendStringContent(dst, text, false)
 				dst = append(dst, `\n`...)
-				dst = appendEscaped(dst, noNewline)
+				dst = jsonstream.AppendStringContent(dst, noNewline, false)
 				break
 			}
-			dst = append(appendEscaped(dst, text[:i]), `\n`...)
+			dst = append(jsonstream.AppendStringContent(dst, text[:i], false), `\n`...)
 			text = text[i+1:]
 		}
 	}
@@ -225,62 +226,6 @@ func (d Diff) AppendJSON(dst []byte) []byte {
 // MarshalJSON encodes d as the JSON string of its text.
 func (d Diff) MarshalJSON() ([]byte, error) {
 	return d.AppendJSON(make([]byte, 0, d.Len()+d.Len()/8+2)), nil
-}
-
-// AppendJSONString appends s as a JSON string, escaped as encoding/json's
-// encoder with SetEscapeHTML(false) escapes it: control characters, '"'
-// and '\', U+2028 and U+2029, and each invalid UTF-8 byte as U+FFFD.
-func AppendJSONString[T string | []byte](dst []byte, s T) []byte {
-	return append(appendEscaped(append(dst, '"'), s), '"')
-}
-
-// appendEscaped is AppendJSONString without the quotes.
-func appendEscaped[T string | []byte](dst []byte, s T) []byte {
-	const hex = "0123456789abcdef"
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= ' ' && b != '"' && b != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(string(s[i:min(len(s), i+utf8.UTFMax)]))
-		switch {
-		case c == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case c == '\u2028' || c == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[c&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	return append(dst, s[start:]...)
 }
 
 // appendHunkRange appends a hunk's line range as diff -u writes it.

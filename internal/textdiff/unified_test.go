@@ -63,35 +63,6 @@ func TestDiffMatchesUnified(t *testing.T) {
 	}
 }
 
-// TestAppendJSONStringMatchesEncodingJSON: every byte value, in every
-// position of a rune, is escaped as encoding/json escapes it.
-func TestAppendJSONStringMatchesEncodingJSON(t *testing.T) {
-	var cases []string
-	for b := range 256 {
-		cases = append(cases, string(rune(b)), "x"+string([]byte{byte(b)})+"y", string([]byte{0xe2, 0x80, byte(b)}))
-	}
-	cases = append(cases, "\u2028\u2029", "\xe2\x80", "é€𝄞", "a\"b\\c/d<e>&f\u007f")
-	for _, s := range cases {
-		if got, want := string(AppendJSONString([]byte("x"), s)), "x"+jsonOf(t, s); got != want {
-			t.Errorf("%q: got %s, want %s", s, got, want)
-		}
-		if got, want := string(AppendJSONString(nil, []byte(s))), jsonOf(t, s); got != want {
-			t.Errorf("%q as bytes: got %s, want %s", s, got, want)
-		}
-	}
-}
-
-func jsonOf(t *testing.T, s string) string {
-	t.Helper()
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(s); err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSuffix(b.String(), "\n")
-}
-
 // TestLineOpsMatchGoDiffLineMode: lineOps, which numbers lines itself,
 // finds the same line diff as go-diff's DiffLinesToChars, DiffMain and
 // DiffCharsToLines, on random edits of random texts.
@@ -226,4 +197,15 @@ func TestIsText(t *testing.T) {
 			t.Errorf("isText(%.12q… %d bytes) = %v, want %v", s, len(s), got, want)
 		}
 	}
+}
+
+func jsonOf(t *testing.T, s string) string {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -61,6 +61,9 @@ func (wr *Writer) commit(rec *snapshots.Record, pack *snapshots.Pack, writes []w
 	saveAfter := func(w *write, data []byte) error {
 		if w.planned != nil {
 			w.afterSize = int64(len(data))
+			if sum, ok := checksum.ParseSHA256Hex(*w.planned.AfterSHA256); w.checked && ok {
+				return pack.AddSum(data, sum)
+			}
 		} else if w.change.Manifest {
 			return nil // saved with the Before bytes ([savedBytes])
 		} else {

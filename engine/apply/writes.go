@@ -56,6 +56,9 @@ type write struct {
 	// nothing else holds its bytes, so once saved whole in the pack they
 	// are let go of and read back from it to be written ([savePack]).
 	rendered bool
+	// checked: the bytes written were read from the source and checked
+	// against the planned hash, so the pack takes that hash.
+	checked bool
 }
 
 // held is the bytes a write holds or how it reads them ([write.h]).
@@ -192,7 +195,9 @@ func (w *write) bytes(sys fsys.System) ([]byte, error) {
 		return data, nil
 	}
 	if src := w.planned.Src(); src != "" {
-		return desired.ReadSource(sys, src, *w.planned.AfterSHA256)
+		data, err := desired.ReadSource(sys, src, *w.planned.AfterSHA256)
+		w.checked = err == nil
+		return data, err
 	}
 	return nil, nil
 }

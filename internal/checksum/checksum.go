@@ -12,3 +12,13 @@ func SHA256Hex(data []byte) string {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
 }
+
+// ParseSHA256Hex is the SHA-256 that SHA256Hex wrote as s, and false when s
+// is not one.
+func ParseSHA256Hex(s string) (sum [sha256.Size]byte, ok bool) {
+	if len(s) != 2*sha256.Size {
+		return sum, false
+	}
+	_, err := hex.Decode(sum[:], []byte(s))
+	return sum, err == nil
+}

@@ -1,0 +1,59 @@
+package plan
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentpack/agentpack/engine/desired"
+	"github.com/agentpack/agentpack/engine/target"
+	"github.com/agentpack/agentpack/internal/checksum"
+	"github.com/agentpack/agentpack/internal/fsys"
+)
+
+// TestReadActualsKeepsOnlyTheBytesAPlanUses: with no stat cache to vouch
+// for them, files that hold the desired bytes are read and hashed, and
+// only their mode is kept; a file that differs keeps its bytes (an update
+// shows and saves them), a missing one nothing.
+func TestReadActualsKeepsOnlyTheBytesAPlanUses(t *testing.T) {
+	dir := t.TempDir()
+	root := fsys.AbsPath(filepath.Join(dir, "root"))
+	file := func(name, want, have string, mode os.FileMode) *desired.File {
+		p := root.JoinName(name)
+		if have != "" {
+			if err := os.MkdirAll(string(root), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(string(p), []byte(have), mode); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return desired.NewFile("codex", root, target.DesiredFile{Path: p, Data: []byte(want), Mode: 0o644}, checksum.SHA256Hex([]byte(want)))
+	}
+	files := []*desired.File{
+		file("same.md", "same\n", "same\n", 0o644),
+		file("exec.sh", "run\n", "run\n", 0o755),
+		file("edited.md", "new\n", "old\n", 0o644),
+		file("missing.md", "gone\n", "", 0),
+	}
+	sys := fsys.NewRealSystem(fsys.RealSystemOptions{})
+	got := readActuals(sys, NewLinkGuard(sys), nil, files)
+	for i, name := range []string{"same.md", "exec.sh"} {
+		if _, kept := got.other[i]; kept || !got.found[i].vouched {
+			t.Errorf("%s holds the desired bytes but its read is kept: %+v", name, got.other[i])
+		}
+		a, err := got.at(i)
+		if err != nil || !a.Exists || a.SHA256 != files[i].SHA256 || a.Data != nil {
+			t.Errorf("%s: at = %+v, %v", name, a, err)
+		}
+	}
+	if a, _ := got.at(1); a.Mode != 0o755 {
+		t.Errorf("exec.sh's mode is %v, want 0755 (a mode change is an update)", a.Mode)
+	}
+	if a, err := got.at(2); err != nil || string(a.Data) != "old\n" || a.SHA256 != checksum.SHA256Hex([]byte("old\n")) {
+		t.Errorf("edited.md: at = %+v, %v; want its bytes kept", a, err)
+	}
+	if a, err := got.at(3); err != nil || a.Exists {
+		t.Errorf("missing.md: at = %+v, %v", a, err)
+	}
+}

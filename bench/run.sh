@@ -127,6 +127,10 @@ for n in "${sizes[@]}"; do
   row "deploy (cold)" "$(PREP='cd "$(fresh "$d")" && mkdir .git' best_of "$repeat" "$ap" --repo "$d/repo" deploy --apply --yes)" "$cpfloor"
   cd "$(cat "$work/fresh")"
   row "status (no caches)" "$(best_of "$repeat" sh -c "$nocache '$ap' --repo '$d/repo' status")" "$hashfloor"
+  # A home that knows nothing of the deployed files (a new machine, or a
+  # teammate's clone of a project whose files are committed): each target
+  # file is read and hashed; only the hashes are kept.
+  row "status (new home)" "$(PREP='rm -rf "$AGENTPACK_HOME/cache" "$AGENTPACK_HOME/state/statcache"' best_of "$repeat" "$ap" --repo "$d/repo" status)" "$hashfloor"
   row "status" "$(best_of "$repeat" "$ap" --repo "$d/repo" status)" "$hashfloor"
   row "deploy (no-op)" "$(best_of "$repeat" "$ap" --repo "$d/repo" deploy --apply --yes)" "$hashfloor"
   row "diff" "$(best_of "$repeat" "$ap" --repo "$d/repo" diff)" "$hashfloor"

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/fsys"
 )
 
@@ -314,7 +315,7 @@ func (c *StatCache) lookup(path fsys.AbsPath, d fsys.StatData) (string, bool) {
 // path with its stat identity unchanged: [StatCache.lookup] for a caller
 // that knows which hash it expects, without rendering one.
 func (c *StatCache) vouches(path fsys.AbsPath, d fsys.StatData, want string) bool {
-	sum, ok := parseSHA256(want)
+	sum, ok := checksum.ParseSHA256Hex(want)
 	if c == nil || !ok || d.Ino == 0 {
 		return false
 	}
@@ -345,7 +346,7 @@ func (c *StatCache) record(path fsys.AbsPath, d fsys.StatData, sha string) {
 	if c == nil {
 		return
 	}
-	sum, ok := parseSHA256(sha)
+	sum, ok := checksum.ParseSHA256Hex(sha)
 	e := entryFor(d, sum, true)
 	if racy(e) || !ok {
 		return
@@ -458,31 +459,4 @@ func (c *StatCache) pruneScopes() {
 	fsys.PruneOldest(c.sys, dir, statScopesKeep, c.base, func(name string) (fsys.AbsPath, bool) {
 		return dir.JoinName(name).JoinName(statBaseFile), true
 	})
-}
-
-// parseSHA256 is the 32 bytes of s, a sha256 in lowercase hex (as
-// agentpack renders every hash); ok is false for anything else.
-func parseSHA256(s string) (sum [32]byte, ok bool) {
-	if len(s) != 64 {
-		return sum, false
-	}
-	for i := range sum {
-		hi, ok1 := lowerHex(s[2*i])
-		lo, ok2 := lowerHex(s[2*i+1])
-		if !ok1 || !ok2 {
-			return sum, false
-		}
-		sum[i] = hi<<4 | lo
-	}
-	return sum, true
-}
-
-func lowerHex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	}
-	return 0, false
 }

@@ -2,6 +2,7 @@ package checksum
 
 import (
 	"encoding/hex"
+	"strings"
 	"testing"
 )
 
@@ -11,7 +12,7 @@ func TestParseSHA256HexIsSHA256HexBack(t *testing.T) {
 	if !ok || hex.EncodeToString(sum[:]) != s {
 		t.Fatalf("ParseSHA256Hex(%q) = %x, %v", s, sum, ok)
 	}
-	for _, bad := range []string{"", s[:63], s + "0", "g" + s[1:], " " + s[1:]} {
+	for _, bad := range []string{"", s[:63], s + "0", "g" + s[1:], " " + s[1:], strings.ToUpper(s)} {
 		if _, ok := ParseSHA256Hex(bad); ok {
 			t.Errorf("ParseSHA256Hex(%q) accepted", bad)
 		}

@@ -1,7 +1,9 @@
 package plan
 
 import (
+	"fmt"
 	"os"
+	"strings"
 	"path/filepath"
 	"testing"
 
@@ -30,15 +32,23 @@ func TestReadActualsKeepsOnlyTheBytesAPlanUses(t *testing.T) {
 		}
 		return desired.NewFile("codex", root, target.DesiredFile{Path: p, Data: []byte(want), Mode: 0o644}, checksum.SHA256Hex([]byte(want)))
 	}
+	big := strings.Repeat("big\n", 40<<10) // past the read buffer
 	files := []*desired.File{
 		file("same.md", "same\n", "same\n", 0o644),
 		file("exec.sh", "run\n", "run\n", 0o755),
 		file("edited.md", "new\n", "old\n", 0o644),
 		file("missing.md", "gone\n", "", 0),
+		file("big.md", big, big, 0o644),
+		file("bigger.md", big, big+"more\n", 0o644),
+	}
+	// Read after the edited file, in the buffer it was read into: its
+	// bytes must not change under it.
+	for i := range 64 {
+		files = append(files, file(fmt.Sprintf("after%02d.md", i), "other bytes\n", "other bytes\n", 0o644))
 	}
 	sys := fsys.NewRealSystem(fsys.RealSystemOptions{})
 	got := readActuals(sys, NewLinkGuard(sys), nil, files)
-	for i, name := range []string{"same.md", "exec.sh"} {
+	for i, name := range []string{"same.md", "exec.sh"} { // read, hashed, dropped
 		if _, kept := got.other[i]; kept || !got.found[i].vouched {
 			t.Errorf("%s holds the desired bytes but its read is kept: %+v", name, got.other[i])
 		}
@@ -55,5 +65,16 @@ func TestReadActualsKeepsOnlyTheBytesAPlanUses(t *testing.T) {
 	}
 	if a, err := got.at(3); err != nil || a.Exists {
 		t.Errorf("missing.md: at = %+v, %v", a, err)
+	}
+	if a, err := got.at(4); err != nil || !a.Exists || a.Data != nil || !got.found[4].vouched {
+		t.Errorf("big.md holds the desired bytes: at = %v, %v", a.Exists, err)
+	}
+	if a, err := got.at(5); err != nil || string(a.Data) != big+"more\n" {
+		t.Errorf("bigger.md: at = %v, %v; want its bytes kept", a.Exists, err)
+	}
+	for i := 6; i < len(files); i++ {
+		if !got.found[i].vouched {
+			t.Errorf("%s not vouched", files[i].Path)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
 	"slices"
@@ -18,8 +19,9 @@ import (
 )
 
 // Actual is what is on disk at a path. Data is nil when the file does not
-// exist, or when the stat cache proved it unchanged (then SHA256 is set and
-// equals the hash the caller wanted).
+// exist, or when it holds the bytes the caller wanted (then SHA256 is set
+// and equals that hash): the stat cache proved it unchanged, or it was
+// read and hashed.
 type Actual struct {
 	Exists bool
 	Data   []byte
@@ -29,7 +31,8 @@ type Actual struct {
 
 // ReadActual reads path, refusing one reached through a link below root;
 // when the stat cache vouches that the file still has hash want, it skips
-// reading it. A missing file is no error. cache may be nil.
+// reading it, and when it reads the file and finds hash want, it keeps
+// only the hash. A missing file is no error. cache may be nil.
 func ReadActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path fsys.AbsPath, want string) (Actual, error) {
 	fi, missing, err := guard.readData(root, path)
 	if missing || err != nil {
@@ -46,14 +49,40 @@ func ReadActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path 
 	if want != "" && cache.vouches(path, fi, want) {
 		return Actual{Exists: true, SHA256: want, Mode: fi.Mode.Perm()}, nil
 	}
-	data, err := sys.ReadFile(path)
+	if want == "" {
+		data, err := sys.ReadFile(path)
+		if err != nil {
+			return Actual{}, err
+		}
+		sha := checksum.SHA256Hex(data)
+		cache.record(path, fi, sha)
+		return Actual{Exists: true, Data: data, SHA256: sha, Mode: fi.Mode.Perm()}, nil
+	}
+	// Most files read hold the wanted bytes (a home that knows none of
+	// 10,000 deployed files): they are read into a reused buffer, and
+	// only a file that differs keeps its bytes.
+	buf := readBufs.Get().(*[]byte)
+	defer readBufs.Put(buf)
+	data, rfi, err := fsys.ReadRegular(sys, path, *buf)
+	if err == nil && (rfi == nil || !rfi.Mode().IsRegular()) {
+		data, err = sys.ReadFile(path) // replaced since the look: as ReadFile finds it
+	}
 	if err != nil {
 		return Actual{}, err
 	}
 	sha := checksum.SHA256Hex(data)
 	cache.record(path, fi, sha)
+	if sha == want {
+		return Actual{Exists: true, SHA256: sha, Mode: fi.Mode.Perm()}, nil
+	}
+	if len(data) > 0 && &data[0] == &(*buf)[:1][0] {
+		data = bytes.Clone(data) // the buffer goes back to the pool
+	}
 	return Actual{Exists: true, Data: data, SHA256: sha, Mode: fi.Mode.Perm()}, nil
 }
+
+// readBufs are the buffers ReadActual reads a file it may drop into.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
 // Compute compares the desired state d of profile with what sys shows and
 // with what the target manifests say was last applied (three-way). project
@@ -294,10 +323,7 @@ func readActuals(sys fsys.System, guard *LinkGuard, cache *StatCache, files []*d
 		a, err := ReadActual(sys, guard, cache, f.Root, f.Path, f.SHA256)
 		switch {
 		case err == nil && !a.Exists && a.Data == nil && a.SHA256 == "" && a.Mode == 0:
-		case err == nil && a.Exists && a.SHA256 == f.SHA256 && (a.Data == nil || f.Keyed == nil):
-			// Read or not, a file that holds the desired bytes needs only
-			// its mode kept: a plan in a home that knows none of 100,000
-			// deployed files held every one of their bytes (218 MiB).
+		case err == nil && a.Exists && a.Data == nil && a.SHA256 == f.SHA256:
 			out.found[i] = foundAt{vouched: true, mode: a.Mode}
 		default:
 			out.mu.Lock()

@@ -3,8 +3,8 @@ package plan
 import (
 	"fmt"
 	"os"
-	"strings"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentpack/agentpack/engine/desired"

@@ -92,8 +92,9 @@ type Engine struct {
 	shapes *diffShapes
 
 	// Checkpoint, when set, is called at each phase boundary of a
-	// transaction ("pack saved", "journal written", "files written", "record
-	// saved", "journal removed"); crash tests stop the process there.
+	// transaction ("planned", "pack saved", "journal written", "files
+	// written", "record saved", "journal removed"); crash tests stop the
+	// process there.
 	Checkpoint func(phase string)
 }
 

@@ -32,7 +32,7 @@ func (e *Engine) EvolvePropose(ctx context.Context, req EvolveProposeRequest) (*
 	dry := req.DryRun || e.dryRun()
 	var out *EvolveProposeData
 	err = e.WithLock(ctx, "evolve propose", func(recovered []string) error {
-		st, p, err := e.planWith(ctx, req.Request, e.Load) // the modules' bytes are needed
+		st, p, err := e.planWith(ctx, req.Request, e.Load, true) // the modules' bytes are needed
 		if err != nil {
 			return err
 		}

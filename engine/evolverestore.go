@@ -52,7 +52,7 @@ func (e *Engine) EvolveRestore(ctx context.Context, req EvolveRestoreRequest) (*
 	var out *EvolveRestoreData
 	ctx = withCheckouts(ctx)
 	err := e.WithLock(ctx, "evolve restore", func(recovered []string) error {
-		st, p, err := e.planWith(ctx, req.Request, e.Load) // --module-id is checked against the manifest
+		st, p, err := e.planWith(ctx, req.Request, e.Load, true) // --module-id is checked against the manifest
 		if err != nil {
 			return err
 		}

@@ -47,7 +47,7 @@ func (e *Engine) Explain(ctx context.Context, req Request, kind string) (*State,
 		return nil, nil, apperr.New(apperr.InvalidArgument, "explain takes plan, diff or status, not %q", kind).
 			WithHint("run `agentpack explain plan`")
 	}
-	st, p, err := e.planWith(ctx, req, e.Load) // the modules are needed, not only the compiled state
+	st, p, err := e.planWith(ctx, req, e.Load, true) // the modules are needed, not only the compiled state
 	if err != nil {
 		return st, nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agentpack/agentpack/engine/plan"
+	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/jsonstream"
 	"github.com/agentpack/agentpack/internal/textdiff"
 	"github.com/agentpack/agentpack/internal/workers"
@@ -17,13 +18,17 @@ import (
 
 // Plan loads the request's desired state and compares it with the disk.
 // The state comes from the [SourceCache] when nothing it was compiled from
-// changed: such a State has no Manifest and no Modules.
+// changed: such a State has no Manifest and no Modules. The changes hold
+// only the hash of the bytes they replace ([plan.Compute]): a diff reads
+// them when it shows them ([plan.Plan.BeforeBytes]).
 func (e *Engine) Plan(ctx context.Context, req Request) (*State, *plan.Plan, error) {
-	return e.planWith(ctx, req, e.loadCompiled)
+	return e.planWith(ctx, req, e.loadCompiled, false)
 }
 
 // planWith is Plan with the state load picks.
-func (e *Engine) planWith(ctx context.Context, req Request, load func(context.Context, Request) (*State, error)) (*State, *plan.Plan, error) {
+//
+// keepBefore keeps the bytes each change replaces ([plan.Compute]).
+func (e *Engine) planWith(ctx context.Context, req Request, load func(context.Context, Request) (*State, error), keepBefore bool) (*State, *plan.Plan, error) {
 	// The stat cache is read while the load runs (a warm load is mostly
 	// stats of the sources): neither needs the other, and a stale entry
 	// is only a miss, as every entry is checked against the disk.
@@ -35,7 +40,7 @@ func (e *Engine) planWith(ctx context.Context, req Request, load func(context.Co
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := plan.Compute(st.Desired, st.Profile, st.Project, e.Sys, cache, func(w string) { st.Warn("%s", w) })
+	p, err := plan.Compute(st.Desired, st.Profile, st.Project, e.Sys, cache, func(w string) { st.Warn("%s", w) }, keepBefore)
 	if err != nil {
 		return st, nil, err
 	}
@@ -159,7 +164,7 @@ func diffData(st *State, p *plan.Plan, shapes *diffShapes) *DiffData {
 	// they are shown, a few ahead.
 	ahead := newReadAhead(p.Sys)
 	for i := range d.Changes {
-		if dc := &d.Changes[i]; dc.Unified.Reloads() {
+		if dc := &d.Changes[i]; dc.Unified.Reloads() && dc.Op == plan.OpCreate {
 			k := ahead.add(dc.Src())
 			dc.Unified = dc.Unified.Dropped(func() ([]byte, error) { return ahead.get(k) })
 		}
@@ -214,7 +219,11 @@ func diffChange(p *plan.Plan, c *plan.Change, held *atomic.Int64, shapes *diffSh
 	if err != nil {
 		return dc, fmt.Sprintf("diff of %s omitted: %s", c.Path, err)
 	}
-	u, ok := textdiff.UnifiedDiff(from, to, c.Before(), after)
+	before, err := p.BeforeBytes(c)
+	if err != nil {
+		return dc, fmt.Sprintf("diff of %s omitted: %s", c.Path, apperr.As(err).Message)
+	}
+	u, ok := textdiff.UnifiedDiff(from, to, before, after)
 	if !ok {
 		return dc, fmt.Sprintf("diff of %s omitted (binary or over 100 KiB)", c.Path)
 	}
@@ -226,6 +235,10 @@ func diffChange(p *plan.Plan, c *plan.Change, held *atomic.Int64, shapes *diffSh
 		// changed file, and a deploy plans again whatever a diff showed.
 		sys, src := p.Sys, c.Src()
 		u = u.Dropped(func() ([]byte, error) { return sys.ReadFile(src) })
+	}
+	if c.Op == plan.OpDelete && held.Add(int64(len(before))) > diffHeld {
+		// Likewise a removed file's bytes, read from the target again.
+		u = u.Dropped(func() ([]byte, error) { return p.BeforeBytes(c) })
 	}
 	dc.Unified = u
 	return dc, ""

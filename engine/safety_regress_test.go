@@ -642,3 +642,105 @@ func noPendingJournal(t *testing.T, env engine.Env) {
 		t.Errorf("the journal is still pending: %v", err)
 	}
 }
+
+// An edit made to a managed file after the plan, which kept only its
+// hash, and before its bytes are saved in the snapshot is never lost: the
+// deploy stops with E_DRIFT_CONFLICT changed_since_plan before anything is
+// written or journaled, and leaves no snapshot.
+func TestEditBeforeTheSnapshotIsKept(t *testing.T) {
+	env, e, req, repo := deployedCodexRepo(t)
+	extra := filepath.Join(env.Cwd, ".agents/skills/s/extra.txt")
+	agents := filepath.Join(env.Cwd, "AGENTS.md")
+	mustWrite(t, filepath.Join(repo, "modules/s/extra.txt"), "x2\n")
+	mustWrite(t, filepath.Join(repo, "modules/base/AGENTS.md"), "# base 2\n")
+	before, _, err := e.Snapshots(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentsBefore := mustRead(t, agents)
+	e.Checkpoint = func(phase string) {
+		if phase == "planned" {
+			mustWrite(t, extra, "my edit\n")
+		}
+	}
+	_, _, err = e.Deploy(context.Background(), req, true, engine.ApplyOptions{})
+	wantCode(t, err, apperr.DriftConflict, extra)
+	if got := apperr.As(err).Details["reason_code"]; got != "changed_since_plan" {
+		t.Errorf("reason_code = %v", got)
+	}
+	if got := mustRead(t, extra); got != "my edit\n" {
+		t.Errorf("extra.txt = %q, want the edit kept", got)
+	}
+	if got := mustRead(t, agents); got != agentsBefore {
+		t.Errorf("AGENTS.md = %q, want %q: nothing is written", got, agentsBefore)
+	}
+	noPendingJournal(t, env)
+	after, _, err := e.Snapshots(context.Background())
+	if err != nil || len(after) != len(before) {
+		t.Errorf("snapshots %d -> %d (%v), want none made", len(before), len(after), err)
+	}
+	// Once the edit is taken in (the next plan reads it), the deploy goes
+	// on, and rolling it back returns the edit byte for byte.
+	e.Checkpoint = nil
+	if _, _, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRead(t, extra); got != "x2\n" {
+		t.Fatalf("extra.txt = %q after the forced deploy", got)
+	}
+	if _, _, err := e.Rollback(context.Background(), engine.RollbackOptions{Last: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRead(t, extra); got != "my edit\n" {
+		t.Errorf("extra.txt = %q after the rollback, want the edit back", got)
+	}
+}
+
+// A plan holds only the hash of the bytes its updates and removals replace
+// (a plan of 10,000 updated files holds no copy of them), yet a diff shows
+// those bytes and a deploy saves them: rolling it back returns them.
+func TestPlanHoldsOnlyTheHashOfWhatItReplaces(t *testing.T) {
+	env, e, req, repo := deployedCodexRepo(t)
+	ctx := context.Background()
+	extra := filepath.Join(env.Cwd, ".agents/skills/s/extra.txt")
+	mustWrite(t, filepath.Join(repo, "modules/s/extra.txt"), "x2\n")
+	mustWrite(t, filepath.Join(repo, "modules/base/AGENTS.md"), "# base 2\n")
+	_, p, err := e.Plan(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	updates := 0
+	for _, c := range p.Changes {
+		if c.BeforeSHA256 != nil {
+			updates++
+			if c.Before() != nil {
+				t.Errorf("the plan holds the bytes %s replaces", c.Path)
+			}
+		}
+	}
+	if updates != 2 {
+		t.Fatalf("%d updates planned, want 2", updates)
+	}
+	_, d, err := e.Diff(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := ""
+	for _, c := range d.Changes {
+		shown += c.Unified.String()
+	}
+	for _, want := range []string{"-x\n+x2\n", "-# base\n+# base 2\n"} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("the diff does not show %q:\n%s", want, shown)
+		}
+	}
+	if _, _, err := e.Deploy(ctx, req, true, engine.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.Rollback(ctx, engine.RollbackOptions{Last: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRead(t, extra); got != "x\n" {
+		t.Errorf("extra.txt = %q after the rollback, want %q", got, "x\n")
+	}
+}

@@ -342,8 +342,14 @@ func unchangedSincePlan(sys fsys.System, guard *plan.LinkGuard, w *write) error 
 	case fc.Before != nil && exists && sum == fc.Before.SHA256:
 		return nil
 	}
+	return changedSincePlan(w)
+}
+
+// changedSincePlan is the error of a write or removal whose file another
+// program changed since the plan read it.
+func changedSincePlan(w *write) error {
 	return apperr.New(apperr.DriftConflict, "%s changed while agentpack was writing it (another program rewrote it); nothing was lost", w.path()).
 		WithHint("run the command again: it edits the file as it is now").
-		With("path", fc.Path).With("path_posix", w.path().ToSlash()).
+		With("path", w.path().String()).With("path_posix", w.path().ToSlash()).
 		With("reason_code", "changed_since_plan").With("next_actions", []string{"retry"})
 }

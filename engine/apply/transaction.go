@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/fsys"
@@ -28,10 +29,11 @@ import (
 // added bytes already; commit ends it, and on a failure drops it.
 func (wr *Writer) commit(rec *snapshots.Record, pack *snapshots.Pack, writes []write, nTail int, undoneDirs []string) error {
 	store := wr.Store
-	if err := savePack(pack, writes); err != nil {
+	wr.checkpoint("planned")
+	if err := wr.savePack(pack, writes); err != nil {
 		_ = pack.Close()
 		_ = store.DeleteBlobs(rec.ID)
-		return packFailed(err, store)
+		return err
 	}
 	wr.checkpoint("pack saved")
 	paths := make([]fsys.AbsPath, 0, len(writes))
@@ -141,17 +143,21 @@ func packFailed(err error, store *snapshots.Store) error {
 }
 
 // savePack adds to pack what undoing writes needs (the bytes each path
-// has, [savedBytes]) and commits it, so it is on disk before the journal
+// has, [Writer.savePlannedBefore] and [savedBytes]) and commits it, so it is on disk before the journal
 // names it. Each Before is let go once saved, and so are the new bytes of
 // a large manifest rendered for the transaction and saved whole: they are
 // copied from the pack when the manifest is written, after the target
 // files, rather than held (a manifest of 100,000 files is 18 MB).
-func savePack(pack *snapshots.Pack, writes []write) error {
+func (wr *Writer) savePack(pack *snapshots.Pack, writes []write) error {
+	guard := plan.NewLinkGuard(wr.Sys)
 	for i := range writes {
 		w := &writes[i]
+		if err := wr.savePlannedBefore(pack, guard, w); err != nil {
+			return err
+		}
 		for _, b := range savedBytes(w) {
 			if _, err := pack.Add(b); err != nil {
-				return err
+				return packFailed(err, wr.Store)
 			}
 		}
 		if w.h == nil {
@@ -163,7 +169,38 @@ func savePack(pack *snapshots.Pack, writes []write) error {
 			w.h.data, w.h.stream = nil, func(out io.Writer) error { return pack.CopyTo(sha, out) }
 		}
 	}
-	return pack.Commit()
+	if err := pack.Commit(); err != nil {
+		return packFailed(err, wr.Store)
+	}
+	return nil
+}
+
+// savePlannedBefore saves in pack the bytes a plan's change replaces:
+// those it holds, or, as a plan holds only their hash unless it shows
+// them, the file's, read now through guard and checked against that hash
+// (a file edited since the plan is refused, as its write would be). One
+// file's bytes are held at a time.
+func (wr *Writer) savePlannedBefore(pack *snapshots.Pack, guard *plan.LinkGuard, w *write) error {
+	c := w.planned
+	if c == nil || c.BeforeSHA256 == nil || w.beforeSaved {
+		return nil
+	}
+	data := c.Before()
+	if data == nil {
+		a, err := plan.ReadActual(wr.Sys, guard, nil, c.Root, c.Path, "")
+		if err != nil {
+			return err
+		}
+		if !a.Exists || a.SHA256 != *c.BeforeSHA256 {
+			return changedSincePlan(w)
+		}
+		data = a.Data
+	}
+	w.beforeSize = int64(len(data))
+	if _, err := pack.Add(data); err != nil {
+		return packFailed(err, wr.Store)
+	}
+	return nil
 }
 
 // deltaMin is the size from which a manifest's bytes are saved as deltas.
@@ -183,11 +220,7 @@ const deltaMin = 4 << 10
 // contents to copy: its record is made from the change when asked for.
 func savedBytes(w *write) [][]byte {
 	if w.planned != nil {
-		// A plan's target file: the bytes it replaces, if any.
-		if w.planned.BeforeSHA256 != nil && !w.beforeSaved {
-			return [][]byte{w.planned.Before()}
-		}
-		return nil
+		return nil // [Writer.savePlannedBefore]
 	}
 	w.change.Before, w.change.After = w.change.Before.Plain(), w.change.After.Plain()
 	var out [][]byte

@@ -31,6 +31,7 @@ type write struct {
 	// written), beforeMode the permission bits of the file it replaces.
 	planned    *plan.Change
 	afterSize  int64
+	beforeSize int64 // of the bytes it replaces, once saved ([Writer.savePlannedBefore])
 	beforeMode uint32
 	// h is what a write that is not a plan's change holds or reads of
 	// its bytes (nil when it holds nothing): a plan's change carries its
@@ -169,7 +170,7 @@ func (w *write) fileChange() snapshots.FileChange {
 	}
 	fc := snapshots.FileChange{Target: c.Target, Root: c.Root.String(), Path: c.Path.String(), Op: c.Op}
 	if c.BeforeSHA256 != nil {
-		fc.Before = &snapshots.Content{SHA256: *c.BeforeSHA256, Size: int64(len(c.Before())), Mode: w.beforeMode}
+		fc.Before = &snapshots.Content{SHA256: *c.BeforeSHA256, Size: w.beforeSize, Mode: w.beforeMode}
 	}
 	if c.Op != plan.OpDelete {
 		fc.After = &snapshots.Content{SHA256: *c.AfterSHA256, Size: w.afterSize, Mode: uint32(c.Mode.Perm())}

@@ -9,14 +9,16 @@ import (
 
 	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/engine/target"
+	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 // TestReadActualsKeepsOnlyTheBytesAPlanUses: with no stat cache to vouch
 // for them, files that hold the desired bytes are read and hashed, and
-// only their mode is kept; a file that differs keeps its bytes (an update
-// shows and saves them), a missing one nothing.
+// only their mode is kept; a file that differs keeps its bytes for a plan
+// that keeps them (a diff shows them), else only its hash; a missing one
+// nothing.
 func TestReadActualsKeepsOnlyTheBytesAPlanUses(t *testing.T) {
 	dir := t.TempDir()
 	root := fsys.AbsPath(filepath.Join(dir, "root"))
@@ -47,7 +49,7 @@ func TestReadActualsKeepsOnlyTheBytesAPlanUses(t *testing.T) {
 		files = append(files, file(fmt.Sprintf("after%02d.md", i), "other bytes\n", "other bytes\n", 0o644))
 	}
 	sys := fsys.NewRealSystem(fsys.RealSystemOptions{})
-	got := readActuals(sys, NewLinkGuard(sys), nil, files)
+	got := readActuals(sys, NewLinkGuard(sys), nil, files, true)
 	for i, name := range []string{"same.md", "exec.sh"} { // read, hashed, dropped
 		if _, kept := got.other[i]; kept || !got.found[i].vouched {
 			t.Errorf("%s holds the desired bytes but its read is kept: %+v", name, got.other[i])
@@ -76,5 +78,43 @@ func TestReadActualsKeepsOnlyTheBytesAPlanUses(t *testing.T) {
 		if !got.found[i].vouched {
 			t.Errorf("%s not vouched", files[i].Path)
 		}
+	}
+	// Without keepBefore, a file that differs is known by its hash.
+	got = readActuals(sys, NewLinkGuard(sys), nil, files, false)
+	for _, i := range []int{2, 5} {
+		a, err := got.at(i)
+		if err != nil || !a.Exists || a.Data != nil || a.SHA256 == files[i].SHA256 || a.SHA256 == "" {
+			t.Errorf("%s without keepBefore: at = %v %q %d bytes, %v", files[i].Path, a.Exists, a.SHA256, len(a.Data), err)
+		}
+	}
+}
+
+// TestBeforeBytesReadsTheFileThePlanHashed: a change whose plan kept only
+// the hash of the bytes it replaces gets them from the file while it still
+// holds them, and an error naming the edit once it does not.
+func TestBeforeBytesReadsTheFileThePlanHashed(t *testing.T) {
+	dir := t.TempDir()
+	root := fsys.AbsPath(dir)
+	path := root.JoinName("f.md")
+	if err := os.WriteFile(string(path), []byte("before\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum := checksum.SHA256Hex([]byte("before\n"))
+	after := checksum.SHA256Hex([]byte("after\n"))
+	p := &Plan{Sys: fsys.NewRealSystem(fsys.RealSystemOptions{})}
+	c := &Change{Op: OpUpdate, Path: path, Root: root, BeforeSHA256: &sum, AfterSHA256: &after}
+	if got, err := p.BeforeBytes(c); err != nil || string(got) != "before\n" {
+		t.Fatalf("BeforeBytes = %q, %v", got, err)
+	}
+	c.SetBytes([]byte("held\n"), nil)
+	if got, err := p.BeforeBytes(c); err != nil || string(got) != "held\n" {
+		t.Fatalf("BeforeBytes of held bytes = %q, %v", got, err)
+	}
+	c.SetBytes(nil, nil)
+	if err := os.WriteFile(string(path), []byte("edited\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := p.BeforeBytes(c); apperr.CodeOf(err) != apperr.DriftConflict || got != nil {
+		t.Fatalf("BeforeBytes of an edited file = %q, %v; want E_DRIFT_CONFLICT", got, err)
 	}
 }

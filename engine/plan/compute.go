@@ -34,6 +34,12 @@ type Actual struct {
 // reading it, and when it reads the file and finds hash want, it keeps
 // only the hash. A missing file is no error. cache may be nil.
 func ReadActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path fsys.AbsPath, want string) (Actual, error) {
+	return readActual(sys, guard, cache, root, path, want, true)
+}
+
+// readActual is ReadActual, keeping the bytes of a file that differs from
+// want only when keep is set (its hash says it differs).
+func readActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path fsys.AbsPath, want string, keep bool) (Actual, error) {
 	fi, missing, err := guard.readData(root, path)
 	if missing || err != nil {
 		if missing || errors.Is(err, syscall.ENOTDIR) {
@@ -72,7 +78,7 @@ func ReadActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path 
 	}
 	sha := checksum.SHA256Hex(data)
 	cache.record(path, fi, sha)
-	if sha == want {
+	if sha == want || !keep {
 		return Actual{Exists: true, SHA256: sha, Mode: fi.Mode.Perm()}, nil
 	}
 	if len(data) > 0 && &data[0] == &(*buf)[:1][0] {
@@ -88,7 +94,13 @@ var readBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b 
 // with what the target manifests say was last applied (three-way). project
 // is the folder whose git index marks manifests that came with a clone;
 // warn receives warnings. cache may be nil.
-func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.System, cache *StatCache, warn func(string)) (*Plan, error) {
+//
+// keepBefore keeps the bytes each update or removal replaces in its change,
+// for a caller that shows them (a diff); without it a change holds only
+// their hash, and an apply reads them again to save them in its snapshot
+// ([Change.Before] is nil): a plan that updates 10,000 files of 9 KB holds
+// no 90 MB.
+func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.System, cache *StatCache, warn func(string), keepBefore bool) (*Plan, error) {
 	p := &Plan{Profile: profile, Targets: append([]string{}, d.Targets...), Changes: []Change{}, Manifests: map[desired.Root]*TargetManifest{},
 		StatCache: cache, Sys: sys, Guard: NewLinkGuard(sys)}
 	tracked := NewGitTracked(sys, project)
@@ -127,7 +139,7 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 	}
 
 	guard := p.Guard
-	actuals := readActuals(sys, guard, cache, d.Files)
+	actuals := readActuals(sys, guard, cache, d.Files, keepBefore)
 	// Room for every change and every file found at once: growing a slice
 	// or map of 10,000 by doubling would copy it over and over (and a
 	// cold deploy finds no file, so its map stays empty).
@@ -200,7 +212,7 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 			continue
 		}
 		before := a.SHA256
-		if a.Data == nil { // the stat cache skipped the read; diffs need the bytes
+		if a.Data == nil && keepBefore { // not kept or not read; diffs need the bytes
 			if a.Data, err = sys.ReadFile(f.Path); err != nil {
 				return nil, err
 			}
@@ -238,7 +250,12 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 	staleActual := make([]Actual, len(stale))
 	staleErrs := make([]error, len(stale))
 	workers.Parallel(len(stale), func(i int) {
-		staleActual[i], staleErrs[i] = ReadActual(sys, guard, nil, managed[stale[i]].Root.Path, stale[i], "")
+		m := managed[stale[i]]
+		want := ""
+		if !keepBefore && !m.ManagedFile.keyed() {
+			want = m.ManagedFile.SHA256
+		}
+		staleActual[i], staleErrs[i] = readActual(sys, guard, nil, m.Root.Path, stale[i], want, want == "")
 	})
 	for i, abs := range stale {
 		a := staleActual[i]
@@ -316,11 +333,13 @@ type otherActual struct {
 }
 
 // readActuals reads the actual file of each of files, on every CPU.
-func readActuals(sys fsys.System, guard *LinkGuard, cache *StatCache, files []*desired.File) *actuals {
+func readActuals(sys fsys.System, guard *LinkGuard, cache *StatCache, files []*desired.File, keepBefore bool) *actuals {
 	out := &actuals{files: files, found: make([]foundAt, len(files)), other: map[int]otherActual{}}
 	workers.Chunks(len(files), func(i int) bool {
 		f := files[i]
-		a, err := ReadActual(sys, guard, cache, f.Root, f.Path, f.SHA256)
+		// A key-level file's text is edited, a marked file's blocks are
+		// compared: those keep the bytes of a file that differs.
+		a, err := readActual(sys, guard, cache, f.Root, f.Path, f.SHA256, keepBefore || f.Keyed != nil || f.Marked)
 		switch {
 		case err == nil && !a.Exists && a.Data == nil && a.SHA256 == "" && a.Mode == 0:
 		case err == nil && a.Exists && a.Data == nil && a.SHA256 == f.SHA256:

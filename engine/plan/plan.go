@@ -12,6 +12,7 @@ import (
 	"io/fs"
 
 	"github.com/agentpack/agentpack/engine/desired"
+	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/fsys"
 )
 
@@ -124,6 +125,29 @@ func (p *Plan) AfterBytes(c *Change) ([]byte, error) {
 		return after, nil
 	}
 	return desired.ReadSource(p.Sys, c.Src(), *c.AfterSHA256)
+}
+
+// BeforeBytes returns the bytes c, an update or removal of p, replaces:
+// Before, or the file read again through p's System (no link below c's
+// root followed) and checked against c's hash, as a plan keeps only that
+// unless it was made to show them ([Compute]).
+func (p *Plan) BeforeBytes(c *Change) ([]byte, error) {
+	if before := c.Before(); before != nil || c.BeforeSHA256 == nil {
+		return before, nil
+	}
+	guard := p.Guard
+	if guard == nil {
+		guard = NewLinkGuard(p.Sys)
+	}
+	a, err := ReadActual(p.Sys, guard, nil, c.Root, c.Path, "")
+	if err != nil {
+		return nil, err
+	}
+	if !a.Exists || a.SHA256 != *c.BeforeSHA256 {
+		return nil, apperr.New(apperr.DriftConflict, "%s changed since the plan read it", c.Path).
+			WithHint("run the command again").With("path", c.Path.String()).With("reason_code", "changed_since_plan")
+	}
+	return a.Data, nil
 }
 
 // Summary counts changes by op.

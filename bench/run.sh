@@ -160,5 +160,13 @@ for n in "${sizes[@]}"; do
     row "status vs chezmoi" "$(best_of "$repeat" "$ap" --repo "$d/repo" status)" "$czstatus"
     row "durable vs chezmoi" "$durable" "$czapply"
   fi
+  # Nine of every ten files changed in the repo (a line added to each ref
+  # file), then planned and deployed once in the last project: updates,
+  # each replaced file's bytes saved in the snapshot first (the floor of
+  # the deploy is the copy of the tree).
+  find "$d/repo/modules" -path '*/ref/*' -type f -exec sh -c 'for f; do echo changed >> "$f"; done' sh {} +
+  cd "$lastproj"
+  row "plan (updates)" "$(best_of 1 "$ap" --repo "$d/repo" plan)" "$hashfloor"
+  row "deploy (updates)" "$(best_of 1 "$ap" --repo "$d/repo" deploy --apply --yes)" "$cpfloor"
   cd "$work"
 done

@@ -9,6 +9,7 @@ import (
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/fsys"
+	"github.com/agentpack/agentpack/internal/workers"
 	"github.com/agentpack/agentpack/snapshots"
 )
 
@@ -149,12 +150,21 @@ func packFailed(err error, store *snapshots.Store) error {
 // copied from the pack when the manifest is written, after the target
 // files, rather than held (a manifest of 100,000 files is 18 MB).
 func (wr *Writer) savePack(pack *snapshots.Pack, writes []write) error {
+	// The bytes plans' changes replace are read again (a plan keeps
+	// their hashes), on every CPU: 9,000 files of 9 KB one after the
+	// other took 180 ms.
 	guard := plan.NewLinkGuard(wr.Sys)
+	var failed firstError
+	workers.Parallel(len(writes), func(i int) {
+		if err := wr.savePlannedBefore(pack, guard, &writes[i]); err != nil {
+			failed.set(i, err)
+		}
+	})
+	if failed.err != nil {
+		return failed.err
+	}
 	for i := range writes {
 		w := &writes[i]
-		if err := wr.savePlannedBefore(pack, guard, w); err != nil {
-			return err
-		}
 		for _, b := range savedBytes(w) {
 			if _, err := pack.Add(b); err != nil {
 				return packFailed(err, wr.Store)

@@ -306,3 +306,62 @@ func watchedStatus(t *testing.T, racy time.Duration) (engine.Env, string, func()
 		return s, stats.Load(), reads.Load()
 	}
 }
+
+// A load cache keeps, for plan, status, diff and deploy, the compiled
+// state without the bytes of files copied from sources, and without the
+// modules (a server holds no copy of the repo); those commands read the
+// bytes they write or show, and a full load still has both.
+func TestLoadCacheKeepsNoCopiedBytesForCompiledCommands(t *testing.T) {
+	env := testEnv(t)
+	repo := codexRepo(t)
+	cache := engine.NewLoadCache()
+	cache.Racy = 0
+	e := engine.New(env, targets.NewSet())
+	e.LoadCache = cache
+	ctx := context.Background()
+	req := engine.Request{Repo: repo}
+	held := func(st *engine.State) (copied, withBytes int) {
+		for _, f := range st.Desired.Files {
+			if f.HasSrc() && f.Keyed == nil {
+				copied++
+				if f.Data != nil {
+					withBytes++
+				}
+			}
+		}
+		return copied, withBytes
+	}
+	for range 2 { // loaded, then from the cache
+		st, _, err := e.Plan(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if copied, withBytes := held(st); copied == 0 || withBytes != 0 || st.Modules != nil {
+			t.Fatalf("plan's state: %d of %d copied files hold bytes, modules %v", withBytes, copied, st.Modules != nil)
+		}
+	}
+	_, d, err := e.Diff(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := ""
+	for _, c := range d.Changes {
+		shown += c.Unified.String()
+	}
+	if !strings.Contains(shown, "+x\n") || !strings.Contains(shown, "+body\n") {
+		t.Errorf("the diff does not show the new files' bytes:\n%s", shown)
+	}
+	if _, _, err := e.Deploy(ctx, req, true, engine.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRead(t, filepath.Join(env.Cwd, ".agents/skills/s/extra.txt")); got != "x\n" {
+		t.Errorf("extra.txt = %q", got)
+	}
+	full, err := e.Load(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if copied, withBytes := held(full); withBytes != copied || full.Modules == nil {
+		t.Errorf("a full load: %d of %d copied files hold bytes, modules %v", withBytes, copied, full.Modules != nil)
+	}
+}

@@ -48,11 +48,15 @@ func (e *Engine) loadCompiled(ctx context.Context, req Request) (*State, error) 
 
 // sourceCachedLoadState is a load through e.SourceCache: a cached state
 // whose reads are all unchanged is decoded instead of loaded. The
-// in-process LoadCache, when set, is used instead (it keeps whole states).
+// in-process LoadCache, when set, is used instead (it keeps compiled
+// states).
 func (e *Engine) sourceCachedLoadState(ctx context.Context, req Request, load func() (*State, error)) (*State, error) {
 	c := e.SourceCache
-	if e.LoadCache != nil || c == nil {
-		return e.cachedLoadState(ctx, req, load)
+	if e.LoadCache != nil {
+		return e.cachedCompiledState(ctx, req, load)
+	}
+	if c == nil {
+		return load()
 	}
 	if d, ok := e.Sys.(*fsys.DryRunSystem); ok && len(d.Ops()) > 0 {
 		// A dry run that already recorded writes (add --dry-run, then its

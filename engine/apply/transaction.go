@@ -144,8 +144,8 @@ func packFailed(err error, store *snapshots.Store) error {
 }
 
 // savePack adds to pack what undoing writes needs (the bytes each path
-// has, [Writer.savePlannedBefore] and [savedBytes]) and commits it, so it is on disk before the journal
-// names it. Each Before is let go once saved, and so are the new bytes of
+// has: [Writer.savePlannedBefore], [savedBytes]) and commits it, so it is
+// on disk before the journal names it. Each Before is let go once saved, and so are the new bytes of
 // a large manifest rendered for the transaction and saved whole: they are
 // copied from the pack when the manifest is written, after the target
 // files, rather than held (a manifest of 100,000 files is 18 MB).
@@ -195,19 +195,23 @@ func (wr *Writer) savePlannedBefore(pack *snapshots.Pack, guard *plan.LinkGuard,
 	if c == nil || c.BeforeSHA256 == nil || w.beforeSaved {
 		return nil
 	}
-	data := c.Before()
-	if data == nil {
-		a, err := plan.ReadActual(wr.Sys, guard, nil, c.Root, c.Path, "")
-		if err != nil {
-			return err
+	var err error
+	if data := c.Before(); data != nil {
+		w.beforeSize = int64(len(data))
+		_, err = pack.Add(data)
+	} else {
+		a, rerr := plan.ReadActual(wr.Sys, guard, nil, c.Root, c.Path, "")
+		if rerr != nil {
+			return rerr
 		}
-		if !a.Exists || a.SHA256 != *c.BeforeSHA256 {
+		sum, ok := checksum.ParseSHA256Hex(*c.BeforeSHA256)
+		if !a.Exists || a.SHA256 != *c.BeforeSHA256 || !ok {
 			return changedSincePlan(w)
 		}
-		data = a.Data
+		w.beforeSize = int64(len(a.Data))
+		err = pack.AddSum(a.Data, sum) // just hashed
 	}
-	w.beforeSize = int64(len(data))
-	if _, err := pack.Add(data); err != nil {
+	if err != nil {
 		return packFailed(err, wr.Store)
 	}
 	return nil

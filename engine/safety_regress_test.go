@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/internal/apperr"
@@ -742,5 +743,50 @@ func TestPlanHoldsOnlyTheHashOfWhatItReplaces(t *testing.T) {
 	}
 	if got := mustRead(t, extra); got != "x\n" {
 		t.Errorf("extra.txt = %q after the rollback, want %q", got, "x\n")
+	}
+}
+
+// readsOf counts the reads of one file made through it.
+type readsOf struct {
+	fsys.System
+	path string
+	n    *atomic.Int64
+}
+
+func (r readsOf) ReadFile(p fsys.AbsPath) ([]byte, error) {
+	if p.String() == r.path {
+		r.n.Add(1)
+	}
+	return r.System.ReadFile(p)
+}
+
+// A plan of updates does not read a file it replaces whose hash the stat
+// cache knows (the hash is all it keeps of it), and a diff of the same
+// reads it to show it.
+func TestPlanOfUpdatesReadsNoTargetTheStatCacheKnows(t *testing.T) {
+	env, e, req, repo := deployedCodexRepo(t)
+	ctx := context.Background()
+	time.Sleep(150 * time.Millisecond) // past the stat cache's racy window
+	if _, _, err := e.Status(ctx, req, nil); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, filepath.Join(repo, "modules/s/extra.txt"), "x2\n")
+	var n atomic.Int64
+	e.Sys = readsOf{e.Sys, filepath.Join(env.Cwd, ".agents/skills/s/extra.txt"), &n}
+	_, p, err := e.Plan(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Summary.Update != 1 {
+		t.Fatalf("planned %+v, want 1 update", p.Summary)
+	}
+	if got := n.Load(); got != 0 {
+		t.Errorf("the plan read the file it updates %d times", got)
+	}
+	if _, _, err := e.Diff(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if got := n.Load(); got != 1 {
+		t.Errorf("the diff read the file it shows %d times, want 1", got)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"hash/maphash"
+	"math"
 	"slices"
 )
 
@@ -27,6 +29,11 @@ var errBadDelta = errors.New("malformed delta")
 // delta is never wrong, only sometimes larger than it could be; its size
 // grows with what changed, not with the size of the texts.
 func ComputeDelta(base, target []byte) []byte {
+	if len(base) > math.MaxInt32 || len(target) > math.MaxInt32 {
+		// Past what a line's bounds hold: the whole target, inserted.
+		d := deltaWriter{out: []byte(deltaMagic), insert: target}
+		return d.finish()
+	}
 	a, b := splitLines(base), splitLines(target)
 	d := deltaWriter{base: base, target: target, a: a, b: b, out: []byte(deltaMagic)}
 	ai, bi := 0, 0
@@ -75,8 +82,9 @@ func ApplyDelta(base, delta []byte) ([]byte, error) {
 	return out, nil
 }
 
-// line is one line of a text (with its newline) as a byte range.
-type line struct{ start, end int }
+// line is one line of a text (with its newline) as a byte range: int32
+// bounds, as a manifest of 100,000 files has 600,000 lines.
+type line struct{ start, end int32 }
 
 // splitLines cuts text into lines ending in '\n' (the last may not), plus a
 // sentinel empty line at len(text) that keeps region bounds simple.
@@ -89,40 +97,56 @@ func splitLines(text []byte) []line {
 		if i >= 0 {
 			end = start + i + 1
 		}
-		out = append(out, line{start, end})
+		out = append(out, line{int32(start), int32(end)})
 		start = end
 	}
-	return append(out, line{len(text), len(text)})
+	return append(out, line{int32(len(text)), int32(len(text))})
 }
 
 // uniqueMatches pairs the lines that occur once in a and once in b, keeping
 // the longest run whose positions grow in both (so copies never cross).
 func uniqueMatches(base, target []byte, a, b []line) [][2]int {
-	type seen struct{ na, nb, ia, ib int }
-	count := make(map[string]*seen, len(a))
+	// Lines are counted by a hash of their bytes, not by a copy of them
+	// (600,000 lines of a large manifest made 60 MB of keys): lines
+	// whose hashes collide count as one, so neither anchors, and a pair
+	// is checked byte for byte before it anchors anything.
+	type seen struct{ na, nb, ia, ib int32 }
+	// A manifest's lines are a third distinct (each entry's path and
+	// hash; its braces and module lines repeat): sized for that.
+	count := make(map[uint64]seen, len(a)/3)
 	for i, l := range a[:len(a)-1] {
-		k := string(base[l.start:l.end])
-		if s := count[k]; s != nil {
+		k := maphash.Bytes(lineSeed, base[l.start:l.end])
+		s, ok := count[k]
+		if ok {
 			s.na++
 		} else {
-			count[k] = &seen{na: 1, ia: i}
+			s = seen{na: 1, ia: int32(i)}
+		}
+		count[k] = s
+	}
+	for i, l := range b[:len(b)-1] {
+		k := maphash.Bytes(lineSeed, target[l.start:l.end])
+		if s, ok := count[k]; ok {
+			s.nb++
+			s.ib = int32(i)
+			count[k] = s
 		}
 	}
 	var pairs [][2]int
-	for i, l := range b[:len(b)-1] {
-		if s := count[string(target[l.start:l.end])]; s != nil {
-			s.nb++
-			s.ib = i
-		}
-	}
 	for _, s := range count {
 		if s.na == 1 && s.nb == 1 {
-			pairs = append(pairs, [2]int{s.ia, s.ib})
+			la, lb := a[s.ia], b[s.ib]
+			if bytes.Equal(base[la.start:la.end], target[lb.start:lb.end]) {
+				pairs = append(pairs, [2]int{int(s.ia), int(s.ib)})
+			}
 		}
 	}
 	slices.SortFunc(pairs, func(x, y [2]int) int { return x[1] - y[1] })
 	return increasingRun(pairs)
 }
+
+// lineSeed is the seed of the line hashes of [uniqueMatches].
+var lineSeed = maphash.MakeSeed()
 
 // increasingRun returns the longest subsequence of pairs (sorted by their
 // second element) whose first elements increase too (patience sorting).
@@ -189,7 +213,7 @@ func (d *deltaWriter) targetLine(j int) []byte { return d.target[d.b[j].start:d.
 
 // copyLines queues a copy of lines a[i:j].
 func (d *deltaWriter) copyLines(i, j int) {
-	from, to := d.a[i].start, d.a[j-1].end
+	from, to := int(d.a[i].start), int(d.a[j-1].end)
 	if len(d.insert) > 0 {
 		d.flush()
 	}

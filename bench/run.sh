@@ -160,6 +160,13 @@ for n in "${sizes[@]}"; do
     row "status vs chezmoi" "$(best_of "$repeat" "$ap" --repo "$d/repo" status)" "$czstatus"
     row "durable vs chezmoi" "$durable" "$czapply"
   fi
+  # One module in a hundred changed (a line added to its ref files), then
+  # deployed in the last project: a small deploy of a large tree, whose
+  # manifest is saved in the snapshot as deltas.
+  find "$d/repo/modules" -mindepth 1 -maxdepth 1 | sort | head -n "$(( n / 1000 > 0 ? n / 1000 : 1 ))" |
+    while read -r m; do for f in "$m"/ref/*; do echo changed >> "$f"; done; done
+  cd "$lastproj"
+  row "deploy (1% changed)" "$(best_of 1 "$ap" --repo "$d/repo" deploy --apply --yes)" "$cpfloor"
   # Nine of every ten files changed in the repo (a line added to each ref
   # file), then planned and deployed once in the last project: updates,
   # each replaced file's bytes saved in the snapshot first (the floor of

@@ -163,7 +163,8 @@ for n in "${sizes[@]}"; do
   # One module in a hundred changed (a line added to its ref files), then
   # deployed in the last project: a small deploy of a large tree, whose
   # manifest is saved in the snapshot as deltas.
-  find "$d/repo/modules" -mindepth 1 -maxdepth 1 | sort | head -n "$(( n / 1000 > 0 ? n / 1000 : 1 ))" |
+  # (awk, not head: head's early exit would fail the pipeline.)
+  find "$d/repo/modules" -mindepth 1 -maxdepth 1 | sort | awk -v k="$(( n / 1000 > 0 ? n / 1000 : 1 ))" 'NR <= k' |
     while read -r m; do for f in "$m"/ref/*; do echo changed >> "$f"; done; done
   cd "$lastproj"
   row "deploy (1% changed)" "$(best_of 1 "$ap" --repo "$d/repo" deploy --apply --yes)" "$cpfloor"

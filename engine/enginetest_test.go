@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
@@ -102,4 +103,18 @@ func deployedCodexRepo(t testing.TB) (engine.Env, *engine.Engine, engine.Request
 		t.Fatal(err)
 	}
 	return env, e, req, repo
+}
+
+// diffShown is the text of every diff e's Diff of req shows.
+func diffShown(t testing.TB, e *engine.Engine, req engine.Request) string {
+	t.Helper()
+	_, d, err := e.Diff(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shown strings.Builder
+	for _, c := range d.Changes {
+		shown.WriteString(c.Unified.String())
+	}
+	return shown.String()
 }

@@ -340,14 +340,7 @@ func TestLoadCacheKeepsNoCopiedBytesForCompiledCommands(t *testing.T) {
 			t.Fatalf("plan's state: %d of %d copied files hold bytes, modules %v", withBytes, copied, st.Modules != nil)
 		}
 	}
-	_, d, err := e.Diff(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	shown := ""
-	for _, c := range d.Changes {
-		shown += c.Unified.String()
-	}
+	shown := diffShown(t, e, req)
 	if !strings.Contains(shown, "+x\n") || !strings.Contains(shown, "+body\n") {
 		t.Errorf("the diff does not show the new files' bytes:\n%s", shown)
 	}

@@ -722,14 +722,7 @@ func TestPlanHoldsOnlyTheHashOfWhatItReplaces(t *testing.T) {
 	if updates != 2 {
 		t.Fatalf("%d updates planned, want 2", updates)
 	}
-	_, d, err := e.Diff(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	shown := ""
-	for _, c := range d.Changes {
-		shown += c.Unified.String()
-	}
+	shown := diffShown(t, e, req)
 	for _, want := range []string{"-x\n+x2\n", "-# base\n+# base 2\n"} {
 		if !strings.Contains(shown, want) {
 			t.Errorf("the diff does not show %q:\n%s", want, shown)

@@ -7,7 +7,7 @@ import "strconv"
 // indent is "") and SetEscapeHTML writes a struct: for an [Appender]
 // whose fields are few and plain, where encoding/json's reflection and its
 // indent pass are most of the work. Keys are written as given (plain
-// ASCII names); objects nest up to eight deep.
+// ASCII names); objects nest up to seven deep.
 type ObjectWriter struct {
 	Buf            []byte
 	prefix, indent string

@@ -200,16 +200,16 @@ func (wr *Writer) savePlannedBefore(pack *snapshots.Pack, guard *plan.LinkGuard,
 		w.beforeSize = int64(len(data))
 		_, err = pack.Add(data)
 	} else {
-		a, rerr := plan.ReadActual(wr.Sys, guard, nil, c.Root, c.Path, "")
-		if rerr != nil {
+		data, rerr := c.ReadBefore(wr.Sys, guard)
+		sum, ok := checksum.ParseSHA256Hex(*c.BeforeSHA256)
+		switch {
+		case apperr.CodeOf(rerr) == apperr.DriftConflict || rerr == nil && !ok:
+			return changedSincePlan(w)
+		case rerr != nil:
 			return rerr
 		}
-		sum, ok := checksum.ParseSHA256Hex(*c.BeforeSHA256)
-		if !a.Exists || a.SHA256 != *c.BeforeSHA256 || !ok {
-			return changedSincePlan(w)
-		}
-		w.beforeSize = int64(len(a.Data))
-		err = pack.AddSum(a.Data, sum) // just hashed
+		w.beforeSize = int64(len(data))
+		err = pack.AddSum(data, sum) // just hashed
 	}
 	if err != nil {
 		return packFailed(err, wr.Store)

@@ -139,11 +139,19 @@ func (p *Plan) BeforeBytes(c *Change) ([]byte, error) {
 	if guard == nil {
 		guard = NewLinkGuard(p.Sys)
 	}
-	a, err := ReadActual(p.Sys, guard, nil, c.Root, c.Path, "")
+	return c.ReadBefore(p.Sys, guard)
+}
+
+// ReadBefore reads the file c replaces through sys, no link below c's root
+// followed, and returns its bytes when they still hash to c's
+// BeforeSHA256; when they do not (or the file is gone) it is
+// E_DRIFT_CONFLICT changed_since_plan.
+func (c *Change) ReadBefore(sys fsys.System, guard *LinkGuard) ([]byte, error) {
+	a, err := ReadActual(sys, guard, nil, c.Root, c.Path, "")
 	if err != nil {
 		return nil, err
 	}
-	if !a.Exists || a.SHA256 != *c.BeforeSHA256 {
+	if !a.Exists || c.BeforeSHA256 == nil || a.SHA256 != *c.BeforeSHA256 {
 		return nil, apperr.New(apperr.DriftConflict, "%s changed since the plan read it", c.Path).
 			WithHint("run the command again").With("path", c.Path.String()).With("reason_code", "changed_since_plan")
 	}

@@ -317,14 +317,18 @@ func appearedSincePlan(w *write) error {
 // A link there (or on the way) is refused, not read through.
 func unchangedSincePlan(sys fsys.System, guard *plan.LinkGuard, w *write) error {
 	fc := w.fileChange()
-	fi, err := guard.Lstat(w.root(), w.path())
+	d, err := guard.LstatData(w.root(), w.path())
 	exists := err == nil
 	switch {
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return err
-	case exists && fi.IsDir():
+	case exists && d.IsDir():
 		return apperr.New(apperr.IOInvalidPath, "%s is a folder where agentpack manages a file", w.path()).
 			WithHint("move the folder away, then run the command again").With("path", w.path().String())
+	case exists && fc.Before != nil && plan.Unchanged(w.seen, d):
+		// Its bytes were read and checked for the snapshot, and nothing
+		// wrote it since: not read a third time.
+		return nil
 	}
 	var sum string
 	if exists {

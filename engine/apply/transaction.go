@@ -200,7 +200,7 @@ func (wr *Writer) savePlannedBefore(pack *snapshots.Pack, guard *plan.LinkGuard,
 		w.beforeSize = int64(len(data))
 		_, err = pack.Add(data)
 	} else {
-		data, rerr := c.ReadBefore(wr.Sys, guard)
+		data, seen, rerr := c.ReadBefore(wr.Sys, guard)
 		sum, ok := checksum.ParseSHA256Hex(*c.BeforeSHA256)
 		switch {
 		case apperr.CodeOf(rerr) == apperr.DriftConflict || rerr == nil && !ok:
@@ -208,7 +208,7 @@ func (wr *Writer) savePlannedBefore(pack *snapshots.Pack, guard *plan.LinkGuard,
 		case rerr != nil:
 			return rerr
 		}
-		w.beforeSize = int64(len(data))
+		w.beforeSize, w.seen = int64(len(data)), seen
 		err = pack.AddSum(data, sum) // just hashed
 	}
 	if err != nil {

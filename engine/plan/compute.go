@@ -41,36 +41,43 @@ func ReadActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path 
 // want only when keep is set (its hash says it differs, and without keep
 // the stat cache may tell that hash).
 func readActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path fsys.AbsPath, want string, keep bool) (Actual, error) {
+	a, _, err := readActualSeen(sys, guard, cache, root, path, want, keep)
+	return a, err
+}
+
+// readActualSeen is readActual, with the stat data of the file as looked
+// at before it was read (zero when missing).
+func readActualSeen(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path fsys.AbsPath, want string, keep bool) (Actual, fsys.StatData, error) {
 	fi, missing, err := guard.readData(root, path)
 	if missing || err != nil {
 		if missing || errors.Is(err, syscall.ENOTDIR) {
 			cache.Forget(path) // keeps the cache to the files that exist
-			return Actual{}, nil
+			return Actual{}, fsys.StatData{}, nil
 		}
-		return Actual{}, err
+		return Actual{}, fsys.StatData{}, err
 	}
 	if fi.IsDir() {
-		return Actual{}, apperr.New(apperr.IOInvalidPath, "%s is a directory where agentpack manages a file", path).
+		return Actual{}, fsys.StatData{}, apperr.New(apperr.IOInvalidPath, "%s is a directory where agentpack manages a file", path).
 			WithHint("move the directory away").With("path", path.String())
 	}
 	if want != "" && cache.vouches(path, fi, want) {
-		return Actual{Exists: true, SHA256: want, Mode: fi.Mode.Perm()}, nil
+		return Actual{Exists: true, SHA256: want, Mode: fi.Mode.Perm()}, fi, nil
 	}
 	if want != "" && !keep {
 		// A file that differs, its hash known: not read at all (a plan of
 		// 90,000 updates read each of them).
 		if sha, ok := cache.lookup(path, fi); ok {
-			return Actual{Exists: true, SHA256: sha, Mode: fi.Mode.Perm()}, nil
+			return Actual{Exists: true, SHA256: sha, Mode: fi.Mode.Perm()}, fi, nil
 		}
 	}
 	if want == "" {
 		data, err := sys.ReadFile(path)
 		if err != nil {
-			return Actual{}, err
+			return Actual{}, fsys.StatData{}, err
 		}
 		sha := checksum.SHA256Hex(data)
 		cache.record(path, fi, sha)
-		return Actual{Exists: true, Data: data, SHA256: sha, Mode: fi.Mode.Perm()}, nil
+		return Actual{Exists: true, Data: data, SHA256: sha, Mode: fi.Mode.Perm()}, fi, nil
 	}
 	// Most files read hold the wanted bytes (a home that knows none of
 	// 10,000 deployed files): they are read into a reused buffer, and
@@ -82,17 +89,17 @@ func readActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path 
 		data, err = sys.ReadFile(path) // replaced since the look: as ReadFile finds it
 	}
 	if err != nil {
-		return Actual{}, err
+		return Actual{}, fsys.StatData{}, err
 	}
 	sha := checksum.SHA256Hex(data)
 	cache.record(path, fi, sha)
 	if sha == want || !keep {
-		return Actual{Exists: true, SHA256: sha, Mode: fi.Mode.Perm()}, nil
+		return Actual{Exists: true, SHA256: sha, Mode: fi.Mode.Perm()}, fi, nil
 	}
 	if len(data) > 0 && &data[0] == &(*buf)[:1][0] {
 		data = bytes.Clone(data) // the buffer goes back to the pool
 	}
-	return Actual{Exists: true, Data: data, SHA256: sha, Mode: fi.Mode.Perm()}, nil
+	return Actual{Exists: true, Data: data, SHA256: sha, Mode: fi.Mode.Perm()}, fi, nil
 }
 
 // readBufs are the buffers ReadActual reads a file it may drop into.

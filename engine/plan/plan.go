@@ -139,23 +139,39 @@ func (p *Plan) BeforeBytes(c *Change) ([]byte, error) {
 	if guard == nil {
 		guard = NewLinkGuard(p.Sys)
 	}
-	return c.ReadBefore(p.Sys, guard)
+	data, _, err := c.ReadBefore(p.Sys, guard)
+	return data, err
 }
 
 // ReadBefore reads the file c replaces through sys, no link below c's root
 // followed, and returns its bytes when they still hash to c's
 // BeforeSHA256; when they do not (or the file is gone) it is
 // E_DRIFT_CONFLICT changed_since_plan.
-func (c *Change) ReadBefore(sys fsys.System, guard *LinkGuard) ([]byte, error) {
-	a, err := ReadActual(sys, guard, nil, c.Root, c.Path, "")
+//
+// seen is the file's stat data as looked at before the read, unless it is
+// too recent to tell a later edit by (git's "racy clean" rule; zero then):
+// a later look that finds the same stat data finds those bytes
+// ([Unchanged]).
+func (c *Change) ReadBefore(sys fsys.System, guard *LinkGuard) (data []byte, seen fsys.StatData, err error) {
+	a, seen, err := readActualSeen(sys, guard, nil, c.Root, c.Path, "", true)
 	if err != nil {
-		return nil, err
+		return nil, fsys.StatData{}, err
 	}
 	if !a.Exists || c.BeforeSHA256 == nil || a.SHA256 != *c.BeforeSHA256 {
-		return nil, apperr.New(apperr.DriftConflict, "%s changed since the plan read it", c.Path).
+		return nil, fsys.StatData{}, apperr.New(apperr.DriftConflict, "%s changed since the plan read it", c.Path).
 			WithHint("run the command again").With("path", c.Path.String()).With("reason_code", "changed_since_plan")
 	}
-	return a.Data, nil
+	if racy(entryFor(seen, [32]byte{}, true)) {
+		seen = fsys.StatData{}
+	}
+	return a.Data, seen, nil
+}
+
+// Unchanged reports whether now, a look at a file, finds it as seen, a
+// look before its bytes were read that [Change.ReadBefore] kept: the same
+// inode, size, mode and times, so nothing wrote it in between.
+func Unchanged(seen, now fsys.StatData) bool {
+	return seen.Ino != 0 && seen == now
 }
 
 // Summary counts changes by op.

@@ -786,60 +786,70 @@ func TestPlanOfUpdatesReadsNoTargetTheStatCacheKnows(t *testing.T) {
 }
 
 // A deploy reads a file it updates once: to save it in the snapshot,
-// checked against the plan's hash. Right before replacing it, a look
-// finding the same stat data stands for reading it again; any write since
-// changes that data, even one of the same size whose mtime is put back
-// (its ctime moves), and is refused, the edit kept.
-func TestUpdateReadsTheFileItReplacesOnce(t *testing.T) {
-	for _, edit := range []bool{false, true} {
-		t.Run(fmt.Sprintf("edit=%v", edit), func(t *testing.T) {
-			env, e, req, repo := deployedCodexRepo(t)
-			ctx := context.Background()
-			extra := filepath.Join(env.Cwd, ".agents/skills/s/extra.txt")
-			time.Sleep(150 * time.Millisecond) // past the racy window
-			if _, _, err := e.Status(ctx, req, nil); err != nil {
-				t.Fatal(err) // the stat cache learns the file: the plan reads none
-			}
-			mustWrite(t, filepath.Join(repo, "modules/s/extra.txt"), "x2\n")
-			var n atomic.Int64
-			e.Sys = readsOf{e.Sys, extra, &n}
-			if edit {
-				fi, err := os.Stat(extra)
-				if err != nil {
-					t.Fatal(err)
+// checked against the plan's hash; a rollback reads a file it replaces or
+// removes once, to save it. Right before the write, a look finding the
+// same stat data stands for reading it again; any write since changes
+// that data, even one of the same size whose mtime is put back (its ctime
+// moves), and is refused, the edit kept.
+func TestWriteReadsTheFileItReplacesOnce(t *testing.T) {
+	for _, how := range []string{"deploy", "rollback"} {
+		for _, edit := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/edit=%v", how, edit), func(t *testing.T) {
+				env, e, req, repo := deployedCodexRepo(t)
+				ctx := context.Background()
+				extra := filepath.Join(env.Cwd, ".agents/skills/s/extra.txt")
+				want, kept := "x2\n", "x\n"
+				run := func() error {
+					_, _, err := e.Deploy(ctx, req, true, engine.ApplyOptions{})
+					return err
 				}
-				e.Checkpoint = func(phase string) {
-					if phase == "journal written" {
-						mustWrite(t, extra, "y\n") // the size it had
-						if err := os.Chtimes(extra, fi.ModTime(), fi.ModTime()); err != nil {
-							t.Fatal(err)
-						}
+				mustWrite(t, filepath.Join(repo, "modules/s/extra.txt"), "x2\n")
+				if how == "rollback" {
+					if err := run(); err != nil {
+						t.Fatal(err)
+					}
+					want, kept = "x\n", "x2\n"
+					run = func() error {
+						_, _, err := e.Rollback(ctx, engine.RollbackOptions{Last: true})
+						return err
 					}
 				}
-			}
-			_, _, err := e.Deploy(ctx, req, true, engine.ApplyOptions{})
-			if edit {
-				wantCode(t, err, apperr.DriftConflict, extra)
-				if got := mustRead(t, extra); got != "y\n" {
-					t.Errorf("extra.txt = %q, want the edit kept", got)
+				time.Sleep(150 * time.Millisecond) // past the racy window
+				if _, _, err := e.Status(ctx, req, nil); err != nil {
+					t.Fatal(err) // the stat cache learns the file: a plan reads none
 				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := n.Load(); got != 1 {
-				t.Errorf("the deploy read the file it updates %d times, want 1", got)
-			}
-			if got := mustRead(t, extra); got != "x2\n" {
-				t.Fatalf("extra.txt = %q after the deploy", got)
-			}
-			if _, _, err := e.Rollback(ctx, engine.RollbackOptions{Last: true}); err != nil {
-				t.Fatal(err)
-			}
-			if got := mustRead(t, extra); got != "x\n" {
-				t.Errorf("extra.txt = %q after the rollback, want x", got)
-			}
-		})
+				var n atomic.Int64
+				e.Sys = readsOf{e.Sys, extra, &n}
+				if edit {
+					fi, err := os.Stat(extra)
+					if err != nil {
+						t.Fatal(err)
+					}
+					same := strings.Repeat("y", len(kept)-1) + "\n" // the size it has
+					e.Checkpoint = func(phase string) {
+						if phase == "journal written" {
+							mustWrite(t, extra, same)
+							if err := os.Chtimes(extra, fi.ModTime(), fi.ModTime()); err != nil {
+								t.Fatal(err)
+							}
+						}
+					}
+					wantCode(t, run(), apperr.DriftConflict, extra)
+					if got := mustRead(t, extra); got != same {
+						t.Errorf("extra.txt = %q, want the edit kept", got)
+					}
+					return
+				}
+				if err := run(); err != nil {
+					t.Fatal(err)
+				}
+				if got := n.Load(); got != 1 {
+					t.Errorf("the %s read the file it replaces %d times, want 1", how, got)
+				}
+				if got := mustRead(t, extra); got != want {
+					t.Fatalf("extra.txt = %q after the %s, want %q", got, how, want)
+				}
+			})
+		}
 	}
 }

@@ -326,8 +326,8 @@ func unchangedSincePlan(sys fsys.System, guard *plan.LinkGuard, w *write) error 
 		return apperr.New(apperr.IOInvalidPath, "%s is a folder where agentpack manages a file", w.path()).
 			WithHint("move the folder away, then run the command again").With("path", w.path().String())
 	case exists && fc.Before != nil && plan.Unchanged(w.seen, d):
-		// Its bytes were read and checked for the snapshot, and nothing
-		// wrote it since: not read a third time.
+		// Its bytes were read (and saved in the snapshot), and nothing
+		// wrote it since: not read again.
 		return nil
 	}
 	var sum string

@@ -120,7 +120,7 @@ func (wr *Writer) restoreWrites(restores []snapshots.Restore, contents *snapshot
 		w := &ws[i]
 		c := w.change
 		root, path := recorded(c.Root, c.Path)
-		a, err := plan.ReadActual(wr.Sys, guard, nil, root, path, "")
+		a, seen, err := plan.ReadSeen(wr.Sys, guard, root, path)
 		if err != nil {
 			failed.set(i, err)
 			return
@@ -137,6 +137,7 @@ func (wr *Writer) restoreWrites(restores []snapshots.Restore, contents *snapshot
 		}
 		if a.Exists {
 			c.Before = &snapshots.Content{SHA256: a.SHA256, Size: int64(len(a.Data)), Mode: uint32(a.Mode)}
+			w.seen = seen
 			// A manifest restored keeps its bytes: they anchor its deltas.
 			// One removed needs none, and a large one is let go of here.
 			if c.Manifest && c.After != nil {

@@ -40,10 +40,11 @@ type write struct {
 	// placed is the stat data of the file the write placed, when the
 	// System could tell ([fsys.StatWriter]): the stat cache records them.
 	placed fsys.StatData
-	// seen is the stat data of the file a plan's change replaces, as
-	// looked at before [Writer.savePlannedBefore] read and checked its
-	// bytes (zero when not read, or too recent to trust): perform finds
-	// it unchanged by a look instead of reading it again.
+	// seen is the stat data of the file the write replaces or removes,
+	// as looked at before its bytes were read and saved
+	// ([Writer.savePlannedBefore], [Writer.restoreWrites]; zero when not
+	// read, or too recent to trust): perform finds it unchanged by a look
+	// instead of reading it again.
 	seen   fsys.StatData
 	remove bool
 	mode   fs.FileMode

@@ -146,14 +146,9 @@ func (p *Plan) BeforeBytes(c *Change) ([]byte, error) {
 // ReadBefore reads the file c replaces through sys, no link below c's root
 // followed, and returns its bytes when they still hash to c's
 // BeforeSHA256; when they do not (or the file is gone) it is
-// E_DRIFT_CONFLICT changed_since_plan.
-//
-// seen is the file's stat data as looked at before the read, unless it is
-// too recent to tell a later edit by (git's "racy clean" rule; zero then):
-// a later look that finds the same stat data finds those bytes
-// ([Unchanged]).
+// E_DRIFT_CONFLICT changed_since_plan. seen is as [ReadSeen] gives it.
 func (c *Change) ReadBefore(sys fsys.System, guard *LinkGuard) (data []byte, seen fsys.StatData, err error) {
-	a, seen, err := readActualSeen(sys, guard, nil, c.Root, c.Path, "", true)
+	a, seen, err := ReadSeen(sys, guard, c.Root, c.Path)
 	if err != nil {
 		return nil, fsys.StatData{}, err
 	}
@@ -161,15 +156,25 @@ func (c *Change) ReadBefore(sys fsys.System, guard *LinkGuard) (data []byte, see
 		return nil, fsys.StatData{}, apperr.New(apperr.DriftConflict, "%s changed since the plan read it", c.Path).
 			WithHint("run the command again").With("path", c.Path.String()).With("reason_code", "changed_since_plan")
 	}
-	if racy(entryFor(seen, [32]byte{}, true)) {
-		seen = fsys.StatData{}
-	}
 	return a.Data, seen, nil
 }
 
+// ReadSeen is [ReadActual] of a file read whole, with no stat cache, and
+// the stat data it was looked at with before the read — unless that is
+// too recent to tell a later edit by (git's "racy clean" rule; zero then,
+// and for a missing file): a later look that finds the same stat data
+// finds those bytes ([Unchanged]).
+func ReadSeen(sys fsys.System, guard *LinkGuard, root, path fsys.AbsPath) (Actual, fsys.StatData, error) {
+	a, seen, err := readActualSeen(sys, guard, nil, root, path, "", true)
+	if err != nil || !a.Exists || racy(entryFor(seen, [32]byte{}, true)) {
+		seen = fsys.StatData{}
+	}
+	return a, seen, err
+}
+
 // Unchanged reports whether now, a look at a file, finds it as seen, a
-// look before its bytes were read that [Change.ReadBefore] kept: the same
-// inode, size, mode and times, so nothing wrote it in between.
+// look before its bytes were read that [ReadSeen] kept: the same inode,
+// size, mode and times, so nothing wrote it in between.
 func Unchanged(seen, now fsys.StatData) bool {
 	return seen.Ino != 0 && seen == now
 }

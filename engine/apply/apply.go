@@ -101,7 +101,7 @@ func (wr *Writer) Apply(d Deployment) (string, bool, error) {
 	tail := writtenOf(writes[len(writes)-manifests:])
 	placed := make([]fsys.StatData, len(d.Plan.Changes))
 	for i := range placed {
-		placed[i] = writes[i].placed
+		placed[i] = writes[i].stat
 	}
 	runtime.GC()
 	wr.cacheWritten(d.Plan.StatCache, d.Plan.Changes, placed, tail)
@@ -207,7 +207,7 @@ type written struct {
 func writtenOf(ws []write) []written {
 	out := make([]written, len(ws))
 	for i := range ws {
-		out[i] = written{path: ws[i].path(), placed: ws[i].placed, remove: ws[i].remove}
+		out[i] = written{path: ws[i].path(), placed: ws[i].stat, remove: ws[i].remove}
 		if !ws[i].remove {
 			out[i].sha256 = ws[i].afterSHA256()
 		}
@@ -261,8 +261,9 @@ func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w *write, wrot
 	switch {
 	case w.shared || w.replacesFile():
 		// What it replaces or removes is looked at (through the guard)
-		// and read again first: an edit made since the plan (or the
-		// rollback's read) is never lost.
+		// first, and read again unless the look finds it as it was read:
+		// an edit made since the plan (or the rollback's read) is never
+		// lost.
 		err = unchangedSincePlan(sys, guard, w)
 	case w.remove:
 		err = guard.Check(w.root(), w.path())
@@ -273,6 +274,7 @@ func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w *write, wrot
 	if err != nil {
 		return err
 	}
+	w.stat = fsys.StatData{} // the look's is spent: now what the write places
 	if w.remove {
 		return sys.Remove(w.path())
 	}
@@ -291,7 +293,7 @@ func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w *write, wrot
 	}
 	// A create (missing when planned) never replaces a file another
 	// program made since, in the same step as the write.
-	w.placed, err = fsys.WriteFileStat(sys, w.path(), data, w.mode, w.createsFile())
+	w.stat, err = fsys.WriteFileStat(sys, w.path(), data, w.mode, w.createsFile())
 	if errors.Is(err, fs.ErrExist) && w.createsFile() {
 		return appearedSincePlan(w)
 	} else if err != nil {
@@ -325,7 +327,7 @@ func unchangedSincePlan(sys fsys.System, guard *plan.LinkGuard, w *write) error 
 	case exists && d.IsDir():
 		return apperr.New(apperr.IOInvalidPath, "%s is a folder where agentpack manages a file", w.path()).
 			WithHint("move the folder away, then run the command again").With("path", w.path().String())
-	case exists && fc.Before != nil && plan.Unchanged(w.seen, d):
+	case exists && fc.Before != nil && plan.Unchanged(w.stat, d):
 		// Its bytes were read (and saved in the snapshot), and nothing
 		// wrote it since: not read again.
 		return nil

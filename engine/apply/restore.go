@@ -137,7 +137,7 @@ func (wr *Writer) restoreWrites(restores []snapshots.Restore, contents *snapshot
 		}
 		if a.Exists {
 			c.Before = &snapshots.Content{SHA256: a.SHA256, Size: int64(len(a.Data)), Mode: uint32(a.Mode)}
-			w.seen = seen
+			w.stat = seen
 			// A manifest restored keeps its bytes: they anchor its deltas.
 			// One removed needs none, and a large one is let go of here.
 			if c.Manifest && c.After != nil {

@@ -208,7 +208,7 @@ func (wr *Writer) savePlannedBefore(pack *snapshots.Pack, guard *plan.LinkGuard,
 		case rerr != nil:
 			return rerr
 		}
-		w.beforeSize, w.seen = int64(len(data)), seen
+		w.beforeSize, w.stat = int64(len(data)), seen
 		err = pack.AddSum(data, sum) // just hashed
 	}
 	if err != nil {

@@ -37,15 +37,15 @@ type write struct {
 	// its bytes (nil when it holds nothing): a plan's change carries its
 	// own, so the writes of 100,000 creates hold no four empty fields each.
 	h *held
-	// placed is the stat data of the file the write placed, when the
-	// System could tell ([fsys.StatWriter]): the stat cache records them.
-	placed fsys.StatData
-	// seen is the stat data of the file the write replaces or removes,
-	// as looked at before its bytes were read and saved
-	// ([Writer.savePlannedBefore], [Writer.restoreWrites]; zero when not
-	// read, or too recent to trust): perform finds it unchanged by a look
-	// instead of reading it again.
-	seen   fsys.StatData
+	// stat is, until perform writes, the stat data of the file the
+	// write replaces or removes as looked at before its bytes were read
+	// and saved ([Writer.savePlannedBefore], [Writer.restoreWrites]; zero
+	// when not read, or too recent to trust): perform finds the file
+	// unchanged by a look instead of reading it again. From then on it is
+	// the stat data of the file the write placed, when the System could
+	// tell ([fsys.StatWriter]): the stat cache records them. One field,
+	// as the two are never needed at once (100,000 writes are 4 MB less).
+	stat   fsys.StatData
 	remove bool
 	mode   fs.FileMode
 	// beforeSaved: the bytes it replaces are in the pack already (a

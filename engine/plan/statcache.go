@@ -336,9 +336,16 @@ func racy(e statEntry) bool {
 	return e.MtimeNS%int64(time.Second) == 0 && now-e.MtimeNS < int64(2*time.Second) // whole-second timestamps: wait longer
 }
 
-// Record remembers path's hash, unless its stat data d (as
-// [fsys.LstatData] takes it, with no fs.FileInfo) is racy.
+// Record remembers the hash of a file agentpack has just written, with d
+// its stat data as taken right after the write (as [fsys.LstatData] takes
+// it, with no fs.FileInfo), unless d is racy now. Taken then, d cannot
+// tell the write from another program's edit of the same size within the
+// same timestamp tick; on a file system with whole-second times that tick
+// is a second, so such d is not recorded: the next plan reads the file.
 func (c *StatCache) Record(path fsys.AbsPath, d fsys.StatData, sha string) {
+	if d.MtimeNS%int64(time.Second) == 0 {
+		return
+	}
 	c.record(path, d, sha)
 }
 

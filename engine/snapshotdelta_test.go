@@ -157,6 +157,54 @@ func TestRollbackAcrossDeltaSnapshots(t *testing.T) {
 	}
 }
 
+// A deploy that changes most files of a root saves its manifest whole,
+// both texts, without computing deltas about as large (nor holding both
+// texts, two deltas and a line index to compute them); rolling back across
+// it and across a later delta snapshot built on it puts back every byte.
+func TestMostlyChangedManifestIsSavedWhole(t *testing.T) {
+	env := testEnv(t)
+	repo := benchRepo(t, 60, 4)
+	e := engine.New(env, targets.NewSet())
+	req := engine.Request{Repo: repo}
+	ctx := context.Background()
+	deploy := func() string {
+		t.Helper()
+		_, d, err := e.Deploy(ctx, req, true, engine.ApplyOptions{})
+		if err != nil || d.SnapshotID == "" {
+			t.Fatalf("deploy: %v (%+v)", err, d)
+		}
+		return d.SnapshotID
+	}
+	start := deploy()
+	first := exactTree(t, env.Cwd)
+	for i := range 60 {
+		for _, f := range []string{"f01.md", "f02.md"} { // half the files
+			mustWrite(t, filepath.Join(repo, "modules", fmt.Sprintf("s%04d", i), "ref", f), fmt.Sprintf("changed %d\n", i))
+		}
+	}
+	most := deploy()
+	m := manifestChange(t, env, most)
+	if m.Before == nil || m.Before.Delta != nil || m.After.Delta != nil {
+		t.Fatalf("a deploy of half the files saved the manifest as deltas: %+v", m)
+	}
+	second := exactTree(t, env.Cwd)
+	mustWrite(t, filepath.Join(repo, "modules", "s0003", "ref", "f03.md"), "one more\n")
+	few := deploy()
+	if m := manifestChange(t, env, few); m.Before == nil || m.Before.Delta == nil {
+		t.Fatalf("a deploy of one file saved the manifest whole: %+v", m)
+	}
+	third := exactTree(t, env.Cwd)
+	for _, to := range []struct {
+		id, what string
+		want     map[string]string
+	}{{most, "the deploy of half the files", second}, {start, "the first deploy", first}, {few, "the deploy of one file", third}} {
+		if _, _, err := e.Rollback(ctx, engine.RollbackOptions{To: to.id}); err != nil {
+			t.Fatal(err)
+		}
+		sameFiles(t, "rollback --to "+to.what, exactTree(t, env.Cwd), to.want)
+	}
+}
+
 // TestRollbackOfVersion1Snapshot: a snapshot written before deltas (record
 // without schema_version, every Before and After saved whole) still rolls
 // back exactly.

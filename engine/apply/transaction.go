@@ -227,7 +227,8 @@ const deltaMin = 4 << 10
 // is updated saves two deltas (undo: after → before, redo: before → after)
 // instead of both texts whole when they are less than half the size: a
 // manifest lists every file of its root, but a deploy changes few of its
-// lines. The disk holds the after bytes, so undo rebuilds the before bytes
+// lines (one whose plan changes half its entries or more is not even
+// compared: its new text was rendered into the pack, [mostChanged]). The disk holds the after bytes, so undo rebuilds the before bytes
 // from it; a rollback further back chains the undos of the newer
 // snapshots. Contents read from older records are copied without their
 // deltas: these bytes are saved here. A plan's target file has no

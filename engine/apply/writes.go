@@ -339,6 +339,7 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time, pack fu
 		lists[r] = append(lists[r], mf)
 	}
 	var out []write
+	var changed map[fsys.AbsPath]int // the plan's changes by root, once asked for
 	for _, root := range d.Desired.Roots {
 		key := desired.Root{Target: root.Target, Path: root.Path}
 		n, entry := entriesOf(p, lists[key], perRoot[key])
@@ -353,12 +354,22 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time, pack fu
 		w := write{change: &snapshots.FileChange{Target: root.Target, Root: root.Path.String(), Path: path.String(), Op: plan.OpCreate, Manifest: true},
 			mode: 0o644, rendered: true}
 		before, err := wr.Sys.ReadFile(path)
-		switch {
-		case err == nil:
+		if err == nil {
 			w.hold().before = before
 			w.change.Op = plan.OpUpdate
 			w.change.Before = &snapshots.Content{SHA256: checksum.SHA256Hex(before), Size: int64(len(before)), Mode: uint32(wr.modeOf(path))}
+			if changed == nil {
+				changed = changesByRoot(p)
+			}
+		}
+		switch {
+		case err == nil && (pack == nil || !mostChanged(changed[root.Path], old)):
 		case pack != nil:
+			// A new manifest, or one whose entries the plan mostly changes
+			// (its deltas would be about as large as its texts, and take
+			// both texts, the deltas and a line index to compute): its
+			// bytes go straight into the pack, never held. The old text
+			// is saved whole too ([savedBytes]).
 			if err := wr.renderIntoPack(&w, pack, func(out io.Writer) error {
 				return plan.WriteTargetManifestOf(out, root.Target, id, d.Profile, d.Repo, now, n, entry)
 			}); err != nil {
@@ -388,6 +399,23 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time, pack fu
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].change.Path < out[j].change.Path })
 	return out, nil
+}
+
+// changesByRoot counts p's changes by the root that holds them.
+func changesByRoot(p *plan.Plan) map[fsys.AbsPath]int {
+	out := map[fsys.AbsPath]int{}
+	for i := range p.Changes {
+		out[p.Changes[i].Root]++
+	}
+	return out
+}
+
+// mostChanged reports whether changes of a root's entries are at least
+// half of those old, its manifest before, lists: saved as two deltas, its
+// texts would take about as much room as saved whole (deltas are kept
+// when they are less than half the size, [savedBytes]).
+func mostChanged(changes int, old *plan.TargetManifest) bool {
+	return old != nil && changes*2 >= len(old.ManagedFiles)
 }
 
 // renderIntoPack saves what render writes, a new manifest's bytes, in

@@ -23,11 +23,15 @@ const (
 var errBadDelta = errors.New("malformed delta")
 
 // ComputeDelta returns a delta that [ApplyDelta] turns base into target
-// with. It works on lines: lines found exactly once in both texts anchor
-// the alignment (the paths and hashes of a target manifest), and the lines
-// between two anchors are matched by their common prefix and suffix. The
-// delta is never wrong, only sometimes larger than it could be; its size
-// grows with what changed, not with the size of the texts.
+// with. It works on lines. Texts that differ a few lines at a time (a
+// target manifest before and after a deploy: a hash changed here, an
+// entry added there) are walked side by side ([deltaWriter.walk]), which
+// holds nothing but the lines' bounds. Otherwise lines found exactly once
+// in both texts anchor the alignment (the paths and hashes of a target
+// manifest), and the lines between two anchors are matched by their common
+// prefix and suffix. The delta is never wrong, only sometimes larger than
+// it could be; its size grows with what changed, not with the size of the
+// texts.
 func ComputeDelta(base, target []byte) []byte {
 	if len(base) > math.MaxInt32 || len(target) > math.MaxInt32 {
 		// Past what a line's bounds hold: the whole target, inserted.
@@ -36,6 +40,10 @@ func ComputeDelta(base, target []byte) []byte {
 	}
 	a, b := splitLines(base), splitLines(target)
 	d := deltaWriter{base: base, target: target, a: a, b: b, out: []byte(deltaMagic)}
+	if d.walk() {
+		return d.finish()
+	}
+	d = deltaWriter{base: base, target: target, a: a, b: b, out: d.out[:len(deltaMagic)]}
 	ai, bi := 0, 0
 	for _, m := range uniqueMatches(base, target, a, b) {
 		d.region(ai, m[0], bi, m[1])
@@ -185,14 +193,134 @@ type deltaWriter struct {
 	copyFrom int // pending copy [copyFrom, copyTo) of base; empty when equal
 	copyTo   int
 	insert   []byte // pending literal bytes
+	tries    int    // places the walk tried to align the texts at ([deltaWriter.spent])
 }
+
+// Where the walk looks for the texts to agree again after a difference:
+// within resyncWindow lines of each, resyncRun lines in a row (or both
+// ends). A run is longer than a manifest entry (7 lines), so it holds a
+// path: a new entry's closing and opening lines, the same in every entry,
+// do not pass for the texts agreeing again.
+const (
+	resyncWindow = 16
+	resyncRun    = 8
+)
+
+// walk writes the delta by walking both texts from their start: equal
+// lines are copied, and at a difference the nearest place where they agree
+// again ([deltaWriter.resync]) is taken, what target has before it
+// inserted and what base has skipped. It reports false, having written
+// part of a delta, when no such place is found within the walk's budget
+// ([deltaWriter.spent]): texts that are not one edited in places.
+func (d *deltaWriter) walk() bool {
+	na, nb := len(d.a)-1, len(d.b)-1 // without the sentinels
+	i, j := 0, 0
+	for i < na || j < nb {
+		if i < na && j < nb && d.sameLine(i, j) {
+			d.copyLines(i, i+1)
+			i, j = i+1, j+1
+			continue
+		}
+		x, y, ok := d.resync(i, j)
+		if !ok {
+			return false
+		}
+		for k := j; k < j+y; k++ {
+			d.insert = append(d.insert, d.targetLine(k)...)
+		}
+		i, j = i+x, j+y
+	}
+	return true
+}
+
+// resync finds how many lines of base (x) and of target (y) to pass from
+// a[i] and b[j], lines that differ, to where the texts agree again, from
+// which resyncRun lines are equal or both texts end: first the pair with
+// the smallest x+y within resyncWindow of each (a hash changed, an entry
+// added), then any, found by the hashes of the lines passed (a block of
+// entries). Once one text is used up, the rest of the other is what
+// differs.
+func (d *deltaWriter) resync(i, j int) (x, y int, ok bool) {
+	na, nb := len(d.a)-1, len(d.b)-1
+	switch {
+	case i == na:
+		return 0, nb - j, true
+	case j == nb:
+		return na - i, 0, true
+	}
+	for s := 1; s <= 2*resyncWindow; s++ {
+		for x := max(0, s-resyncWindow); x <= min(s, resyncWindow); x++ {
+			if y := s - x; i+x <= na && j+y <= nb && d.agree(i+x, j+y) {
+				return x, y, true
+			}
+		}
+		if d.spent() {
+			return 0, 0, false
+		}
+	}
+	// Blocks added, removed or changed whole (the entries of a new
+	// skill, of one removed, or of one whose files all changed): the
+	// nearest t such that the texts agree again t lines on in one and at
+	// most t in the other, the lines passed found again by their hashes,
+	// within a budget of lines for the whole walk.
+	seenA, seenB := map[uint64]int{}, map[uint64]int{}
+	for t := 0; i+t < na || j+t < nb; t++ {
+		if d.tries++; d.spent() {
+			return 0, 0, false
+		}
+		if i+t < na {
+			h := maphash.Bytes(lineSeed, d.baseLine(i+t))
+			if _, ok := seenA[h]; !ok {
+				seenA[h] = t
+			}
+			if o, ok := seenB[h]; ok && d.agree(i+t, j+o) {
+				return t, o, true
+			}
+		}
+		if j+t < nb {
+			h := maphash.Bytes(lineSeed, d.targetLine(j+t))
+			if _, ok := seenB[h]; !ok {
+				seenB[h] = t
+			}
+			if o, ok := seenA[h]; ok && d.agree(i+o, j+t) {
+				return o, t, true
+			}
+		}
+	}
+	// Nothing agrees again before the ends: unless what is left is a
+	// few lines, the texts are not one edited in small places.
+	return na - i, nb - j, na-i <= resyncWindow && nb-j <= resyncWindow
+}
+
+// spent reports whether the walk has tried more places than a few for
+// each line of the texts: they are not one edited in small places (lines
+// shuffled), and the anchors of unique lines align them at a bounded cost.
+func (d *deltaWriter) spent() bool { return d.tries > 8*(len(d.a)+len(d.b))+4096 }
+
+// agree reports whether the texts agree from a[i] and b[j] on: resyncRun
+// equal lines, or fewer up to the end of both.
+func (d *deltaWriter) agree(i, j int) bool {
+	d.tries++
+	na, nb := len(d.a)-1, len(d.b)-1
+	for k := 0; k < resyncRun; k++ {
+		switch {
+		case i+k == na && j+k == nb:
+			return true
+		case i+k == na || j+k == nb || !d.sameLine(i+k, j+k):
+			return false
+		}
+	}
+	return true
+}
+
+func (d *deltaWriter) sameLine(i, j int) bool { return bytes.Equal(d.baseLine(i), d.targetLine(j)) }
+
+func (d *deltaWriter) baseLine(i int) []byte { return d.base[d.a[i].start:d.a[i].end] }
 
 // region aligns lines a[a0:a1] with b[b0:b1]: shared leading and trailing
 // lines are copied, the rest of b is inserted.
 func (d *deltaWriter) region(a0, a1, b0, b1 int) {
-	same := func(i, j int) bool {
-		return bytes.Equal(d.base[d.a[i].start:d.a[i].end], d.targetLine(j))
-	}
+	same := d.sameLine
 	for a0 < a1 && b0 < b1 && same(a0, b0) {
 		d.copyLines(a0, a0+1)
 		a0, b0 = a0+1, b0+1

@@ -80,7 +80,11 @@ func (wr *Writer) Apply(d Deployment) (string, bool, error) {
 		}
 		return "", false, err
 	}
+	// What only the plan and the desired state held is let go of before
+	// the pack is saved ([Writer.readManifestsBefore]); the writes hold
+	// what the transaction needs of them.
 	d.Plan.Release()
+	d.Desired = nil
 	rec := &snapshots.Record{ID: id, Kind: snapshots.KindDeploy, CreatedAt: now.UTC(), Command: d.Command,
 		Repo: d.Repo, Project: d.Project, Profile: d.Profile, Targets: d.Targets, Machine: d.Machine}
 	if _, err := begin(); err != nil {

@@ -3,6 +3,7 @@ package apply
 import (
 	"io"
 	"os"
+	"runtime"
 	"slices"
 
 	"github.com/agentpack/agentpack/engine/plan"
@@ -153,6 +154,9 @@ func (wr *Writer) savePack(pack *snapshots.Pack, writes []write) error {
 	// The bytes plans' changes replace are read again (a plan keeps
 	// their hashes), on every CPU: 9,000 files of 9 KB one after the
 	// other took 180 ms.
+	if err := wr.readManifestsBefore(writes); err != nil {
+		return err
+	}
 	guard := plan.NewLinkGuard(wr.Sys)
 	var failed firstError
 	workers.Parallel(len(writes), func(i int) {
@@ -184,6 +188,41 @@ func (wr *Writer) savePack(pack *snapshots.Pack, writes []write) error {
 	}
 	return nil
 }
+
+// readManifestsBefore reads the target manifests writes replace, left
+// unread until the plan was let go of ([held.readBefore]), so that a
+// manifest of 100,000 files and the plan that listed them are not held at
+// once; when they are large, what the plan held is collected first (a
+// deploy of 1% at 100,000 files: max RSS 121-122 -> 100-115 MiB).
+func (wr *Writer) readManifestsBefore(writes []write) error {
+	var size int64
+	for i := range writes {
+		if w := &writes[i]; w.h != nil && w.h.readBefore {
+			size += w.change.Before.Size
+		}
+	}
+	if size >= collectBefore {
+		runtime.GC()
+	}
+	for i := range writes {
+		w := &writes[i]
+		if w.h == nil || !w.h.readBefore {
+			continue
+		}
+		before, err := wr.Sys.ReadFile(w.path())
+		if err != nil {
+			return err
+		}
+		w.h.before, w.h.readBefore = before, false
+		w.change.Before = &snapshots.Content{SHA256: checksum.SHA256Hex(before), Size: int64(len(before)), Mode: uint32(wr.modeOf(w.path()))}
+	}
+	return nil
+}
+
+// collectBefore is the size of the manifests to read from which what the
+// plan held is collected first: a collection costs about what reading
+// that much does.
+const collectBefore = 8 << 20
 
 // savePlannedBefore saves in pack the bytes a plan's change replaces:
 // those it holds, or, as a plan holds only their hash unless it shows

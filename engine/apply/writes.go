@@ -75,6 +75,10 @@ type held struct {
 	data []byte
 	// before is the bytes the write replaces (nil when the path is new).
 	before []byte
+	// readBefore: the target manifest the write replaces is read once the
+	// plan is let go of ([Writer.readManifestsBefore]), not with the
+	// plan: one of 100,000 files is 18 MB.
+	readBefore bool
 	// load reads the bytes a restore writes from the snapshots that saved
 	// them.
 	load func() ([]byte, error)
@@ -353,11 +357,11 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time, pack fu
 		path := root.Path.JoinName(plan.TargetManifestName(root.Target))
 		w := write{change: &snapshots.FileChange{Target: root.Target, Root: root.Path.String(), Path: path.String(), Op: plan.OpCreate, Manifest: true},
 			mode: 0o644, rendered: true}
-		before, err := wr.Sys.ReadFile(path)
+		fi, err := wr.Sys.Stat(path)
 		if err == nil {
-			w.hold().before = before
+			w.hold().readBefore = true
 			w.change.Op = plan.OpUpdate
-			w.change.Before = &snapshots.Content{SHA256: checksum.SHA256Hex(before), Size: int64(len(before)), Mode: uint32(wr.modeOf(path))}
+			w.change.Before = &snapshots.Content{Size: fi.Size()} // until read
 			if changed == nil {
 				changed = changesByRoot(p)
 			}

@@ -90,6 +90,16 @@ func packSize(t testing.TB, env engine.Env, id string) int64 {
 	return n
 }
 
+// deployedSnapshot deploys req with e and returns its snapshot's id.
+func deployedSnapshot(t *testing.T, e *engine.Engine, req engine.Request) string {
+	t.Helper()
+	_, d, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{})
+	if err != nil || d.SnapshotID == "" {
+		t.Fatalf("deploy: %v (%+v)", err, d)
+	}
+	return d.SnapshotID
+}
+
 // TestRollbackAcrossDeltaSnapshots: deploys that change a few files of many
 // save the target manifest as deltas, and rolling back across several of
 // them (and undoing those rollbacks) puts back every byte of every file,
@@ -100,14 +110,7 @@ func TestRollbackAcrossDeltaSnapshots(t *testing.T) {
 	e := engine.New(env, targets.NewSet())
 	req := engine.Request{Repo: repo}
 	ctx := context.Background()
-	deploy := func() string {
-		t.Helper()
-		_, d, err := e.Deploy(ctx, req, true, engine.ApplyOptions{})
-		if err != nil || d.SnapshotID == "" {
-			t.Fatalf("deploy: %v (%+v)", err, d)
-		}
-		return d.SnapshotID
-	}
+	deploy := func() string { return deployedSnapshot(t, e, req) }
 	var ids []string
 	var states []map[string]string
 	step := func(edit func()) {
@@ -167,14 +170,7 @@ func TestMostlyChangedManifestIsSavedWhole(t *testing.T) {
 	e := engine.New(env, targets.NewSet())
 	req := engine.Request{Repo: repo}
 	ctx := context.Background()
-	deploy := func() string {
-		t.Helper()
-		_, d, err := e.Deploy(ctx, req, true, engine.ApplyOptions{})
-		if err != nil || d.SnapshotID == "" {
-			t.Fatalf("deploy: %v (%+v)", err, d)
-		}
-		return d.SnapshotID
-	}
+	deploy := func() string { return deployedSnapshot(t, e, req) }
 	start := deploy()
 	first := exactTree(t, env.Cwd)
 	for i := range 60 {

@@ -264,25 +264,27 @@ func (d *deltaWriter) resync(i, j int) (x, y int, ok bool) {
 	// most t in the other, the lines passed found again by their hashes,
 	// within a budget of lines for the whole walk.
 	seenA, seenB := map[uint64]int{}, map[uint64]int{}
+	// look notes that one text has line at t past its start (in seen)
+	// and says where past its start the other text has it, if it does.
+	look := func(seen, other map[uint64]int, line []byte, t int) (int, bool) {
+		h := maphash.Bytes(lineSeed, line)
+		if _, ok := seen[h]; !ok {
+			seen[h] = t
+		}
+		o, ok := other[h]
+		return o, ok
+	}
 	for t := 0; i+t < na || j+t < nb; t++ {
 		if d.tries++; d.spent() {
 			return 0, 0, false
 		}
 		if i+t < na {
-			h := maphash.Bytes(lineSeed, d.baseLine(i+t))
-			if _, ok := seenA[h]; !ok {
-				seenA[h] = t
-			}
-			if o, ok := seenB[h]; ok && d.agree(i+t, j+o) {
+			if o, ok := look(seenA, seenB, d.baseLine(i+t), t); ok && d.agree(i+t, j+o) {
 				return t, o, true
 			}
 		}
 		if j+t < nb {
-			h := maphash.Bytes(lineSeed, d.targetLine(j+t))
-			if _, ok := seenB[h]; !ok {
-				seenB[h] = t
-			}
-			if o, ok := seenA[h]; ok && d.agree(i+o, j+t) {
+			if o, ok := look(seenB, seenA, d.targetLine(j+t), t); ok && d.agree(i+o, j+t) {
 				return o, t, true
 			}
 		}

@@ -267,11 +267,12 @@ const deltaMin = 4 << 10
 // instead of both texts whole when they are less than half the size: a
 // manifest lists every file of its root, but a deploy changes few of its
 // lines (one whose plan changes half its entries or more is not even
-// compared: its new text was rendered into the pack, [mostChanged]). The disk holds the after bytes, so undo rebuilds the before bytes
-// from it; a rollback further back chains the undos of the newer
-// snapshots. Contents read from older records are copied without their
-// deltas: these bytes are saved here. A plan's target file has no
-// contents to copy: its record is made from the change when asked for.
+// compared: its new text was rendered into the pack, [mostChanged]). The
+// disk holds the after bytes, so undo rebuilds the before bytes from it;
+// a rollback further back chains the undos of the newer snapshots.
+// Contents read from older records are copied without their deltas: these
+// bytes are saved here. A plan's target file has no contents to copy: its
+// record is made from the change when asked for.
 func savedBytes(w *write) [][]byte {
 	if w.planned != nil {
 		return nil // [Writer.savePlannedBefore]

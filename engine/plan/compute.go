@@ -34,20 +34,15 @@ type Actual struct {
 // reading it, and when it reads the file and finds hash want, it keeps
 // only the hash. A missing file is no error. cache may be nil.
 func ReadActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path fsys.AbsPath, want string) (Actual, error) {
-	return readActual(sys, guard, cache, root, path, want, true)
+	a, _, err := readActual(sys, guard, cache, root, path, want, true)
+	return a, err
 }
 
 // readActual is ReadActual, keeping the bytes of a file that differs from
 // want only when keep is set (its hash says it differs, and without keep
-// the stat cache may tell that hash).
-func readActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path fsys.AbsPath, want string, keep bool) (Actual, error) {
-	a, _, err := readActualSeen(sys, guard, cache, root, path, want, keep)
-	return a, err
-}
-
-// readActualSeen is readActual, with the stat data of the file as looked
-// at before it was read (zero when missing).
-func readActualSeen(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path fsys.AbsPath, want string, keep bool) (Actual, fsys.StatData, error) {
+// the stat cache may tell that hash), and giving the stat data of the file
+// as looked at before it was read (zero when missing).
+func readActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path fsys.AbsPath, want string, keep bool) (Actual, fsys.StatData, error) {
 	fi, missing, err := guard.readData(root, path)
 	if missing || err != nil {
 		if missing || errors.Is(err, syscall.ENOTDIR) {
@@ -270,7 +265,7 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 		if !keepBefore && !m.ManagedFile.keyed() {
 			want = m.ManagedFile.SHA256
 		}
-		staleActual[i], staleErrs[i] = readActual(sys, guard, nil, m.Root.Path, stale[i], want, want == "")
+		staleActual[i], _, staleErrs[i] = readActual(sys, guard, nil, m.Root.Path, stale[i], want, want == "")
 	})
 	for i, abs := range stale {
 		a := staleActual[i]
@@ -354,7 +349,7 @@ func readActuals(sys fsys.System, guard *LinkGuard, cache *StatCache, files []*d
 		f := files[i]
 		// A key-level file's text is edited, a marked file's blocks are
 		// compared: those keep the bytes of a file that differs.
-		a, err := readActual(sys, guard, cache, f.Root, f.Path, f.SHA256, keepBefore || f.Keyed != nil || f.Marked)
+		a, _, err := readActual(sys, guard, cache, f.Root, f.Path, f.SHA256, keepBefore || f.Keyed != nil || f.Marked)
 		switch {
 		case err == nil && !a.Exists && a.Data == nil && a.SHA256 == "" && a.Mode == 0:
 		case err == nil && a.Exists && a.Data == nil && a.SHA256 == f.SHA256:

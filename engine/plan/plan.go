@@ -165,7 +165,7 @@ func (c *Change) ReadBefore(sys fsys.System, guard *LinkGuard) (data []byte, see
 // and for a missing file): a later look that finds the same stat data
 // finds those bytes ([Unchanged]).
 func ReadSeen(sys fsys.System, guard *LinkGuard, root, path fsys.AbsPath) (Actual, fsys.StatData, error) {
-	a, seen, err := readActualSeen(sys, guard, nil, root, path, "", true)
+	a, seen, err := readActual(sys, guard, nil, root, path, "", true)
 	if err != nil || !a.Exists || racy(entryFor(seen, [32]byte{}, true)) {
 		seen = fsys.StatData{}
 	}

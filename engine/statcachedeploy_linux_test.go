@@ -71,6 +71,15 @@ func TestDeployRecordsWrittenFilesInStatCache(t *testing.T) {
 // that the status read (wrap's System lists them in read).
 func deployThenStatus(t *testing.T, read *[]string, wrap func(fsys.System) fsys.System, wrote func(path string)) {
 	t.Helper()
+	for _, p := range statusRereads(t, read, wrap, wrote) {
+		t.Errorf("status read %s, which the deploy just wrote (its stat cache entry is missing or is not what a look sees)", p)
+	}
+}
+
+// statusRereads is the files besides AGENTS.md that the deploy of
+// deployThenStatus wrote and the status after it read.
+func statusRereads(t *testing.T, read *[]string, wrap func(fsys.System) fsys.System, wrote func(path string)) []string {
+	t.Helper()
 	env := testEnv(t)
 	req := engine.Request{Repo: codexRepo(t)}
 	newEngine := func() *engine.Engine {
@@ -100,11 +109,13 @@ func deployThenStatus(t *testing.T, read *[]string, wrap func(fsys.System) fsys.
 	if _, _, err := newEngine().Status(context.Background(), req, nil); err != nil {
 		t.Fatal(err)
 	}
+	var reread []string
 	for _, p := range *read {
 		if written[p] {
-			t.Errorf("status read %s, which the deploy just wrote (its stat cache entry is missing or is not what a look sees)", p)
+			reread = append(reread, p)
 		}
 	}
+	return reread
 }
 
 // placedAged is agedStats whose writes tell the stat data they placed
@@ -115,11 +126,11 @@ type placedAged struct {
 	wrote, lookedAgain map[string]bool
 }
 
-func (a placedAged) WriteFileStat(p fsys.AbsPath, data []byte, perm fs.FileMode, create bool) (fsys.StatData, error) {
+func (a placedAged) WriteFileStat(p fsys.AbsPath, data []byte, perm fs.FileMode, create bool) (fsys.Placed, error) {
 	d, err := fsys.WriteFileStat(a.System, p, data, perm, create)
-	if d.Ino != 0 {
-		d.MtimeNS -= int64(time.Hour)
-		d.CtimeNS -= int64(time.Hour)
+	if d.Stat.Ino != 0 {
+		d.Stat.MtimeNS -= int64(time.Hour)
+		d.Stat.CtimeNS -= int64(time.Hour)
 	}
 	a.mu.Lock()
 	a.wrote[p.String()] = true
@@ -155,4 +166,78 @@ func TestDeployRecordsTheStatDataItsWritesPlaced(t *testing.T) {
 			t.Errorf("the deploy looked at %s again after writing it", path)
 		}
 	})
+}
+
+// freshStats shows every file's times an hour ahead, so whatever a deploy
+// writes stays too recent for the stat cache's racy window however slow
+// the machine; its writes tell the stat data they placed, shifted the
+// same way, and say they are distinct ([fsys.Placed.Distinct]) unless
+// coarse names the file.
+type freshStats struct {
+	fsys.System
+	mu     *sync.Mutex
+	read   *[]string
+	coarse string
+}
+
+func (f freshStats) Lstat(p fsys.AbsPath) (fs.FileInfo, error) {
+	fi, err := f.System.Lstat(p)
+	if err != nil {
+		return fi, err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fi, nil
+	}
+	ahead := *st
+	ahead.Ctim.Sec += 3600
+	ahead.Mtim.Sec += 3600
+	return shiftedInfo{fi, &ahead, time.Hour}, nil
+}
+
+func (f freshStats) ReadFile(p fsys.AbsPath) ([]byte, error) {
+	f.mu.Lock()
+	*f.read = append(*f.read, p.String())
+	f.mu.Unlock()
+	return f.System.ReadFile(p)
+}
+
+func (f freshStats) WriteFileStat(p fsys.AbsPath, data []byte, perm fs.FileMode, create bool) (fsys.Placed, error) {
+	d, err := fsys.WriteFileStat(f.System, p, data, perm, create)
+	if d.Stat.Ino != 0 {
+		d.Stat.MtimeNS += int64(time.Hour)
+		d.Stat.CtimeNS += int64(time.Hour)
+		d.Distinct = p.Base() != f.coarse
+	}
+	return d, err
+}
+
+type shiftedInfo struct {
+	fs.FileInfo
+	st *syscall.Stat_t
+	by time.Duration
+}
+
+func (i shiftedInfo) ModTime() time.Time { return i.FileInfo.ModTime().Add(i.by) }
+func (i shiftedInfo) Sys() any           { return i.st }
+
+// TestDeployTrustsDistinctStatDataAtOnce: when every write of a deploy
+// tells distinct stat data, the stat cache records the files however
+// recent they are, and the status right after the deploy reads none of
+// them; when one write does not (a coarse clock), none is trusted while
+// recent, and the status reads them all.
+func TestDeployTrustsDistinctStatDataAtOnce(t *testing.T) {
+	for _, coarse := range []string{"", "SKILL.md"} {
+		var mu sync.Mutex
+		var read []string
+		reread := statusRereads(t, &read, func(sys fsys.System) fsys.System {
+			return freshStats{System: sys, mu: &mu, read: &read, coarse: coarse}
+		}, nil)
+		switch {
+		case coarse == "" && len(reread) != 0:
+			t.Errorf("every write distinct: status read %v, which the deploy had just written", reread)
+		case coarse != "" && len(reread) != 2:
+			t.Errorf("one write not distinct: status read %v of the deploy's files, want both skill files (neither trusted while recent)", reread)
+		}
+	}
 }

@@ -107,9 +107,31 @@ func (wr *Writer) Apply(d Deployment) (string, bool, error) {
 	for i := range placed {
 		placed[i] = writes[i].stat
 	}
+	recent := placedDistinct(writes)
 	runtime.GC()
-	wr.cacheWritten(d.Plan.StatCache, d.Plan.Changes, placed, tail)
+	wr.cacheWritten(d.Plan.StatCache, d.Plan.Changes, placed, tail, recent)
 	return id, true, nil
+}
+
+// placedDistinct reports whether every file writes placed told distinct
+// stat data ([fsys.Placed.Distinct]), and at least one did: the stat cache
+// may then trust them at once. One write that did not (a file system with
+// coarse times, or a clock tick falling inside one write's few
+// microseconds) and none are trusted until they are old enough: the next
+// command reads them.
+func placedDistinct(writes []write) bool {
+	seen := false
+	for i := range writes {
+		w := &writes[i]
+		if w.noop || w.remove || w.stat.Ino == 0 {
+			continue
+		}
+		if !w.distinct {
+			return false
+		}
+		seen = true
+	}
+	return seen
 }
 
 // undoFailed rolls back a transaction whose write failed with err. When
@@ -223,8 +245,9 @@ func writtenOf(ws []write) []written {
 // of changes (with the stat data their writes placed, where known) and
 // then those of tail, so the next status need not re-hash them; cache is
 // the one the plan used, if any. A file whose write could not tell is
-// looked at.
-func (wr *Writer) cacheWritten(cache *plan.StatCache, changes []plan.Change, placed []fsys.StatData, tail []written) {
+// looked at. recent: the stat data placed may be trusted however recent
+// ([placedDistinct]); otherwise those of the last 100 ms are left out.
+func (wr *Writer) cacheWritten(cache *plan.StatCache, changes []plan.Change, placed []fsys.StatData, tail []written, recent bool) {
 	if cache == nil {
 		cache = plan.LoadStatCache(wr.Sys, fsys.AbsPath(wr.Store.Dir()))
 	}
@@ -244,9 +267,9 @@ func (wr *Writer) cacheWritten(cache *plan.StatCache, changes []plan.Change, pla
 			return true
 		}
 		if w.placed.Ino != 0 {
-			cache.Record(w.path, w.placed, w.sha256)
+			cache.Record(w.path, w.placed, w.sha256, recent)
 		} else if d, err := fsys.LstatData(wr.Sys, w.path); err == nil {
-			cache.Record(w.path, d, w.sha256)
+			cache.Record(w.path, d, w.sha256, false)
 		}
 		return true
 	})
@@ -297,7 +320,8 @@ func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w *write, wrot
 	}
 	// A create (missing when planned) never replaces a file another
 	// program made since, in the same step as the write.
-	w.stat, err = fsys.WriteFileStat(sys, w.path(), data, w.mode, w.createsFile())
+	placed, err := fsys.WriteFileStat(sys, w.path(), data, w.mode, w.createsFile())
+	w.stat, w.distinct = placed.Stat, placed.Distinct
 	if errors.Is(err, fs.ErrExist) && w.createsFile() {
 		return appearedSincePlan(w)
 	} else if err != nil {

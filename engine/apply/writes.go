@@ -66,6 +66,9 @@ type write struct {
 	// checked: the bytes written were read from the source and checked
 	// against the planned hash, so the pack takes that hash.
 	checked bool
+	// distinct: the stat data the write placed are told apart from any
+	// later write to the file ([fsys.Placed.Distinct]).
+	distinct bool
 }
 
 // held is the bytes a write holds or how it reads them ([write.h]).

@@ -71,7 +71,7 @@ func readActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path 
 			return Actual{}, fsys.StatData{}, err
 		}
 		sha := checksum.SHA256Hex(data)
-		cache.record(path, fi, sha)
+		cache.record(path, fi, sha, false)
 		return Actual{Exists: true, Data: data, SHA256: sha, Mode: fi.Mode.Perm()}, fi, nil
 	}
 	// Most files read hold the wanted bytes (a home that knows none of
@@ -87,7 +87,7 @@ func readActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path 
 		return Actual{}, fsys.StatData{}, err
 	}
 	sha := checksum.SHA256Hex(data)
-	cache.record(path, fi, sha)
+	cache.record(path, fi, sha, false)
 	if sha == want || !keep {
 		return Actual{Exists: true, SHA256: sha, Mode: fi.Mode.Perm()}, fi, nil
 	}

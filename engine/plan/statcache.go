@@ -337,25 +337,30 @@ func racy(e statEntry) bool {
 }
 
 // Record remembers the hash of a file agentpack has just written, with d
-// its stat data as taken right after the write (as [fsys.LstatData] takes
-// it, with no fs.FileInfo), unless d is racy now. Taken then, d cannot
-// tell the write from another program's edit of the same size within the
-// same timestamp tick; on a file system with whole-second times that tick
-// is a second, so such d is not recorded: the next plan reads the file.
-func (c *StatCache) Record(path fsys.AbsPath, d fsys.StatData, sha string) {
+// its stat data as taken right after the write (as the write placed it,
+// or as [fsys.LstatData] takes it). Taken then, d cannot tell the write
+// from another program's edit of the same size within the same timestamp
+// tick, so it is recorded only once it is no longer racy, unless distinct:
+// the file system was seen stamping changes to just-looked-at files with
+// fine-grained times ([fsys.Placed.Distinct]), so any later edit moves
+// the ctime. On a file system with whole-second times d is never recorded:
+// the next plan reads the file.
+func (c *StatCache) Record(path fsys.AbsPath, d fsys.StatData, sha string, distinct bool) {
 	if d.MtimeNS%int64(time.Second) == 0 {
 		return
 	}
-	c.record(path, d, sha)
+	c.record(path, d, sha, distinct)
 }
 
-func (c *StatCache) record(path fsys.AbsPath, d fsys.StatData, sha string) {
+// record remembers sha as path's hash with stat data d, unless d is racy
+// (see [StatCache.Record] for recent).
+func (c *StatCache) record(path fsys.AbsPath, d fsys.StatData, sha string, recent bool) {
 	if c == nil {
 		return
 	}
 	sum, ok := checksum.ParseSHA256Hex(sha)
 	e := entryFor(d, sum, true)
-	if racy(e) || !ok {
+	if (!recent && racy(e)) || !ok {
 		return
 	}
 	c.decode()

@@ -41,7 +41,7 @@ func recordAll(t *testing.T, sys fsys.System, c *StatCache, files []fsys.AbsPath
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Record(f, fsys.StatDataOf(fi), checksum.SHA256Hex([]byte(f)))
+		c.Record(f, fsys.StatDataOf(fi), checksum.SHA256Hex([]byte(f)), false)
 	}
 }
 

@@ -37,21 +37,36 @@ func CreateFile(sys System, path AbsPath, data []byte, perm fs.FileMode) error {
 // without looking at each again.
 type StatWriter interface {
 	// WriteFileStat is WriteFile, or [Creator.CreateFile] when create is
-	// set, returning the stat data of the file as placed; they are zero
-	// when it cannot tell.
-	WriteFileStat(path AbsPath, data []byte, perm fs.FileMode, create bool) (StatData, error)
+	// set, telling what it placed; [Placed] is zero when it cannot tell.
+	WriteFileStat(path AbsPath, data []byte, perm fs.FileMode, create bool) (Placed, error)
+}
+
+// Placed is what a write tells of the file it placed.
+type Placed struct {
+	// Stat is the file's stat data as placed, looked at after the rename
+	// that placed it.
+	Stat StatData
+	// Distinct: the rename moved the file's change time past the one a
+	// look saw right before it, microseconds earlier. Such a file system
+	// stamps a change to a file whose times were just looked at with a
+	// fine-grained time (Linux's multigrain timestamps, or a fine clock),
+	// so any later write to the file, even within the same clock tick,
+	// moves its ctime away from Stat's: Stat can be trusted at once. Where
+	// it is false, a same-size write in the same tick would leave Stat as
+	// it is (git's "racy clean" problem).
+	Distinct bool
 }
 
 // WriteFileStat is sys's [StatWriter.WriteFileStat], or, for a System
-// that is not a StatWriter, [CreateFile] or WriteFile with zero stat data.
-func WriteFileStat(sys System, path AbsPath, data []byte, perm fs.FileMode, create bool) (StatData, error) {
+// that is not a StatWriter, [CreateFile] or WriteFile telling nothing.
+func WriteFileStat(sys System, path AbsPath, data []byte, perm fs.FileMode, create bool) (Placed, error) {
 	if w, ok := sys.(StatWriter); ok {
 		return w.WriteFileStat(path, data, perm, create)
 	}
 	if create {
-		return StatData{}, CreateFile(sys, path, data, perm)
+		return Placed{}, CreateFile(sys, path, data, perm)
 	}
-	return StatData{}, sys.WriteFile(path, data, perm)
+	return Placed{}, sys.WriteFile(path, data, perm)
 }
 
 func existsError(path AbsPath) error {

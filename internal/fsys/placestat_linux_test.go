@@ -2,6 +2,7 @@ package fsys
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"testing"
@@ -34,12 +35,12 @@ func TestWriteFileStatIsWhatALookSees(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if placed.Ino == 0 || placed != look {
+			if placed.Stat.Ino == 0 || placed.Stat != look {
 				t.Errorf("batched=%v create=%v: placed %+v, a look sees %+v", batched, create, placed, look)
 			}
 		}
 		placed, err := WriteFileStat(s, path, []byte("other"), 0o600, true)
-		if !errors.Is(err, fs.ErrExist) || placed != (StatData{}) {
+		if !errors.Is(err, fs.ErrExist) || placed != (Placed{}) {
 			t.Errorf("a create over a file = %+v, %v; want nothing told and fs.ErrExist", placed, err)
 		}
 		if data, _ := os.ReadFile(path.String()); string(data) != "v2" {
@@ -50,8 +51,8 @@ func TestWriteFileStatIsWhatALookSees(t *testing.T) {
 	// A System that cannot tell writes all the same.
 	mem := NewMemSystem()
 	placed, err := WriteFileStat(mem, AbsPath("/m/f"), []byte("x"), 0o644, true)
-	if err != nil || placed != (StatData{}) {
-		t.Errorf("in memory: %+v, %v; want zero stat data and no error", placed, err)
+	if err != nil || placed != (Placed{}) {
+		t.Errorf("in memory: %+v, %v; want nothing told and no error", placed, err)
 	}
 	if data, _ := mem.ReadFile(AbsPath("/m/f")); string(data) != "x" {
 		t.Errorf("in memory the file = %q", data)
@@ -70,7 +71,7 @@ func TestClosePlaceStatTellsNothingOfAFileChangedSincePlaced(t *testing.T) {
 	if err := writeAll(fd, []byte("ours")); err != nil {
 		t.Fatal(err)
 	}
-	var placed StatData
+	var placed Placed
 	err = closePlaceStat(fd, &placed, func() error {
 		if err := os.Rename(tmp, path); err != nil {
 			return err
@@ -80,7 +81,44 @@ func TestClosePlaceStatTellsNothingOfAFileChangedSincePlaced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if placed != (StatData{}) {
+	if placed != (Placed{}) {
 		t.Errorf("placed = %+v, want nothing told of a file written since", placed)
+	}
+}
+
+// What Placed.Distinct promises: when every write of a run says its
+// rename moved the change time, a write of the same size right after each
+// (the same clock tick, on any clock) leaves stat data other than what
+// was placed. On a file system with coarse times the writes say so and
+// there is nothing to check.
+func TestDistinctPlacedStatSeesTheNextWrite(t *testing.T) {
+	root := tempRoot(t)
+	sys := NewRealSystem(RealSystemOptions{})
+	const n = 50
+	placed := make([]Placed, n)
+	distinct := 0
+	for i := range placed {
+		var err error
+		if placed[i], err = WriteFileStat(sys, root.JoinName(fmt.Sprintf("f%d", i)), []byte("ours"), 0o644, true); err != nil {
+			t.Fatal(err)
+		}
+		if placed[i].Distinct {
+			distinct++
+		}
+		// Another program's write of the same size, at once.
+		if err := os.WriteFile(root.JoinName(fmt.Sprintf("f%d", i)).String(), []byte("them"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if placed[i].Stat.Ino == 0 {
+			t.Fatalf("write %d told no stat data", i)
+		}
+	}
+	if distinct < n {
+		t.Skipf("%d of %d writes moved the change time: this file system's times are coarse here, and a deploy keeps the racy window", distinct, n)
+	}
+	for i, p := range placed {
+		if now, err := LstatData(sys, root.JoinName(fmt.Sprintf("f%d", i))); err != nil || now == p.Stat {
+			t.Errorf("f%d: a write right after the placing left the stat data as placed (%+v, %v)", i, now, err)
+		}
 	}
 }

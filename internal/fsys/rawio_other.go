@@ -8,8 +8,8 @@ import (
 )
 
 // writeAtomic is [writeAtomicPortable] where raw system calls are not used.
-// It cannot tell the stat data of what it placed: placed is left as it is.
-func writeAtomic(dir, path AbsPath, data []byte, perm fs.FileMode, fsync bool, place func(tmp, path string) error, placed *StatData) error {
+// It cannot tell what it placed: placed is left as it is.
+func writeAtomic(dir, path AbsPath, data []byte, perm fs.FileMode, fsync bool, place func(tmp, path string) error, placed *Placed) error {
 	return writeAtomicPortable(dir, path, data, perm, fsync, place)
 }
 

@@ -20,9 +20,9 @@ import (
 // to each file, which matters at ten thousand files). The mode is set with
 // fchmod only when the umask would change it; missing folders are created
 // only when the open says they are missing. place moves the complete temp
-// file to path ([os.Rename], or [placeNew]). When placed is set, it gets
-// the file's stat data as placed, from the file itself ([closePlaceStat]).
-func writeAtomic(dir, path AbsPath, data []byte, perm fs.FileMode, fsync bool, place func(tmp, path string) error, placed *StatData) error {
+// file to path ([os.Rename], or [placeNew]). When placed is set, it is
+// told what was placed, from the file itself ([closePlaceStat]).
+func writeAtomic(dir, path AbsPath, data []byte, perm fs.FileMode, fsync bool, place func(tmp, path string) error, placed *Placed) error {
 	var (
 		fd   int
 		tmp  string

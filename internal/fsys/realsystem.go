@@ -89,15 +89,15 @@ func (s *RealSystem) CreateFile(path AbsPath, data []byte, perm fs.FileMode) err
 }
 
 // WriteFileStat implements [StatWriter].
-func (s *RealSystem) WriteFileStat(path AbsPath, data []byte, perm fs.FileMode, create bool) (StatData, error) {
-	var placed StatData
+func (s *RealSystem) WriteFileStat(path AbsPath, data []byte, perm fs.FileMode, create bool) (Placed, error) {
+	var placed Placed
 	err := s.write(path, data, perm, create, &placed)
 	return placed, err
 }
 
-// write is WriteFile, or CreateFile when create is set, giving placed
-// (when set) the stat data of the file placed.
-func (s *RealSystem) write(path AbsPath, data []byte, perm fs.FileMode, create bool, placed *StatData) error {
+// write is WriteFile, or CreateFile when create is set, telling placed
+// (when set) what it placed.
+func (s *RealSystem) write(path AbsPath, data []byte, perm fs.FileMode, create bool, placed *Placed) error {
 	dir := path.Dir()
 	place, op := placeNew, "create"
 	if !create {

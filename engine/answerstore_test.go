@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/targets"
 )
@@ -221,5 +222,62 @@ func TestKeptPlanDiffAndNoOpDeploy(t *testing.T) {
 	mustWrite(t, deployed, "edited by hand\n")
 	if _, dd, err := w.cliEngine(&loads).Deploy(ctx, w.req, true, engine.ApplyOptions{}); err == nil {
 		t.Fatalf("a deploy over a hand-edited file did not refuse: %+v", dd)
+	}
+}
+
+// A deploy preview, and a deploy whose in-sync plan was confirmed by its
+// hash (the CLI's prompt, whose shown plan is the kept one), answer from
+// the plan kept by `plan` while nothing it read changed, as equal to a
+// run with no cache; a confirmed hash that is not the current plan's is
+// still refused, and once a source changes the preview shows the change
+// and the empty plan's hash no longer applies anything.
+func TestDeployPreviewAndConfirmedNoOpUseTheKeptPlan(t *testing.T) {
+	ctx := context.Background()
+	w := newCacheWorld(t)
+	w.deploy(w.engine(true))
+	var loads atomic.Int64
+	var empty string
+	for try := 0; try < 3; try++ {
+		time.Sleep(150 * time.Millisecond) // past the racy window of the deploy
+		loads.Store(0)
+		_, p, err := w.cliEngine(&loads).PlanView(ctx, w.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		empty = p.Hash()
+		if loads.Load() == 0 {
+			break
+		}
+	}
+	if loads.Load() != 0 {
+		t.Fatal("the in-sync plan was never answered from its kept answer")
+	}
+	preview := func(e *engine.Engine) string {
+		t.Helper()
+		_, d, err := e.Deploy(ctx, w.req, false, engine.ApplyOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, _ := json.Marshal(d)
+		return string(j)
+	}
+	loads.Store(0)
+	if got, want := preview(w.cliEngine(&loads)), preview(w.engine(false)); got != want || loads.Load() != 0 {
+		t.Errorf("deploy preview (read the source cache %d times) = %s, want %s from the kept plan", loads.Load(), got, want)
+	}
+	_, d, err := w.cliEngine(&loads).Deploy(ctx, w.req, true, engine.ApplyOptions{ExpectPlanHash: empty})
+	if err != nil || d.Applied || d.Reason != "no_changes" || loads.Load() != 0 {
+		t.Errorf("confirmed no-op deploy = %+v, %v (source cache read %d times); want no_changes from the kept plan", d, err, loads.Load())
+	}
+	if _, _, err := w.cliEngine(&loads).Deploy(ctx, w.req, true, engine.ApplyOptions{ExpectPlanHash: "not-" + empty}); apperr.CodeOf(err) != apperr.ConfirmTokenMismatch {
+		t.Errorf("a deploy confirming another plan = %v, want E_CONFIRM_TOKEN_MISMATCH", err)
+	}
+
+	mustWrite(t, filepath.Join(w.repo, "modules", "s0001", "SKILL.md"), "---\nname: s0001\ndescription: edited\n---\n")
+	if got, want := preview(w.cliEngine(&loads)), preview(w.engine(false)); got != want || !strings.Contains(got, `"update":2`) {
+		t.Errorf("deploy preview after a source edit = %s, want %s", got, want)
+	}
+	if _, d, err := w.cliEngine(&loads).Deploy(ctx, w.req, true, engine.ApplyOptions{ExpectPlanHash: empty}); apperr.CodeOf(err) != apperr.ConfirmTokenMismatch {
+		t.Errorf("the empty plan's hash after a source edit = %+v, %v; want E_CONFIRM_TOKEN_MISMATCH", d, err)
 	}
 }

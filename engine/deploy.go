@@ -40,18 +40,21 @@ func deployData(p *plan.Plan) *DeployData {
 // Deploy plans and, when apply is set, applies the plan as one transaction.
 func (e *Engine) Deploy(ctx context.Context, req Request, doApply bool, opt ApplyOptions) (*State, *DeployData, error) {
 	if !doApply {
-		st, p, err := e.Plan(ctx, req)
+		// Only shown: the plan's kept answer, shared with `plan`, serves
+		// while nothing it read changed.
+		st, p, err := e.PlanView(ctx, req)
 		if err != nil {
 			return st, nil, err
 		}
 		return st, deployData(p), nil
 	}
-	if opt.ExpectPlanHash == "" {
-		if st, p, ok := e.keptInSync(req); ok {
-			out := deployData(p)
-			out.Reason = "no_changes"
-			return st, out, nil
-		}
+	// A current kept plan with nothing to do needs neither the lock nor a
+	// plan; one confirmed by its hash is answered so only when it is the
+	// plan confirmed (else the plan under the lock tells the mismatch).
+	if st, p, ok := e.keptInSync(req); ok && (opt.ExpectPlanHash == "" || opt.ExpectPlanHash == p.Hash()) {
+		out := deployData(p)
+		out.Reason = "no_changes"
+		return st, out, nil
 	}
 	var st *State
 	var out *DeployData

@@ -34,7 +34,7 @@ func (c *DeployCmd) Run(a *App) error {
 			}
 			if !a.Globals.Yes {
 				// Show the plan, then ask; apply exactly the plan that was shown.
-				st, p, err := eng.Plan(a.Ctx(), req)
+				st, p, err := eng.PlanView(a.Ctx(), req)
 				if err != nil {
 					return warningsOf(st), err
 				}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
+	"slices"
 
 	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/engine/sourcecache"
@@ -27,13 +28,15 @@ const maxKeptAnswer = 256 << 10
 // instead of decoding the caches and computing the plan again.
 
 // computeAndKeep runs fn through a tracking System and keeps its answer
-// when keep (nil: always) agrees.
+// when keep (nil: always) agrees, with the answers fn found along the way
+// ([keptAlongside]).
 func computeAndKeep[T any](ctx context.Context, e *Engine, key string, path fsys.AbsPath, fn func(ctx context.Context) (*State, T, error), keep func(T) bool) (*State, T, error) {
 	tracker := fsys.NewTrackingSystem(e.Sys)
 	sys := e.Sys
-	e.Sys = tracker
+	e.Sys, e.alongside = tracker, nil
 	st, out, err := fn(ctx)
-	e.Sys = sys
+	along := e.alongside
+	e.Sys, e.alongside = sys, nil
 	if err != nil || st == nil {
 		return st, out, err
 	}
@@ -43,9 +46,42 @@ func computeAndKeep[T any](ctx context.Context, e *Engine, key string, path fsys
 		// every path it looked at is built, the peak is the larger of
 		// the two, not their sum (status with no caches at 10k files).
 		runtime.GC()
-		e.keepAnswer(key, path, tracker, st, out)
+		e.keepAnswers(tracker, append(along, answerToKeep{key: key, path: path, st: st, out: out}))
 	}
 	return st, out, nil
+}
+
+// answerToKeep is an answer to keep: its key and file, and the state and
+// data it answers with.
+type answerToKeep struct {
+	key  string
+	path fsys.AbsPath
+	st   *State
+	out  any
+}
+
+// Answers kept alongside: a computation being kept may find on its way
+// the answers of other questions, which are kept with its own under the
+// same fingerprint (it covers every path the computation read, of which
+// theirs are a part). A status whose plan is in sync keeps the plan's
+// answer (shared with a deploy with nothing to do) and the empty diff's,
+// so the first plan, diff or deploy after it computes nothing.
+
+// keepInSyncAlongside has a computation being kept (status) keep, beside
+// its own answer, those of req's plan p and its diff when p has nothing to
+// do; st is the state the plan came with (its warnings, before the status
+// added its own).
+func (e *Engine) keepInSyncAlongside(req Request, st *State, p *plan.Plan) {
+	if !inSync(p) || e.locked || !e.keepsAnswers() {
+		return
+	}
+	kept := answerState(st.Req, st.Repo, st.Project, st.Profile, st.Targets, slices.Clone(st.Warnings))
+	view := &plan.Plan{Profile: p.Profile, Targets: p.Targets, Changes: []plan.Change{}, Summary: p.Summary}
+	diff := &DiffData{Profile: p.Profile, Targets: p.Targets, Changes: []DiffChange{}, Summary: p.Summary}
+	for what, out := range map[string]any{planKey(req): view, diffKey(req): diff} {
+		key := e.answerKey(what)
+		e.alongside = append(e.alongside, answerToKeep{key: key, path: e.answerPath(key), st: kept, out: out})
+	}
 }
 
 // keepsAnswers reports whether this engine keeps answers on disk: the
@@ -73,6 +109,9 @@ func (e *Engine) answerKey(what string) string {
 
 // planKey names req's plan among kept answers (before [Engine.answerKey]).
 func planKey(req Request) string { return fmt.Sprintf("plan\x00%#v", req) }
+
+// diffKey names req's diff among kept answers.
+func diffKey(req Request) string { return fmt.Sprintf("diff\x00%#v", req) }
 
 // inSync is the plans worth keeping: an unchanged tree's, a few hundred
 // bytes. A plan with changes is computed again (its changes carry what
@@ -196,21 +235,33 @@ func (e *Engine) ownCache() func(fsys.AbsPath) bool {
 	return func(p fsys.AbsPath) bool { return caches.Contains(p) || stats.Contains(p) }
 }
 
-// keepAnswer writes out's file when every path tracker saw is old enough
-// to trust (see [fsys.TrackingSystem.Fingerprint]) and out is small; a
-// failure only costs speed next time.
-func (e *Engine) keepAnswer(key string, path fsys.AbsPath, tracker *fsys.TrackingSystem, st *State, out any) {
-	data, err := json.Marshal(out)
-	if err != nil || len(data) > maxKeptAnswer {
+// keepAnswers writes the file of each answer that is small, all under the
+// fingerprint of every path tracker saw, when those are old enough to
+// trust (see [fsys.TrackingSystem.Fingerprint]); a failure only costs
+// speed next time.
+func (e *Engine) keepAnswers(tracker *fsys.TrackingSystem, answers []answerToKeep) {
+	data := make([][]byte, len(answers))
+	keep := false
+	for i, a := range answers {
+		if d, err := json.Marshal(a.out); err == nil && len(d) <= maxKeptAnswer {
+			data[i], keep = d, true
+		}
+	}
+	if !keep {
 		return
 	}
 	fp, ok := tracker.FingerprintWithout(e.Sys, e.SourceCache.racy(), e.ownCache())
 	if !ok {
 		return
 	}
-	a := &sourcecache.Answer{Key: key, Fingerprint: fp, Repo: st.Repo, Project: st.Project,
-		Profile: st.Profile, Targets: st.Targets, Warnings: st.Warnings, Data: data}
-	e.writeCacheFile(path, func(w io.Writer) error { return sourcecache.EncodeAnswer(w, a) })
+	for i, a := range answers {
+		if data[i] == nil {
+			continue
+		}
+		kept := &sourcecache.Answer{Key: a.key, Fingerprint: fp, Repo: a.st.Repo, Project: a.st.Project,
+			Profile: a.st.Profile, Targets: a.st.Targets, Warnings: a.st.Warnings, Data: data[i]}
+		e.writeCacheFile(a.path, func(w io.Writer) error { return sourcecache.EncodeAnswer(w, kept) })
+	}
 }
 
 // answerPath is the file of key's kept answer.

@@ -281,3 +281,51 @@ func TestDeployPreviewAndConfirmedNoOpUseTheKeptPlan(t *testing.T) {
 		t.Errorf("the empty plan's hash after a source edit = %+v, %v; want E_CONFIRM_TOKEN_MISMATCH", d, err)
 	}
 }
+
+// A status that finds the plan in sync keeps the plan's and the empty
+// diff's answers with its own: the first plan, diff, deploy preview and
+// deploy after it compute nothing and equal a run with no cache. After a
+// source edit the status's plan is not in sync, and they show the change.
+func TestStatusKeepsTheInSyncPlanAndDiff(t *testing.T) {
+	ctx := context.Background()
+	w := newCacheWorld(t)
+	w.deploy(w.engine(true))
+	if !w.warmStatus() {
+		t.Fatal("status was never answered from its kept answer")
+	}
+	shown := func(e *engine.Engine, view bool) string {
+		t.Helper()
+		planOf := e.Plan
+		if view {
+			planOf = e.PlanView
+		}
+		_, p, err := planOf(ctx, w.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, d, err := e.Diff(ctx, w.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, dd, err := e.Deploy(ctx, w.req, false, engine.ApplyOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, _ := json.Marshal([]any{p, d, dd})
+		return string(j)
+	}
+	var loads atomic.Int64
+	if got, want := shown(w.cliEngine(&loads), true), shown(w.engine(false), false); got != want || loads.Load() != 0 {
+		t.Errorf("after a kept status: plan, diff, deploy preview (source cache read %d times) = %s, want %s answered from kept answers", loads.Load(), got, want)
+	}
+	if _, d, err := w.cliEngine(&loads).Deploy(ctx, w.req, true, engine.ApplyOptions{}); err != nil || d.Applied || d.Reason != "no_changes" || loads.Load() != 0 {
+		t.Errorf("no-op deploy after a kept status = %+v, %v (source cache read %d times)", d, err, loads.Load())
+	}
+
+	mustWrite(t, filepath.Join(w.repo, "modules", "s0001", "SKILL.md"), "---\nname: s0001\ndescription: edited\n---\n")
+	w.keptStatus() // computes; its plan has changes, so it keeps no plan
+	got, want := shown(w.cliEngine(&loads), true), shown(w.engine(false), false)
+	if got != want || !strings.Contains(got, `"update":2`) {
+		t.Errorf("after a source edit: %s, want %s", got, want)
+	}
+}

@@ -61,6 +61,9 @@ type Engine struct {
 	OnLockWait func(msg string)
 
 	locked bool // this engine holds the state lock (WithLock)
+	// alongside are the answers a computation being kept found on its
+	// way, kept with its own (see [Engine.keepInSyncAlongside]).
+	alongside []answerToKeep
 	// repairs are the git cache repairs made so far, as warnings; a copy
 	// of the engine (a recording twin) shares them.
 	repairs *repairLog

@@ -98,6 +98,7 @@ func (e *Engine) Status(ctx context.Context, req Request, only []string) (*State
 		if err != nil {
 			return st, nil, err
 		}
+		e.keepInSyncAlongside(req, st, p)
 		out := e.status(st, p, only)
 		// Callers read what a kept answer's State has (warnings): the
 		// desired state and the plan are let go of here, so keeping the

@@ -125,6 +125,12 @@ for n in "${sizes[@]}"; do
   # moves to the new project's folder instead.
   row "deploy (cold, no cache)" "$(PREP='cd "$(fresh "$d")" && mkdir .git && rm -rf "$AGENTPACK_HOME/cache/load" "$AGENTPACK_HOME/cache/answers"' best_of "$repeat" "$ap" --repo "$d/repo" deploy --apply --yes)" "$cpfloor"
   row "deploy (cold)" "$(PREP='cd "$(fresh "$d")" && mkdir .git' best_of "$repeat" "$ap" --repo "$d/repo" deploy --apply --yes)" "$cpfloor"
+  # The usual order after a deploy: its first status (the deploy's files
+  # just written), then the first deploy with nothing to do (the status
+  # kept the plan's answer), each after a deploy to a new project.
+  deployed='cd "$(fresh "$d")" && mkdir .git && "$ap" --repo "$d/repo" deploy --apply --yes >/dev/null && sleep 0.3'
+  row "status (after deploy)" "$(PREP=$deployed best_of "$repeat" "$ap" --repo "$d/repo" status)" "$hashfloor"
+  row "deploy (after status)" "$(PREP="$deployed"' && "$ap" --repo "$d/repo" status >/dev/null' best_of "$repeat" "$ap" --repo "$d/repo" deploy --apply --yes)" "$hashfloor"
   cd "$(cat "$work/fresh")"
   row "status (no caches)" "$(best_of "$repeat" sh -c "$nocache '$ap' --repo '$d/repo' status")" "$hashfloor"
   # A home that knows nothing of the deployed files (a new machine, or a

@@ -2,7 +2,11 @@ package engine_test
 
 import (
 	"context"
+	"io"
 	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -180,8 +184,11 @@ type freshStats struct {
 	coarse string
 }
 
-func (f freshStats) Lstat(p fsys.AbsPath) (fs.FileInfo, error) {
-	fi, err := f.System.Lstat(p)
+func (f freshStats) Lstat(p fsys.AbsPath) (fs.FileInfo, error) { return f.shifted(f.System.Lstat(p)) }
+func (f freshStats) Stat(p fsys.AbsPath) (fs.FileInfo, error)  { return f.shifted(f.System.Stat(p)) }
+
+// shifted is a stat's answer an hour ahead.
+func (f freshStats) shifted(fi fs.FileInfo, err error) (fs.FileInfo, error) {
 	if err != nil {
 		return fi, err
 	}
@@ -204,12 +211,22 @@ func (f freshStats) ReadFile(p fsys.AbsPath) ([]byte, error) {
 
 func (f freshStats) WriteFileStat(p fsys.AbsPath, data []byte, perm fs.FileMode, create bool) (fsys.Placed, error) {
 	d, err := fsys.WriteFileStat(f.System, p, data, perm, create)
+	return f.ahead(p, d), err
+}
+
+func (f freshStats) WriteStreamStat(p fsys.AbsPath, perm fs.FileMode, write func(io.Writer) error) (fsys.Placed, error) {
+	d, err := fsys.WriteStreamStat(f.System, p, perm, write)
+	return f.ahead(p, d), err
+}
+
+// ahead is d as freshStats shows it.
+func (f freshStats) ahead(p fsys.AbsPath, d fsys.Placed) fsys.Placed {
 	if d.Stat.Ino != 0 {
 		d.Stat.MtimeNS += int64(time.Hour)
 		d.Stat.CtimeNS += int64(time.Hour)
 		d.Distinct = p.Base() != f.coarse
 	}
-	return d, err
+	return d
 }
 
 type shiftedInfo struct {
@@ -222,10 +239,10 @@ func (i shiftedInfo) ModTime() time.Time { return i.FileInfo.ModTime().Add(i.by)
 func (i shiftedInfo) Sys() any           { return i.st }
 
 // TestDeployTrustsDistinctStatDataAtOnce: when every write of a deploy
-// tells distinct stat data, the stat cache records the files however
-// recent they are, and the status right after the deploy reads none of
-// them; when one write does not (a coarse clock), none is trusted while
-// recent, and the status reads them all.
+// tells distinct stat data, the stat cache records the files and the
+// decoded target manifests however recent they are, and the status right
+// after the deploy reads none of them; when one write does not (a coarse
+// clock), none is trusted while recent, and the status reads them all.
 func TestDeployTrustsDistinctStatDataAtOnce(t *testing.T) {
 	for _, coarse := range []string{"", "SKILL.md"} {
 		var mu sync.Mutex
@@ -233,11 +250,17 @@ func TestDeployTrustsDistinctStatDataAtOnce(t *testing.T) {
 		reread := statusRereads(t, &read, func(sys fsys.System) fsys.System {
 			return freshStats{System: sys, mu: &mu, read: &read, coarse: coarse}
 		}, nil)
+		var manifests []string
+		for _, p := range read {
+			if _, err := os.Stat(p); err == nil && strings.HasPrefix(filepath.Base(p), ".agentpack.manifest.") {
+				manifests = append(manifests, p) // one the deploy wrote, not a root's missing one
+			}
+		}
 		switch {
-		case coarse == "" && len(reread) != 0:
-			t.Errorf("every write distinct: status read %v, which the deploy had just written", reread)
-		case coarse != "" && len(reread) != 2:
-			t.Errorf("one write not distinct: status read %v of the deploy's files, want both skill files (neither trusted while recent)", reread)
+		case coarse == "" && len(reread)+len(manifests) != 0:
+			t.Errorf("every write distinct: status read %v and manifests %v, which the deploy had just written", reread, manifests)
+		case coarse != "" && (len(reread) != 2 || len(manifests) == 0):
+			t.Errorf("one write not distinct: status read %v of the deploy's files and manifests %v, want both skill files and the manifests (none trusted while recent)", reread, manifests)
 		}
 	}
 }

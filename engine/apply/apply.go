@@ -227,6 +227,9 @@ type written struct {
 	sha256 string
 	placed fsys.StatData
 	remove bool
+	// decoded is the manifest cache's form of a target manifest written
+	// ([held.decoded]).
+	decoded []byte
 }
 
 // writtenOf is what each of ws wrote or removed.
@@ -236,6 +239,9 @@ func writtenOf(ws []write) []written {
 		out[i] = written{path: ws[i].path(), placed: ws[i].stat, remove: ws[i].remove}
 		if !ws[i].remove {
 			out[i].sha256 = ws[i].afterSHA256()
+		}
+		if h := ws[i].h; h != nil {
+			out[i].decoded = h.decoded
 		}
 	}
 	return out
@@ -268,6 +274,7 @@ func (wr *Writer) cacheWritten(cache *plan.StatCache, changes []plan.Change, pla
 		}
 		if w.placed.Ino != 0 {
 			cache.Record(w.path, w.placed, w.sha256, recent)
+			cache.RecordManifest(w.path, w.placed, w.decoded, recent)
 		} else if d, err := fsys.LstatData(wr.Sys, w.path); err == nil {
 			cache.Record(w.path, d, w.sha256, false)
 		}
@@ -306,9 +313,11 @@ func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w *write, wrot
 		return sys.Remove(w.path())
 	}
 	if stream := w.streamer(); stream != nil {
-		if err := fsys.WriteStream(sys, w.path(), w.mode, stream); err != nil {
+		placed, err := fsys.WriteStreamStat(sys, w.path(), w.mode, stream)
+		if err != nil {
 			return err
 		}
+		w.stat, w.distinct = placed.Stat, placed.Distinct
 		if wrote != nil {
 			return wrote(w, nil)
 		}

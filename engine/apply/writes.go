@@ -89,6 +89,12 @@ type held struct {
 	// saved whole in its pack (rendered into it, or let go of once saved),
 	// copied from there ([snapshots.Pack.CopyTo]), never held whole.
 	stream func(io.Writer) error
+	// decoded is, for a target manifest this transaction renders, what
+	// the manifest cache keeps of it ([plan.DecodedManifestOf]): the
+	// stat cache records it with the file once written, so the next plan
+	// does not parse the text (12 ms for 10,000 entries; 48 bytes an
+	// entry held until then).
+	decoded []byte
 }
 
 // hold is w's held bytes, made when it has none yet.
@@ -360,6 +366,9 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time, pack fu
 		path := root.Path.JoinName(plan.TargetManifestName(root.Target))
 		w := write{change: &snapshots.FileChange{Target: root.Target, Root: root.Path.String(), Path: path.String(), Op: plan.OpCreate, Manifest: true},
 			mode: 0o644, rendered: true}
+		if decoded, ok := plan.DecodedManifestOf(root.Target, id, d.Profile, d.Repo, now, n, entry); ok {
+			w.hold().decoded = decoded
+		}
 		fi, err := wr.Sys.Stat(path)
 		if err == nil {
 			w.hold().readBefore = true

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/internal/arena"
@@ -80,8 +81,9 @@ func (b *manifestBlobs) get(sys fsys.System, path fsys.AbsPath, d fsys.StatData)
 }
 
 // put records data for path, whose stat data before it was read was d,
-// unless that is racy; nil data or d forgets path.
-func (b *manifestBlobs) put(path fsys.AbsPath, d *fsys.StatData, data []byte) {
+// unless that is racy and not recent (see [StatCache.Record]); nil data or
+// d forgets path.
+func (b *manifestBlobs) put(path fsys.AbsPath, d *fsys.StatData, data []byte, recent bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.pending == nil {
@@ -92,7 +94,7 @@ func (b *manifestBlobs) put(path fsys.AbsPath, d *fsys.StatData, data []byte) {
 		return
 	}
 	e := entryFor(*d, [32]byte{}, false)
-	if racy(e) || e.Ino == 0 {
+	if (!recent && racy(e)) || e.Ino == 0 {
 		return
 	}
 	w := bincodec.NewWriter(manifestCacheMagic, manifestCacheVersion, len(path)+len(data)+64)
@@ -164,7 +166,18 @@ func (c *StatCache) recordManifest(path fsys.AbsPath, fi *fsys.StatData, m *Targ
 	if m != nil {
 		data = encodeManifest(m)
 	}
-	c.manifests.put(path, fi, data)
+	c.manifests.put(path, fi, data, false)
+}
+
+// RecordManifest caches decoded ([DecodedManifestOf]) as the manifest a
+// deploy has just written at path, whose stat data the write placed was d:
+// the next plan decodes it instead of parsing the text. As with
+// [StatCache.Record], d this recent is trusted only when distinct.
+func (c *StatCache) RecordManifest(path fsys.AbsPath, d fsys.StatData, decoded []byte, distinct bool) {
+	if c == nil || decoded == nil || d.MtimeNS%int64(time.Second) == 0 {
+		return
+	}
+	c.manifests.put(path, &d, decoded, distinct)
 }
 
 // encodeManifest renders every field of m, nil lists told from empty
@@ -173,16 +186,23 @@ func (c *StatCache) recordManifest(path fsys.AbsPath, fi *fsys.StatData, m *Targ
 // lowercase hex is 32 bytes, and module ids equal to the file before's
 // are one byte.
 func encodeManifest(m *TargetManifest) []byte {
-	w := &bincodec.Writer{B: make([]byte, 0, 256+len(m.ManagedFiles)*64)}
+	return encodeManifestOf(m, len(m.ManagedFiles), m.ManagedFiles == nil, func(i int) ManagedFile { return m.ManagedFiles[i] })
+}
+
+// encodeManifestOf is [encodeManifest] of m's head and the n entries
+// file(i) makes (nil: a nil list), so the entries need not be held.
+func encodeManifestOf(m *TargetManifest, n int, isNil bool, file func(i int) ManagedFile) []byte {
+	w := &bincodec.Writer{B: make([]byte, 0, 256+n*64)}
 	w.Int(int64(m.SchemaVersion))
 	w.String(m.GeneratedAt)
 	w.String(m.Tool)
 	w.String(m.SnapshotID)
 	w.String(m.Profile)
 	w.String(m.Repo)
-	w.Len(len(m.ManagedFiles), m.ManagedFiles == nil)
+	w.Len(n, isNil)
 	var prev ManagedFile
-	for _, f := range m.ManagedFiles {
+	for i := range n {
+		f := file(i)
 		shared := commonPrefix(prev.Path, f.Path)
 		w.Uint(uint64(shared))
 		w.String(f.Path[shared:])

@@ -177,7 +177,7 @@ func TestManifestCacheFileNamesItsPath(t *testing.T) {
 	time.Sleep(racyWindow + 50*time.Millisecond)
 	c := LoadStatCache(sys, state)
 	d, _ := fsys.StatDataFollow(sys, paths[0])
-	c.manifests.put(paths[0], &d, []byte("decoded a"))
+	c.manifests.put(paths[0], &d, []byte("decoded a"), false)
 	c.Save()
 	c = LoadStatCache(sys, state)
 	if data, ok := c.manifests.get(sys, paths[0], d); !ok || string(data) != "decoded a" {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/engine/target"
@@ -288,6 +289,68 @@ func WriteTargetManifestOf(w io.Writer, target, snapshotID, profile, repo string
 	}
 	_, err := w.Write(append(buf, manifestTail...))
 	return err
+}
+
+// DecodedManifestOf is what the manifest cache keeps of the manifest
+// [WriteTargetManifestOf] writes with the same arguments: what parsing
+// its text gives, made without the text, so a deploy can record the
+// manifest it writes ([StatCache.RecordManifest]). ok is false when an
+// entry has a string that is not UTF-8 (JSON replaces its bytes): such a
+// manifest is left to be parsed.
+func DecodedManifestOf(target, snapshotID, profile, repo string, now time.Time, n int, file func(i int) ManagedFile) (decoded []byte, ok bool) {
+	m, _, _ := manifestHead(target, snapshotID, profile, repo, now, n)
+	ok = utf8.ValidString(snapshotID) && utf8.ValidString(profile) && utf8.ValidString(repo)
+	decoded = encodeManifestOf(&m, n, false, func(i int) ManagedFile {
+		f, valid := asParsed(file(i))
+		ok = ok && valid
+		return f
+	})
+	if !ok {
+		return nil, false
+	}
+	return decoded, true
+}
+
+// asParsed is f as parsing its JSON gives it back: lists the text leaves
+// out when empty are nil, and so is a KeyLevel with nothing set. valid is
+// false when a string of f is not UTF-8.
+func asParsed(f ManagedFile) (out ManagedFile, valid bool) {
+	valid = utf8.ValidString(f.Path) && utf8.ValidString(f.SHA256) && utf8.ValidString(f.OwnedSHA256) && validUTF8(f.ModuleIDs)
+	out = ManagedFile{Path: f.Path, SHA256: f.SHA256, OwnedSHA256: f.OwnedSHA256, ModuleIDs: nilIfEmpty(f.ModuleIDs)}
+	if !f.keyLevel() {
+		return out, valid
+	}
+	kl := *f.KeyLevel
+	valid = valid && utf8.ValidString(kl.Format) && validUTF8(kl.Container)
+	kl.Container = nilIfEmpty(kl.Container)
+	if len(kl.Entries) == 0 {
+		kl.Entries = nil
+	} else {
+		entries := make([]ManagedEntry, len(kl.Entries))
+		for i, e := range kl.Entries {
+			valid = valid && utf8.ValidString(e.Name) && utf8.ValidString(e.SHA256) && validUTF8(e.ModuleIDs)
+			entries[i] = ManagedEntry{Name: e.Name, SHA256: e.SHA256, ModuleIDs: nilIfEmpty(e.ModuleIDs)}
+		}
+		kl.Entries = entries
+	}
+	out.KeyLevel = &kl
+	return out, valid
+}
+
+func nilIfEmpty(ss []string) []string {
+	if len(ss) == 0 {
+		return nil
+	}
+	return ss
+}
+
+func validUTF8(ss []string) bool {
+	for _, s := range ss {
+		if !utf8.ValidString(s) {
+			return false
+		}
+	}
+	return true
 }
 
 // manifestTail closes managed_files and the document.

@@ -1,6 +1,11 @@
 package fsys
 
-import "golang.org/x/sys/unix"
+import (
+	"io/fs"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
 
 // closePlaceStat closes the written temp file fd, runs place, and tells
 // *placed the stat data of the file placed, taken through a duplicate of
@@ -31,4 +36,22 @@ func closePlaceStat(fd int, placed *Placed, place func() error) error {
 		*placed = Placed{Stat: rawStatData(&after), Distinct: after.Ctim.Nano() > before.Ctim.Nano()}
 	}
 	return nil
+}
+
+// placedAfter is what a write placed at path, its temp file looked at as
+// before right before it was closed and renamed there: the stat data path
+// has now, when it is still that file with the bytes then (the same
+// inode, size and modification time; else nothing is told), distinct as
+// in [closePlaceStat]. The look goes by path, so it costs a lookup the
+// raw writes do not make; it serves streamed writes, a few per deploy.
+func placedAfter(before fs.FileInfo, path string) Placed {
+	b, ok := before.Sys().(*syscall.Stat_t)
+	if !ok {
+		return Placed{}
+	}
+	var after unix.Stat_t
+	if unix.Lstat(path, &after) != nil || after.Ino != b.Ino || after.Size != b.Size || after.Mtim.Nano() != b.Mtim.Nano() {
+		return Placed{}
+	}
+	return Placed{Stat: rawStatData(&after), Distinct: after.Ctim.Nano() > b.Ctim.Nano()}
 }

@@ -3,6 +3,7 @@ package fsys
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"testing"
@@ -120,5 +121,39 @@ func TestDistinctPlacedStatSeesTheNextWrite(t *testing.T) {
 		if now, err := LstatData(sys, root.JoinName(fmt.Sprintf("f%d", i))); err != nil || now == p.Stat {
 			t.Errorf("f%d: a write right after the placing left the stat data as placed (%+v, %v)", i, now, err)
 		}
+	}
+}
+
+// WriteStreamStat tells, for a new file and a replacement, the stat data
+// a look afterwards sees and whether the rename moved the change time as
+// WriteFileStat's writes do; a System that cannot stream tells nothing.
+func TestWriteStreamStatIsWhatALookSees(t *testing.T) {
+	root := tempRoot(t)
+	sys := NewRealSystem(RealSystemOptions{})
+	path := root.Join("deep/manifest.json")
+	for i := range 2 {
+		placed, err := WriteStreamStat(sys, path, 0o644, func(w io.Writer) error {
+			_, err := fmt.Fprintf(w, "version %d\n", i)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		look, err := LstatData(sys, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if placed.Stat.Ino == 0 || placed.Stat != look {
+			t.Errorf("write %d: placed %+v, a look sees %+v", i, placed.Stat, look)
+		}
+		written, _ := WriteFileStat(sys, root.JoinName(fmt.Sprintf("plain%d", i)), []byte("x"), 0o644, true)
+		if placed.Distinct != written.Distinct {
+			t.Errorf("write %d: a stream says distinct=%v where a write says %v on the same file system", i, placed.Distinct, written.Distinct)
+		}
+	}
+	assertNoTempFiles(t, root)
+	placed, err := WriteStreamStat(NewMemSystem(), AbsPath("/m/f"), 0o644, func(w io.Writer) error { _, err := w.Write([]byte("x")); return err })
+	if err != nil || placed != (Placed{}) {
+		t.Errorf("in memory: %+v, %v; want nothing told", placed, err)
 	}
 }

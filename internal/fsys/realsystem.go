@@ -216,7 +216,7 @@ func writeAtomicPortable(dir, path AbsPath, data []byte, perm fs.FileMode, fsync
 	if err := os.MkdirAll(string(dir), 0o755); err != nil {
 		return err
 	}
-	return viaTemp(dir, path, perm, fsync, place, func(f *os.File) error {
+	return viaTemp(dir, path, perm, fsync, place, nil, func(f *os.File) error {
 		_, err := f.Write(data)
 		return err
 	})
@@ -225,12 +225,13 @@ func writeAtomicPortable(dir, path AbsPath, data []byte, perm fs.FileMode, fsync
 // replaceViaTemp fills a new temp file in dir, gives it perm, fsyncs it when
 // asked, and renames it over path; on any failure the temp file is removed
 // and path is left as it was.
-func replaceViaTemp(dir, path AbsPath, perm fs.FileMode, fsync bool, fill func(*os.File) error) error {
-	return viaTemp(dir, path, perm, fsync, os.Rename, fill)
+func replaceViaTemp(dir, path AbsPath, perm fs.FileMode, fsync bool, placed *Placed, fill func(*os.File) error) error {
+	return viaTemp(dir, path, perm, fsync, os.Rename, placed, fill)
 }
 
 // viaTemp is [replaceViaTemp] with place moving the temp file to path.
-func viaTemp(dir, path AbsPath, perm fs.FileMode, fsync bool, place func(tmp, path string) error, fill func(*os.File) error) error {
+// When placed is set, it is told what was placed ([placedAfter]).
+func viaTemp(dir, path AbsPath, perm fs.FileMode, fsync bool, place func(tmp, path string) error, placed *Placed, fill func(*os.File) error) error {
 	f, err := os.CreateTemp(string(dir), TempPrefix+"*")
 	if err != nil {
 		return err
@@ -243,6 +244,10 @@ func viaTemp(dir, path AbsPath, perm fs.FileMode, fsync bool, place func(tmp, pa
 	if err == nil && fsync {
 		err = f.Sync()
 	}
+	var before fs.FileInfo
+	if err == nil && placed != nil {
+		before, err = f.Stat()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -251,8 +256,12 @@ func viaTemp(dir, path AbsPath, perm fs.FileMode, fsync bool, place func(tmp, pa
 	}
 	if err != nil {
 		_ = os.Remove(tmp)
+		return err
 	}
-	return err
+	if placed != nil {
+		*placed = placedAfter(before, string(path))
+	}
+	return nil
 }
 
 // tempName is a fresh temp file name in dir.

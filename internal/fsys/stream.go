@@ -43,6 +43,21 @@ func CreateStream(sys System, path AbsPath, perm fs.FileMode) (Stream, error) {
 	return &bufferStream{sys: sys, path: path, perm: perm}, nil
 }
 
+// StreamStatWriter is a [Streamer] whose WriteStream can tell what it
+// placed, as a [StatWriter]'s writes do.
+type StreamStatWriter interface {
+	WriteStreamStat(path AbsPath, perm fs.FileMode, write func(io.Writer) error) (Placed, error)
+}
+
+// WriteStreamStat is sys's [StreamStatWriter.WriteStreamStat], or
+// [WriteStream] telling nothing.
+func WriteStreamStat(sys System, path AbsPath, perm fs.FileMode, write func(io.Writer) error) (Placed, error) {
+	if s, ok := sys.(StreamStatWriter); ok {
+		return s.WriteStreamStat(path, perm, write)
+	}
+	return Placed{}, WriteStream(sys, path, perm, write)
+}
+
 // WriteStream is sys's [Streamer.WriteStream], or, for a System that
 // cannot stream, one WriteFile of what write wrote to a buffer.
 func WriteStream(sys System, path AbsPath, perm fs.FileMode, write func(io.Writer) error) error {
@@ -137,6 +152,18 @@ func (r *realStream) Close() error {
 // [RealSystem.WriteFile] (temp file, mode, optional fsync, rename,
 // optional fsync of the folder), through a 64 KiB buffer.
 func (s *RealSystem) WriteStream(path AbsPath, perm fs.FileMode, write func(io.Writer) error) error {
+	return s.writeStream(path, perm, write, nil)
+}
+
+// WriteStreamStat implements [StreamStatWriter].
+func (s *RealSystem) WriteStreamStat(path AbsPath, perm fs.FileMode, write func(io.Writer) error) (Placed, error) {
+	var placed Placed
+	err := s.writeStream(path, perm, write, &placed)
+	return placed, err
+}
+
+// writeStream is WriteStream, telling placed (when set) what it placed.
+func (s *RealSystem) writeStream(path AbsPath, perm fs.FileMode, write func(io.Writer) error, placed *Placed) error {
 	if fi, err := os.Lstat(string(path)); err == nil {
 		if err := refuseNonFile(path, fi.Mode()); err != nil {
 			return err
@@ -146,7 +173,7 @@ func (s *RealSystem) WriteStream(path AbsPath, perm fs.FileMode, write func(io.W
 	if err := os.MkdirAll(string(dir), 0o755); err != nil {
 		return IOError(err, "create folder", dir)
 	}
-	err := replaceViaTemp(dir, path, perm.Perm(), s.opts.Fsync, func(f *os.File) error {
+	err := replaceViaTemp(dir, path, perm.Perm(), s.opts.Fsync, placed, func(f *os.File) error {
 		bw := bufio.NewWriterSize(f, 64<<10)
 		if err := write(bw); err != nil {
 			return err

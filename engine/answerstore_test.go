@@ -145,6 +145,27 @@ func (w *cacheWorld) cliEngine(loads *atomic.Int64) *engine.Engine {
 	return e
 }
 
+// planAndDiff is the plan (as the plan command asks for it when view)
+// and diff of e, as JSON.
+func (w *cacheWorld) planAndDiff(e *engine.Engine, view bool) (planJSON, diffJSON string) {
+	w.t.Helper()
+	planOf := e.Plan
+	if view {
+		planOf = e.PlanView
+	}
+	_, p, err := planOf(context.Background(), w.req)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	_, d, err := e.Diff(context.Background(), w.req)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	pj, _ := json.Marshal(p)
+	dj, _ := json.Marshal(d)
+	return string(pj), string(dj)
+}
+
 // An empty plan and diff and a deploy with nothing to do are answered from
 // kept answers; after a source or a deployed file changes they are
 // computed again and equal a run with no cache.
@@ -153,27 +174,8 @@ func TestKeptPlanDiffAndNoOpDeploy(t *testing.T) {
 	w := newCacheWorld(t)
 	w.deploy(w.engine(true))
 	var loads atomic.Int64
-	// show is the plan (as the plan command asks for it when view) and
-	// diff of e, as JSON.
-	show := func(e *engine.Engine, view bool) (planJSON, diffJSON string) {
-		planOf := e.Plan
-		if view {
-			planOf = e.PlanView
-		}
-		_, p, err := planOf(ctx, w.req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, d, err := e.Diff(ctx, w.req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pj, _ := json.Marshal(p)
-		dj, _ := json.Marshal(d)
-		return string(pj), string(dj)
-	}
-	views := func() (string, string) { return show(w.cliEngine(&loads), true) }
-	fresh := func() (string, string) { return show(w.engine(false), false) }
+	views := func() (string, string) { return w.planAndDiff(w.cliEngine(&loads), true) }
+	fresh := func() (string, string) { return w.planAndDiff(w.engine(false), false) }
 	// Warm: the first runs after the deploy compute and keep.
 	for try := 0; try < 3; try++ {
 		time.Sleep(150 * time.Millisecond)
@@ -295,24 +297,13 @@ func TestStatusKeepsTheInSyncPlanAndDiff(t *testing.T) {
 	}
 	shown := func(e *engine.Engine, view bool) string {
 		t.Helper()
-		planOf := e.Plan
-		if view {
-			planOf = e.PlanView
-		}
-		_, p, err := planOf(ctx, w.req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, d, err := e.Diff(ctx, w.req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p, d := w.planAndDiff(e, view)
 		_, dd, err := e.Deploy(ctx, w.req, false, engine.ApplyOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		j, _ := json.Marshal([]any{p, d, dd})
-		return string(j)
+		j, _ := json.Marshal(dd)
+		return p + d + string(j)
 	}
 	var loads atomic.Int64
 	if got, want := shown(w.cliEngine(&loads), true), shown(w.engine(false), false); got != want || loads.Load() != 0 {

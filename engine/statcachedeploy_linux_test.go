@@ -28,6 +28,23 @@ type agedStats struct {
 
 func (a agedStats) Lstat(p fsys.AbsPath) (fs.FileInfo, error) {
 	fi, err := a.System.Lstat(p)
+	return shifted(fi, err, -time.Hour)
+}
+
+func (a agedStats) ReadFile(p fsys.AbsPath) ([]byte, error) {
+	noteRead(a.mu, a.read, p)
+	return a.System.ReadFile(p)
+}
+
+// noteRead adds p to read.
+func noteRead(mu *sync.Mutex, read *[]string, p fsys.AbsPath) {
+	mu.Lock()
+	*read = append(*read, p.String())
+	mu.Unlock()
+}
+
+// shifted is a stat's answer with the file's times moved by by.
+func shifted(fi fs.FileInfo, err error, by time.Duration) (fs.FileInfo, error) {
 	if err != nil {
 		return fi, err
 	}
@@ -35,26 +52,20 @@ func (a agedStats) Lstat(p fsys.AbsPath) (fs.FileInfo, error) {
 	if !ok {
 		return fi, nil
 	}
-	aged := *st
-	aged.Ctim.Sec -= 3600
-	aged.Mtim.Sec -= 3600
-	return agedInfo{fi, &aged}, nil
+	moved := *st
+	moved.Ctim = syscall.NsecToTimespec(st.Ctim.Nano() + int64(by))
+	moved.Mtim = syscall.NsecToTimespec(st.Mtim.Nano() + int64(by))
+	return shiftedInfo{fi, &moved, by}, nil
 }
 
-func (a agedStats) ReadFile(p fsys.AbsPath) ([]byte, error) {
-	a.mu.Lock()
-	*a.read = append(*a.read, p.String())
-	a.mu.Unlock()
-	return a.System.ReadFile(p)
-}
-
-type agedInfo struct {
+type shiftedInfo struct {
 	fs.FileInfo
 	st *syscall.Stat_t
+	by time.Duration
 }
 
-func (i agedInfo) ModTime() time.Time { return i.FileInfo.ModTime().Add(-time.Hour) }
-func (i agedInfo) Sys() any           { return i.st }
+func (i shiftedInfo) ModTime() time.Time { return i.FileInfo.ModTime().Add(i.by) }
+func (i shiftedInfo) Sys() any           { return i.st }
 
 // TestDeployRecordsWrittenFilesInStatCache: a deploy records the stat
 // data and hash of every file it writes in the stat cache, so the status
@@ -184,28 +195,18 @@ type freshStats struct {
 	coarse string
 }
 
-func (f freshStats) Lstat(p fsys.AbsPath) (fs.FileInfo, error) { return f.shifted(f.System.Lstat(p)) }
-func (f freshStats) Stat(p fsys.AbsPath) (fs.FileInfo, error)  { return f.shifted(f.System.Stat(p)) }
+func (f freshStats) Lstat(p fsys.AbsPath) (fs.FileInfo, error) {
+	fi, err := f.System.Lstat(p)
+	return shifted(fi, err, time.Hour)
+}
 
-// shifted is a stat's answer an hour ahead.
-func (f freshStats) shifted(fi fs.FileInfo, err error) (fs.FileInfo, error) {
-	if err != nil {
-		return fi, err
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return fi, nil
-	}
-	ahead := *st
-	ahead.Ctim.Sec += 3600
-	ahead.Mtim.Sec += 3600
-	return shiftedInfo{fi, &ahead, time.Hour}, nil
+func (f freshStats) Stat(p fsys.AbsPath) (fs.FileInfo, error) {
+	fi, err := f.System.Stat(p)
+	return shifted(fi, err, time.Hour)
 }
 
 func (f freshStats) ReadFile(p fsys.AbsPath) ([]byte, error) {
-	f.mu.Lock()
-	*f.read = append(*f.read, p.String())
-	f.mu.Unlock()
+	noteRead(f.mu, f.read, p)
 	return f.System.ReadFile(p)
 }
 
@@ -228,15 +229,6 @@ func (f freshStats) ahead(p fsys.AbsPath, d fsys.Placed) fsys.Placed {
 	}
 	return d
 }
-
-type shiftedInfo struct {
-	fs.FileInfo
-	st *syscall.Stat_t
-	by time.Duration
-}
-
-func (i shiftedInfo) ModTime() time.Time { return i.FileInfo.ModTime().Add(i.by) }
-func (i shiftedInfo) Sys() any           { return i.st }
 
 // TestDeployTrustsDistinctStatDataAtOnce: when every write of a deploy
 // tells distinct stat data, the stat cache records the files and the

@@ -32,13 +32,7 @@ func TestWriteFileStatIsWhatALookSees(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			look, err := LstatData(sys, path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if placed.Stat.Ino == 0 || placed.Stat != look {
-				t.Errorf("batched=%v create=%v: placed %+v, a look sees %+v", batched, create, placed, look)
-			}
+			assertPlacedSeen(t, sys, path, placed, fmt.Sprintf("batched=%v create=%v", batched, create))
 		}
 		placed, err := WriteFileStat(s, path, []byte("other"), 0o600, true)
 		if !errors.Is(err, fs.ErrExist) || placed != (Placed{}) {
@@ -57,6 +51,19 @@ func TestWriteFileStatIsWhatALookSees(t *testing.T) {
 	}
 	if data, _ := mem.ReadFile(AbsPath("/m/f")); string(data) != "x" {
 		t.Errorf("in memory the file = %q", data)
+	}
+}
+
+// assertPlacedSeen fails t unless placed tells the stat data a look at
+// path sees now.
+func assertPlacedSeen(t *testing.T, sys System, path AbsPath, placed Placed, what string) {
+	t.Helper()
+	look, err := LstatData(sys, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if placed.Stat.Ino == 0 || placed.Stat != look {
+		t.Errorf("%s: placed %+v, a look sees %+v", what, placed.Stat, look)
 	}
 }
 
@@ -139,13 +146,7 @@ func TestWriteStreamStatIsWhatALookSees(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		look, err := LstatData(sys, path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if placed.Stat.Ino == 0 || placed.Stat != look {
-			t.Errorf("write %d: placed %+v, a look sees %+v", i, placed.Stat, look)
-		}
+		assertPlacedSeen(t, sys, path, placed, fmt.Sprintf("write %d", i))
 		written, _ := WriteFileStat(sys, root.JoinName(fmt.Sprintf("plain%d", i)), []byte("x"), 0o644, true)
 		if placed.Distinct != written.Distinct {
 			t.Errorf("write %d: a stream says distinct=%v where a write says %v on the same file system", i, placed.Distinct, written.Distinct)

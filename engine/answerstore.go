@@ -29,7 +29,7 @@ const maxKeptAnswer = 256 << 10
 
 // computeAndKeep runs fn through a tracking System and keeps its answer
 // when keep (nil: always) agrees, with the answers fn found along the way
-// ([keptAlongside]).
+// ([Engine.keepInSyncAlongside]).
 func computeAndKeep[T any](ctx context.Context, e *Engine, key string, path fsys.AbsPath, fn func(ctx context.Context) (*State, T, error), keep func(T) bool) (*State, T, error) {
 	tracker := fsys.NewTrackingSystem(e.Sys)
 	sys := e.Sys
@@ -60,17 +60,12 @@ type answerToKeep struct {
 	out  any
 }
 
-// Answers kept alongside: a computation being kept may find on its way
-// the answers of other questions, which are kept with its own under the
-// same fingerprint (it covers every path the computation read, of which
-// theirs are a part). A status whose plan is in sync keeps the plan's
-// answer (shared with a deploy with nothing to do) and the empty diff's,
-// so the first plan, diff or deploy after it computes nothing.
-
 // keepInSyncAlongside has a computation being kept (status) keep, beside
 // its own answer, those of req's plan p and its diff when p has nothing to
 // do; st is the state the plan came with (its warnings, before the status
-// added its own).
+// added its own). They are kept under the status's fingerprint, which
+// covers every path the status read, of which theirs are a part: the first
+// plan, diff or deploy after the status computes nothing.
 func (e *Engine) keepInSyncAlongside(req Request, st *State, p *plan.Plan) {
 	if !inSync(p) || e.locked || !e.keepsAnswers() {
 		return
@@ -78,9 +73,12 @@ func (e *Engine) keepInSyncAlongside(req Request, st *State, p *plan.Plan) {
 	kept := answerState(st.Req, st.Repo, st.Project, st.Profile, st.Targets, slices.Clone(st.Warnings))
 	view := &plan.Plan{Profile: p.Profile, Targets: p.Targets, Changes: []plan.Change{}, Summary: p.Summary}
 	diff := &DiffData{Profile: p.Profile, Targets: p.Targets, Changes: []DiffChange{}, Summary: p.Summary}
-	for what, out := range map[string]any{planKey(req): view, diffKey(req): diff} {
-		key := e.answerKey(what)
-		e.alongside = append(e.alongside, answerToKeep{key: key, path: e.answerPath(key), st: kept, out: out})
+	for _, a := range []struct {
+		what string
+		out  any
+	}{{planKey(req), view}, {diffKey(req), diff}} {
+		key := e.answerKey(a.what)
+		e.alongside = append(e.alongside, answerToKeep{key: key, path: e.answerPath(key), st: kept, out: a.out})
 	}
 }
 

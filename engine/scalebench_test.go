@@ -96,6 +96,25 @@ func BenchmarkScale(b *testing.B) {
 			if !deployed {
 				return // -bench picked no deploy: nothing below has a tree to look at
 			}
+			// The first status after a deploy (the usual order at a
+			// terminal): it computes what later ones answer from.
+			b.Run("status-after-deploy", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					b.StopTimer()
+					if _, _, err := newEngine().Rollback(ctx, engine.RollbackOptions{Last: true}); err != nil {
+						b.Fatal(err)
+					}
+					if _, _, err := newEngine().Deploy(ctx, req, true, engine.ApplyOptions{}); err != nil {
+						b.Fatal(err)
+					}
+					time.Sleep(300 * time.Millisecond) // a person typing the next command
+					b.StartTimer()
+					if _, s, err := newEngine().Status(ctx, req, nil); err != nil || len(s.Drift) != 0 {
+						b.Fatal(err)
+					}
+				}
+			})
 			time.Sleep(150 * time.Millisecond) // past the racy window, so the next load is cached
 			if _, _, err := newEngine().Plan(ctx, req); err != nil {
 				b.Fatal(err)

@@ -47,6 +47,8 @@ func computeAndKeep[T any](ctx context.Context, e *Engine, key string, path fsys
 		// the two, not their sum (status with no caches at 10k files).
 		runtime.GC()
 		e.keepAnswers(tracker, append(along, answerToKeep{key: key, path: path, st: st, out: out}))
+	} else {
+		tracker.Stop() // out may hold it (a plan's stat cache reads through it)
 	}
 	return st, out, nil
 }
@@ -187,17 +189,34 @@ func (e *Engine) keptInSync(req Request) (*State, *plan.Plan, bool) {
 	return st, p, ok && inSync(p)
 }
 
-// planKeepingInSync is Plan for a deploy under the lock. A plan with
-// nothing to do is made again through a tracking System and kept, so the
-// next deploy (or plan) with nothing to do answers from it; a deploy that
-// writes is not tracked (the tracker would hold every path it saw).
+// planKeepingInSync is Plan for a deploy under the lock, keeping a plan
+// with nothing to do so the next deploy (or plan) with nothing to do
+// answers from it. When the repo is as this project's last load left it
+// (its source cache entry is current), the disk most likely matches
+// already: the plan is made once, through a tracking System, and kept when
+// it is in sync. Otherwise it is made untracked (the tracker would hold
+// every path a deploy that writes saw) and, when in sync after all, again
+// through a tracker.
 func (e *Engine) planKeepingInSync(ctx context.Context, req Request) (*State, *plan.Plan, error) {
-	st, p, err := e.Plan(ctx, req)
-	if err != nil || !inSync(p) || !e.keepsAnswers() {
-		return st, p, err
+	if !e.keepsAnswers() {
+		return e.Plan(ctx, req)
 	}
 	key := e.answerKey(planKey(req))
-	return computeAndKeep(ctx, e, key, e.answerPath(key), func(ctx context.Context) (*State, *plan.Plan, error) { return e.Plan(ctx, req) }, inSync)
+	keep := func() (*State, *plan.Plan, error) {
+		st, p, err := computeAndKeep(ctx, e, key, e.answerPath(key), func(ctx context.Context) (*State, *plan.Plan, error) { return e.Plan(ctx, req) }, inSync)
+		if p != nil {
+			p.Sys = e.Sys // not the tracker
+		}
+		return st, p, err
+	}
+	if e.sourcesUnchanged(req) {
+		return keep()
+	}
+	st, p, err := e.Plan(ctx, req)
+	if err != nil || !inSync(p) {
+		return st, p, err
+	}
+	return keep()
 }
 
 // keptAnswer is the answer of key kept at path, when it decodes and

@@ -320,3 +320,40 @@ func TestStatusKeepsTheInSyncPlanAndDiff(t *testing.T) {
 		t.Errorf("after a source edit: %s, want %s", got, want)
 	}
 }
+
+// The first deploy with nothing to do after a deploy that wrote, the repo
+// unchanged since, plans once (through a tracker, and keeps the plan): it
+// loads the stat cache once, as one plan does, where it planned twice
+// before; and the deploy after it answers from the kept plan.
+func TestNoOpDeployAfterADeployPlansOnce(t *testing.T) {
+	ctx := context.Background()
+	w := newCacheWorld(t)
+	w.deploy(w.engine(true))
+	time.Sleep(150 * time.Millisecond) // past the racy window of the deploy
+	statCache := fsys.AbsPath(filepath.Join(w.env.AgentpackHome, "state", "statcache"))
+	counted := func(n *atomic.Int64) *engine.Engine {
+		e := w.engine(true)
+		e.Sys = sourceReads{e.Sys, statCache, n}
+		return e
+	}
+	var planReads, deployReads atomic.Int64
+	// The first plan after the deploy reads more (it merges what the
+	// deploy recorded); the one after it is what a plan reads.
+	if _, _, err := w.engine(true).Plan(ctx, w.req); err != nil {
+		t.Fatal(err)
+	}
+	if _, p, err := counted(&planReads).Plan(ctx, w.req); err != nil || len(p.Changes) != 0 || planReads.Load() == 0 {
+		t.Fatalf("plan: %v, %d changes, %d stat cache reads", err, len(p.Changes), planReads.Load())
+	}
+	_, d, err := counted(&deployReads).Deploy(ctx, w.req, true, engine.ApplyOptions{})
+	if err != nil || d.Applied || d.Reason != "no_changes" {
+		t.Fatalf("no-op deploy: %+v, %v", d, err)
+	}
+	if deployReads.Load() != planReads.Load() {
+		t.Errorf("the no-op deploy read the stat cache %d times, one plan %d: it planned more than once", deployReads.Load(), planReads.Load())
+	}
+	var loads atomic.Int64
+	if _, d, err := w.cliEngine(&loads).Deploy(ctx, w.req, true, engine.ApplyOptions{}); err != nil || d.Reason != "no_changes" || loads.Load() != 0 {
+		t.Errorf("the deploy after it = %+v, %v (source cache read %d times); want no_changes from the kept plan", d, err, loads.Load())
+	}
+}

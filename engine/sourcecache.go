@@ -126,6 +126,23 @@ func (e *Engine) sourceCachePath(key string) fsys.AbsPath {
 	return abs(filepath.Join(e.Env.CacheDir(), "load", hex.EncodeToString(sum[:12])+".bin"))
 }
 
+// sourcesUnchanged reports whether req's source cache entry for this
+// project exists and nothing it was compiled from changed: a load would
+// take it instead of reading the repo. Only the stamp is checked; the
+// compiled state is not decoded.
+func (e *Engine) sourcesUnchanged(req Request) bool {
+	if e.SourceCache == nil || e.LoadCache != nil {
+		return false
+	}
+	key := e.sourceCacheKey(req, e.Env.Cwd)
+	data, err := e.Sys.ReadFile(e.sourceCachePath(key))
+	if err != nil {
+		return false
+	}
+	ent, err := sourcecache.Decode(data)
+	return err == nil && ent.Key == key && ent.Stamp.Unchanged(e.Sys)
+}
+
 // sourceCacheHit is the cached state of key when its file decodes and
 // nothing it was compiled from changed, else nil.
 func (e *Engine) sourceCacheHit(req Request, key string, path fsys.AbsPath) *State {

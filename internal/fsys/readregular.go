@@ -61,6 +61,10 @@ func (t *TrackingSystem) ReadRegular(path AbsPath, buf []byte) ([]byte, fs.FileI
 		e = entryOf(path, false, false, StatDataOf(fi))
 	}
 	t.mu.Lock()
+	if t.stopped {
+		t.mu.Unlock()
+		return data, fi, err
+	}
 	if t.nregular%trackedChunk == 0 {
 		t.regular = append(t.regular, make([]FingerprintEntry, trackedChunk))
 	}

@@ -33,6 +33,9 @@ type TrackingSystem struct {
 	// chunks, as the log.
 	regular  [][]FingerprintEntry
 	nregular int
+	// stopped: [TrackingSystem.Stop] let go of the log; nothing more is
+	// logged and no fingerprint can be taken.
+	stopped bool
 }
 
 // trackKey is one observation: a path, whether it was seen through
@@ -104,9 +107,23 @@ func (t *TrackingSystem) see(k trackKey) {
 	t.add(tracked{path: k.path, looks: k.look()})
 }
 
+// Stop ends the tracking: the log is let go of and later looks are not
+// logged (the System still answers them), for a computation whose answer
+// is not kept while what it made (a plan's stat cache) still holds the
+// tracker. A stopped tracker takes no fingerprint.
+func (t *TrackingSystem) Stop() {
+	t.mu.Lock()
+	t.chunks, t.n, t.regular, t.nregular, t.stopped = nil, 0, nil, 0, true
+	t.mu.Unlock()
+}
+
 // add logs e.
 func (t *TrackingSystem) add(e tracked) {
 	t.mu.Lock()
+	if t.stopped {
+		t.mu.Unlock()
+		return
+	}
 	if t.n%trackedChunk == 0 {
 		t.chunks = append(t.chunks, make([]tracked, trackedChunk))
 	}
@@ -265,8 +282,11 @@ func (t *TrackingSystem) FingerprintWithout(sys System, racy time.Duration, drop
 	t.mu.Lock()
 	// The observations before n are written for good; a later one may
 	// grow chunks.
-	n, chunks := t.n, t.chunks
+	n, chunks, stopped := t.n, t.chunks, t.stopped
 	t.mu.Unlock()
+	if stopped {
+		return nil, false
+	}
 	obs := func(i uint32) *tracked { return &chunks[i/trackedChunk][i%trackedChunk] }
 	// The observations kept, by path, each path's in the order made.
 	order := make([]uint32, 0, n)

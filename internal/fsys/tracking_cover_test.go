@@ -105,3 +105,26 @@ func TestFingerprintKeepsTheFirstLstat(t *testing.T) {
 		t.Fatal("a file edited between two lstats reported unchanged")
 	}
 }
+
+// A stopped tracker lets go of what it logged, logs nothing more (reads
+// through it still answer) and takes no fingerprint: one taken would say
+// nothing was read, and an answer kept under it would never go stale.
+func TestStoppedTrackerTakesNoFingerprint(t *testing.T) {
+	sys, tr, f, _, _ := loadedFile(t, "x")
+	if _, ok := tr.Fingerprint(sys, 0); !ok {
+		t.Fatal("no fingerprint before the stop")
+	}
+	tr.Stop()
+	if data, err := tr.ReadFile(AbsPath(f)); err != nil || string(data) != "x" {
+		t.Fatalf("a read through a stopped tracker: %q, %v", data, err)
+	}
+	if _, _, err := ReadRegular(tr, AbsPath(f), nil); err != nil {
+		t.Fatal(err)
+	}
+	if fp, ok := tr.Fingerprint(sys, 0); ok {
+		t.Errorf("a stopped tracker took a fingerprint of %d paths", fp.Len())
+	}
+	if tr.n != 0 || tr.nregular != 0 || tr.chunks != nil || tr.regular != nil {
+		t.Errorf("a stopped tracker still holds %d looks and %d reads", tr.n, tr.nregular)
+	}
+}

@@ -135,23 +135,28 @@ func (e *Engine) sourcesUnchanged(req Request) bool {
 		return false
 	}
 	key := e.sourceCacheKey(req, e.Env.Cwd)
-	data, err := e.Sys.ReadFile(e.sourceCachePath(key))
-	if err != nil {
-		return false
-	}
-	ent, err := sourcecache.Decode(data)
-	return err == nil && ent.Key == key && ent.Stamp.Unchanged(e.Sys)
+	return e.currentEntry(key, e.sourceCachePath(key)) != nil
 }
 
-// sourceCacheHit is the cached state of key when its file decodes and
-// nothing it was compiled from changed, else nil.
-func (e *Engine) sourceCacheHit(req Request, key string, path fsys.AbsPath) *State {
+// currentEntry is key's source cache entry, in its file at path, when the
+// file decodes and nothing the entry was compiled from changed, else nil.
+func (e *Engine) currentEntry(key string, path fsys.AbsPath) *sourcecache.Entry {
 	data, err := e.Sys.ReadFile(path)
 	if err != nil {
 		return nil
 	}
 	ent, err := sourcecache.Decode(data)
 	if err != nil || ent.Key != key || !ent.Stamp.Unchanged(e.Sys) {
+		return nil
+	}
+	return ent
+}
+
+// sourceCacheHit is the cached state of key when its file decodes and
+// nothing it was compiled from changed, else nil.
+func (e *Engine) sourceCacheHit(req Request, key string, path fsys.AbsPath) *State {
+	ent := e.currentEntry(key, path)
+	if ent == nil {
 		return nil
 	}
 	d, err := ent.DecodeDesired()

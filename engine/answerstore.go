@@ -126,7 +126,7 @@ func inSync(p *plan.Plan) bool { return len(p.Changes) == 0 }
 // computed untracked first. The state returned has no desired state,
 // like a kept answer's.
 func (e *Engine) PlanView(ctx context.Context, req Request) (*State, *plan.Plan, error) {
-	return keptWhenRecomputed(ctx, e, planKey(req), func(ctx context.Context) (*State, *plan.Plan, error) {
+	return keptWhenRecomputed(ctx, e, req, planKey(req), func(ctx context.Context) (*State, *plan.Plan, error) {
 		st, p, err := e.Plan(ctx, req)
 		if err != nil {
 			return st, p, err
@@ -149,12 +149,17 @@ func keptWhen[T any](ctx context.Context, e *Engine, what string, compute func(c
 }
 
 // keptWhenRecomputed is keptWhen for an answer that is seldom kept (an
-// empty diff or plan): it is computed without a tracking System, which would
-// record every path the computation sees (20,000 for a cold diff of
-// 10,000 files, most of its answers not kept), and computed again
-// through one, from warm caches, only when keep says to keep it.
-func keptWhenRecomputed[T any](ctx context.Context, e *Engine, what string, compute func(ctx context.Context) (*State, T, error), keep func(T) bool) (*State, T, error) {
+// empty diff or plan of req): it is computed without a tracking System,
+// which would record every path the computation sees (20,000 for a cold
+// diff of 10,000 files, most of its answers not kept), and computed again
+// through one, from warm caches, only when keep says to keep it. When
+// req's repo is as this project's last load left it (after a deploy,
+// most likely), the answer is likely kept: it is computed once, tracked.
+func keptWhenRecomputed[T any](ctx context.Context, e *Engine, req Request, what string, compute func(ctx context.Context) (*State, T, error), keep func(T) bool) (*State, T, error) {
 	return keptElse(ctx, e, what, compute, func(key string, path fsys.AbsPath) (*State, T, error) {
+		if e.sourcesUnchanged(req) {
+			return computeAndKeep(ctx, e, key, path, compute, keep)
+		}
 		st, out, err := compute(ctx)
 		if err != nil || st == nil || !keep(out) {
 			return st, out, err

@@ -321,6 +321,28 @@ func TestStatusKeepsTheInSyncPlanAndDiff(t *testing.T) {
 	}
 }
 
+// statCacheReads is a plan after w's deploy, its caches merged, with what
+// it reads of the stat cache counted, and an engine counting the same.
+func (w *cacheWorld) statCacheReads(ctx context.Context) (onePlan int64, counted func(*atomic.Int64) *engine.Engine) {
+	w.t.Helper()
+	statCache := fsys.AbsPath(filepath.Join(w.env.AgentpackHome, "state", "statcache"))
+	counted = func(n *atomic.Int64) *engine.Engine {
+		e := w.engine(true)
+		e.Sys = sourceReads{e.Sys, statCache, n}
+		return e
+	}
+	// The first plan after the deploy reads more (it merges what the
+	// deploy recorded); the one after it is what a plan reads.
+	if _, _, err := w.engine(true).Plan(ctx, w.req); err != nil {
+		w.t.Fatal(err)
+	}
+	var n atomic.Int64
+	if _, p, err := counted(&n).Plan(ctx, w.req); err != nil || len(p.Changes) != 0 || n.Load() == 0 {
+		w.t.Fatalf("plan: %v, %d changes, %d stat cache reads", err, len(p.Changes), n.Load())
+	}
+	return n.Load(), counted
+}
+
 // The first deploy with nothing to do after a deploy that wrote, the repo
 // unchanged since, plans once (through a tracker, and keeps the plan): it
 // loads the stat cache once, as one plan does, where it planned twice
@@ -330,30 +352,40 @@ func TestNoOpDeployAfterADeployPlansOnce(t *testing.T) {
 	w := newCacheWorld(t)
 	w.deploy(w.engine(true))
 	time.Sleep(150 * time.Millisecond) // past the racy window of the deploy
-	statCache := fsys.AbsPath(filepath.Join(w.env.AgentpackHome, "state", "statcache"))
-	counted := func(n *atomic.Int64) *engine.Engine {
-		e := w.engine(true)
-		e.Sys = sourceReads{e.Sys, statCache, n}
-		return e
-	}
-	var planReads, deployReads atomic.Int64
-	// The first plan after the deploy reads more (it merges what the
-	// deploy recorded); the one after it is what a plan reads.
-	if _, _, err := w.engine(true).Plan(ctx, w.req); err != nil {
-		t.Fatal(err)
-	}
-	if _, p, err := counted(&planReads).Plan(ctx, w.req); err != nil || len(p.Changes) != 0 || planReads.Load() == 0 {
-		t.Fatalf("plan: %v, %d changes, %d stat cache reads", err, len(p.Changes), planReads.Load())
-	}
+	onePlan, counted := w.statCacheReads(ctx)
+	var deployReads atomic.Int64
 	_, d, err := counted(&deployReads).Deploy(ctx, w.req, true, engine.ApplyOptions{})
 	if err != nil || d.Applied || d.Reason != "no_changes" {
 		t.Fatalf("no-op deploy: %+v, %v", d, err)
 	}
-	if deployReads.Load() != planReads.Load() {
-		t.Errorf("the no-op deploy read the stat cache %d times, one plan %d: it planned more than once", deployReads.Load(), planReads.Load())
+	if deployReads.Load() != onePlan {
+		t.Errorf("the no-op deploy read the stat cache %d times, one plan %d: it planned more than once", deployReads.Load(), onePlan)
 	}
 	var loads atomic.Int64
 	if _, d, err := w.cliEngine(&loads).Deploy(ctx, w.req, true, engine.ApplyOptions{}); err != nil || d.Reason != "no_changes" || loads.Load() != 0 {
 		t.Errorf("the deploy after it = %+v, %v (source cache read %d times); want no_changes from the kept plan", d, err, loads.Load())
+	}
+}
+
+// Likewise the first plan and diff after a deploy, the repo unchanged
+// since: each is computed once, through a tracker, and kept, where they
+// were computed untracked and then again tracked.
+func TestPlanAndDiffAfterADeployComputeOnce(t *testing.T) {
+	ctx := context.Background()
+	w := newCacheWorld(t)
+	w.deploy(w.engine(true))
+	time.Sleep(150 * time.Millisecond) // past the racy window of the deploy
+	onePlan, counted := w.statCacheReads(ctx)
+	var planReads, diffReads atomic.Int64
+	if _, p, err := counted(&planReads).PlanView(ctx, w.req); err != nil || len(p.Changes) != 0 || planReads.Load() != onePlan {
+		t.Errorf("the plan command read the stat cache %d times, one plan %d (%v)", planReads.Load(), onePlan, err)
+	}
+	if _, d, err := counted(&diffReads).Diff(ctx, w.req); err != nil || len(d.Changes) != 0 || diffReads.Load() != onePlan {
+		t.Errorf("the diff read the stat cache %d times, one plan %d (%v)", diffReads.Load(), onePlan, err)
+	}
+	var loads atomic.Int64
+	p, d := w.planAndDiff(w.cliEngine(&loads), true)
+	if fp, fd := w.planAndDiff(w.engine(false), false); p != fp || d != fd || loads.Load() != 0 {
+		t.Errorf("kept plan and diff (source cache read %d times):\n%s\n%s\nwant\n%s\n%s", loads.Load(), p, d, fp, fd)
 	}
 }

@@ -129,7 +129,7 @@ type DiffData struct {
 // diffs over 100 KiB are left out with a warning. With the CLI's kept
 // answers on, an empty diff is kept like status.
 func (e *Engine) Diff(ctx context.Context, req Request) (*State, *DiffData, error) {
-	return keptWhenRecomputed(ctx, e, diffKey(req), func(ctx context.Context) (*State, *DiffData, error) {
+	return keptWhenRecomputed(ctx, e, req, diffKey(req), func(ctx context.Context) (*State, *DiffData, error) {
 		st, p, shapes, err := e.planDiffing(ctx, req, true)
 		if err != nil {
 			return st, nil, err

@@ -152,12 +152,12 @@ func keptWhen[T any](ctx context.Context, e *Engine, what string, compute func(c
 // empty diff or plan of req): it is computed without a tracking System,
 // which would record every path the computation sees (20,000 for a cold
 // diff of 10,000 files, most of its answers not kept), and computed again
-// through one, from warm caches, only when keep says to keep it. When
-// req's repo is as this project's last load left it (after a deploy,
-// most likely), the answer is likely kept: it is computed once, tracked.
+// through one, from warm caches, only when keep says to keep it. When the
+// disk most likely matches req's repo ([Engine.likelyInSync]), the answer
+// is likely kept: it is computed once, tracked.
 func keptWhenRecomputed[T any](ctx context.Context, e *Engine, req Request, what string, compute func(ctx context.Context) (*State, T, error), keep func(T) bool) (*State, T, error) {
 	return keptElse(ctx, e, what, compute, func(key string, path fsys.AbsPath) (*State, T, error) {
-		if e.sourcesUnchanged(req) {
+		if e.likelyInSync(req) {
 			return computeAndKeep(ctx, e, key, path, compute, keep)
 		}
 		st, out, err := compute(ctx)
@@ -196,10 +196,9 @@ func (e *Engine) keptInSync(req Request) (*State, *plan.Plan, bool) {
 
 // planKeepingInSync is Plan for a deploy under the lock, keeping a plan
 // with nothing to do so the next deploy (or plan) with nothing to do
-// answers from it. When the repo is as this project's last load left it
-// (its source cache entry is current), the disk most likely matches
-// already: the plan is made once, through a tracking System, and kept when
-// it is in sync. Otherwise it is made untracked (the tracker would hold
+// answers from it. When the disk most likely matches already
+// ([Engine.likelyInSync]), the plan is made once, through a tracking
+// System, and kept when it is in sync. Otherwise it is made untracked (the tracker would hold
 // every path a deploy that writes saw) and, when in sync after all, again
 // through a tracker.
 func (e *Engine) planKeepingInSync(ctx context.Context, req Request) (*State, *plan.Plan, error) {
@@ -214,7 +213,7 @@ func (e *Engine) planKeepingInSync(ctx context.Context, req Request) (*State, *p
 		}
 		return st, p, err
 	}
-	if e.sourcesUnchanged(req) {
+	if e.likelyInSync(req) {
 		return keep()
 	}
 	st, p, err := e.Plan(ctx, req)

@@ -126,16 +126,26 @@ func (e *Engine) sourceCachePath(key string) fsys.AbsPath {
 	return abs(filepath.Join(e.Env.CacheDir(), "load", hex.EncodeToString(sum[:12])+".bin"))
 }
 
-// sourcesUnchanged reports whether req's source cache entry for this
-// project exists and nothing it was compiled from changed: a load would
-// take it instead of reading the repo. Only the stamp is checked; the
-// compiled state is not decoded.
-func (e *Engine) sourcesUnchanged(req Request) bool {
+// likelyInSync reports whether req's plan most likely has nothing to do:
+// something was applied since this project's source cache entry was saved
+// (a deploy, a rollback: every locked command writes and removes files in
+// the state folder, which moves its modification time) and the entry is
+// still current, so the repo is as that apply found it. Two stats, then
+// only the entry's stamp is checked (the compiled state is not decoded).
+func (e *Engine) likelyInSync(req Request) bool {
 	if e.SourceCache == nil || e.LoadCache != nil {
 		return false
 	}
 	key := e.sourceCacheKey(req, e.Env.Cwd)
-	return e.currentEntry(key, e.sourceCachePath(key)) != nil
+	path := e.sourceCachePath(key)
+	entry, err := fsys.LstatData(e.Sys, path)
+	if err != nil {
+		return false
+	}
+	if state, err := fsys.LstatData(e.Sys, abs(e.Env.StateDir())); err != nil || state.MtimeNS < entry.MtimeNS {
+		return false
+	}
+	return e.currentEntry(key, path) != nil
 }
 
 // currentEntry is key's source cache entry, in its file at path, when the

@@ -321,10 +321,13 @@ func TestStatusKeepsTheInSyncPlanAndDiff(t *testing.T) {
 	}
 }
 
-// statCacheReads is a plan after w's deploy, its caches merged, with what
-// it reads of the stat cache counted, and an engine counting the same.
-func (w *cacheWorld) statCacheReads(ctx context.Context) (onePlan int64, counted func(*atomic.Int64) *engine.Engine) {
+// deployedStatCacheReads deploys w's repo, then counts what a plan after
+// the deploy, its caches merged, reads of the stat cache; counted makes
+// engines that count the same.
+func (w *cacheWorld) deployedStatCacheReads(ctx context.Context) (onePlan int64, counted func(*atomic.Int64) *engine.Engine) {
 	w.t.Helper()
+	w.deploy(w.engine(true))
+	time.Sleep(150 * time.Millisecond) // past the racy window of the deploy
 	statCache := fsys.AbsPath(filepath.Join(w.env.AgentpackHome, "state", "statcache"))
 	counted = func(n *atomic.Int64) *engine.Engine {
 		e := w.engine(true)
@@ -350,9 +353,7 @@ func (w *cacheWorld) statCacheReads(ctx context.Context) (onePlan int64, counted
 func TestNoOpDeployAfterADeployPlansOnce(t *testing.T) {
 	ctx := context.Background()
 	w := newCacheWorld(t)
-	w.deploy(w.engine(true))
-	time.Sleep(150 * time.Millisecond) // past the racy window of the deploy
-	onePlan, counted := w.statCacheReads(ctx)
+	onePlan, counted := w.deployedStatCacheReads(ctx)
 	var deployReads atomic.Int64
 	_, d, err := counted(&deployReads).Deploy(ctx, w.req, true, engine.ApplyOptions{})
 	if err != nil || d.Applied || d.Reason != "no_changes" {
@@ -373,9 +374,7 @@ func TestNoOpDeployAfterADeployPlansOnce(t *testing.T) {
 func TestPlanAndDiffAfterADeployComputeOnce(t *testing.T) {
 	ctx := context.Background()
 	w := newCacheWorld(t)
-	w.deploy(w.engine(true))
-	time.Sleep(150 * time.Millisecond) // past the racy window of the deploy
-	onePlan, counted := w.statCacheReads(ctx)
+	onePlan, counted := w.deployedStatCacheReads(ctx)
 	var planReads, diffReads atomic.Int64
 	if _, p, err := counted(&planReads).PlanView(ctx, w.req); err != nil || len(p.Changes) != 0 || planReads.Load() != onePlan {
 		t.Errorf("the plan command read the stat cache %d times, one plan %d (%v)", planReads.Load(), onePlan, err)

@@ -90,14 +90,23 @@ func packSize(t testing.TB, env engine.Env, id string) int64 {
 	return n
 }
 
-// deployedSnapshot deploys req with e and returns its snapshot's id.
-func deployedSnapshot(t *testing.T, e *engine.Engine, req engine.Request) string {
+// deltaWorld is a project, an engine and a repo (req.Repo) of 60 skills
+// of files files each, and deploy, which deploys the repo and returns its
+// snapshot's id.
+func deltaWorld(t *testing.T, files int) (env engine.Env, e *engine.Engine, req engine.Request, deploy func() string) {
 	t.Helper()
-	_, d, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{})
-	if err != nil || d.SnapshotID == "" {
-		t.Fatalf("deploy: %v (%+v)", err, d)
+	env = testEnv(t)
+	req = engine.Request{Repo: benchRepo(t, 60, files)}
+	e = engine.New(env, targets.NewSet())
+	deploy = func() string {
+		t.Helper()
+		_, d, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{})
+		if err != nil || d.SnapshotID == "" {
+			t.Fatalf("deploy: %v (%+v)", err, d)
+		}
+		return d.SnapshotID
 	}
-	return d.SnapshotID
+	return env, e, req, deploy
 }
 
 // TestRollbackAcrossDeltaSnapshots: deploys that change a few files of many
@@ -105,12 +114,8 @@ func deployedSnapshot(t *testing.T, e *engine.Engine, req engine.Request) string
 // them (and undoing those rollbacks) puts back every byte of every file,
 // manifests included, as it was right after each snapshot.
 func TestRollbackAcrossDeltaSnapshots(t *testing.T) {
-	env := testEnv(t)
-	repo := benchRepo(t, 60, 3)
-	e := engine.New(env, targets.NewSet())
-	req := engine.Request{Repo: repo}
-	ctx := context.Background()
-	deploy := func() string { return deployedSnapshot(t, e, req) }
+	env, e, req, deploy := deltaWorld(t, 3)
+	repo, ctx := req.Repo, context.Background()
 	var ids []string
 	var states []map[string]string
 	step := func(edit func()) {
@@ -165,12 +170,8 @@ func TestRollbackAcrossDeltaSnapshots(t *testing.T) {
 // texts, two deltas and a line index to compute them); rolling back across
 // it and across a later delta snapshot built on it puts back every byte.
 func TestMostlyChangedManifestIsSavedWhole(t *testing.T) {
-	env := testEnv(t)
-	repo := benchRepo(t, 60, 4)
-	e := engine.New(env, targets.NewSet())
-	req := engine.Request{Repo: repo}
-	ctx := context.Background()
-	deploy := func() string { return deployedSnapshot(t, e, req) }
+	env, e, req, deploy := deltaWorld(t, 4)
+	repo, ctx := req.Repo, context.Background()
 	start := deploy()
 	first := exactTree(t, env.Cwd)
 	for i := range 60 {

@@ -108,6 +108,14 @@ func (s *RealSystem) write(path AbsPath, data []byte, perm fs.FileMode, create b
 		}
 		place, op = os.Rename, "write"
 	}
+	if create {
+		if done, err := createAnon(dir, path, data, perm.Perm(), s.opts.Fsync, placed); done {
+			if err != nil {
+				return IOError(err, op, path)
+			}
+			return s.done(path, dir)
+		}
+	}
 	if err := writeAtomic(dir, path, data, perm.Perm(), s.opts.Fsync, place, placed); err != nil {
 		return IOError(err, op, path)
 	}

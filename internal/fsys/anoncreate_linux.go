@@ -1,0 +1,142 @@
+package fsys
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"strconv"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// A new file is written as an unnamed file in its folder (O_TMPFILE) and
+// given its name by a link once complete: like a temp file renamed with
+// RENAME_NOREPLACE, the name appears with the whole file or not at all
+// and never replaces what another program put there, but the kernel
+// makes one name instead of making one, renaming it and dropping it
+// (a cold deploy of 10,000 files spends most of its writing time on
+// names), and a crash leaves no temp file behind.
+
+// anonOff: an unnamed file could not be made or named once in a way
+// that will not change (a kernel or file system without O_TMPFILE, no
+// way to link one): every later create goes through a temp name.
+var anonOff atomic.Bool
+
+// anonByProc: linking by the descriptor itself (AT_EMPTY_PATH, allowed
+// without privilege from Linux 6.10) was refused, so the link goes
+// through /proc/self/fd, which older kernels allow.
+var anonByProc atomic.Bool
+
+// createAnon writes data as a new file at path (in dir) through an
+// unnamed file, telling placed what it placed as [closePlaceStat] does.
+// done is false when nothing was made and the caller must write through
+// a temp name: unnamed files are not supported here, or the open or link
+// failed in a way the temp-name path reports as it always has.
+func createAnon(dir, path AbsPath, data []byte, perm fs.FileMode, fsync bool, placed *Placed) (done bool, err error) {
+	if anonOff.Load() {
+		return false, nil
+	}
+	fd, err := openAnon(dir, perm)
+	if err != nil {
+		if anonUnsupported(err) {
+			anonOff.Store(true)
+		}
+		return false, nil
+	}
+	err = writeAll(fd, data)
+	if err == nil && perm&umask() != 0 {
+		err = unix.Fchmod(fd, uint32(perm))
+	}
+	if err == nil && fsync {
+		err = unix.Fsync(fd)
+	}
+	var before unix.Stat_t
+	look := unix.Fstat(fd, &before)
+	if err != nil {
+		_ = unix.Close(fd)
+		return true, &fs.PathError{Op: "write", Path: string(path), Err: err}
+	}
+	if err := linkAnon(fd, string(path)); err != nil {
+		_ = unix.Close(fd)
+		if errors.Is(err, unix.EEXIST) {
+			return true, &fs.PathError{Op: "create", Path: string(path), Err: fs.ErrExist}
+		}
+		return false, nil
+	}
+	var after unix.Stat_t
+	if placed != nil && look == nil && unix.Fstat(fd, &after) == nil &&
+		after.Size == before.Size && after.Mtim == before.Mtim {
+		*placed = Placed{Stat: rawStatData(&after), Distinct: after.Ctim.Nano() > before.Ctim.Nano()}
+	}
+	if err := unix.Close(fd); err != nil {
+		// The name is there already: a file whose last bytes may not have
+		// been written must not stay under it.
+		var now unix.Stat_t
+		if look == nil && unix.Lstat(string(path), &now) == nil && now.Ino == before.Ino && now.Dev == before.Dev {
+			_ = unix.Unlink(string(path))
+		}
+		if placed != nil {
+			*placed = Placed{}
+		}
+		return true, &fs.PathError{Op: "write", Path: string(path), Err: err}
+	}
+	return true, nil
+}
+
+// openAnon opens an unnamed file in dir, making dir when it is missing.
+func openAnon(dir AbsPath, perm fs.FileMode) (int, error) {
+	open := func() (int, error) {
+		for {
+			fd, err := unix.Open(string(dir), unix.O_WRONLY|unix.O_TMPFILE|unix.O_CLOEXEC, uint32(perm))
+			if !errors.Is(err, unix.EINTR) {
+				return fd, err
+			}
+		}
+	}
+	fd, err := open()
+	if errors.Is(err, unix.ENOENT) {
+		if err := os.MkdirAll(string(dir), 0o755); err != nil {
+			return -1, err
+		}
+		fd, err = open()
+	}
+	return fd, err
+}
+
+// anonUnsupported reports an open that says unnamed files cannot be made
+// here: a kernel that predates them (which takes the flag for a folder
+// open: EISDIR) or a file system without them.
+func anonUnsupported(err error) bool {
+	return isENOTSUP(err) || errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EINVAL)
+}
+
+// linkAnon gives the unnamed file fd the name path, failing with EEXIST
+// when something is there.
+func linkAnon(fd int, path string) error {
+	if !anonByProc.Load() {
+		err := unix.Linkat(fd, "", unix.AT_FDCWD, path, unix.AT_EMPTY_PATH)
+		if !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.EPERM) {
+			return err
+		}
+		// ENOENT is also a folder removed since the open: only a link
+		// through /proc that works tells the descriptor was refused.
+		if perr := linkByProc(fd, path); perr != nil {
+			return perr
+		}
+		anonByProc.Store(true)
+		return nil
+	}
+	err := linkByProc(fd, path)
+	if errors.Is(err, unix.ENOENT) {
+		if _, serr := os.Stat("/proc/self/fd"); serr != nil {
+			anonOff.Store(true) // no /proc: no way to name an unnamed file
+		}
+	}
+	return err
+}
+
+// linkByProc links fd's file to path through its /proc/self/fd entry.
+func linkByProc(fd int, path string) error {
+	return unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), unix.AT_FDCWD, path, unix.AT_SYMLINK_FOLLOW)
+}

@@ -295,7 +295,7 @@ func (t *TrackingSystem) FingerprintWithout(sys System, racy time.Duration, drop
 			order = append(order, i)
 		}
 	}
-	slices.SortFunc(order, func(a, b uint32) int {
+	workers.SortFunc(order, func(a, b uint32) int {
 		if c := strings.Compare(string(obs(a).path), string(obs(b).path)); c != 0 {
 			return c
 		}
@@ -377,7 +377,7 @@ func mergeEntries(a, b []FingerprintEntry) []FingerprintEntry {
 // sortEntries sorts all by path, then followed, then listed, and keeps
 // each key once (either look at a path seen twice describes it).
 func sortEntries(all []FingerprintEntry) []FingerprintEntry {
-	slices.SortFunc(all, compareEntries)
+	workers.SortFunc(all, compareEntries)
 	return slices.CompactFunc(all, func(x, y FingerprintEntry) bool {
 		return x.Path == y.Path && x.Follow == y.Follow && x.Listed == y.Listed
 	})

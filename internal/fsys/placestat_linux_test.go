@@ -100,21 +100,40 @@ func TestClosePlaceStatTellsNothingOfAFileChangedSincePlaced(t *testing.T) {
 // was placed. On a file system with coarse times the writes say so and
 // there is nothing to check.
 func TestDistinctPlacedStatSeesTheNextWrite(t *testing.T) {
+	for _, way := range createWays {
+		t.Run("create through "+way.name, func(t *testing.T) {
+			useCreateWay(t, way.off, way.byProc)
+			distinctPlacedSeesNextWrite(t, true)
+		})
+	}
+	t.Run("replace", func(t *testing.T) { distinctPlacedSeesNextWrite(t, false) })
+}
+
+// distinctPlacedSeesNextWrite: when 50 creates (or replacements) all tell
+// distinct stat data, a same-size write by another program right after
+// each moves it.
+func distinctPlacedSeesNextWrite(t *testing.T, create bool) {
 	root := tempRoot(t)
 	sys := NewRealSystem(RealSystemOptions{})
 	const n = 50
 	placed := make([]Placed, n)
 	distinct := 0
 	for i := range placed {
+		path := root.JoinName(fmt.Sprintf("f%d", i))
+		if !create {
+			if err := os.WriteFile(path.String(), []byte("old!"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 		var err error
-		if placed[i], err = WriteFileStat(sys, root.JoinName(fmt.Sprintf("f%d", i)), []byte("ours"), 0o644, true); err != nil {
+		if placed[i], err = WriteFileStat(sys, path, []byte("ours"), 0o644, create); err != nil {
 			t.Fatal(err)
 		}
 		if placed[i].Distinct {
 			distinct++
 		}
 		// Another program's write of the same size, at once.
-		if err := os.WriteFile(root.JoinName(fmt.Sprintf("f%d", i)).String(), []byte("them"), 0o644); err != nil {
+		if err := os.WriteFile(path.String(), []byte("them"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if placed[i].Stat.Ino == 0 {

@@ -15,7 +15,22 @@ import (
 
 // Block is the YAML header of a Markdown file, order kept.
 type Block struct {
-	node *yaml.Node // mapping node
+	// simple holds a block of plain `key: value` lines (nearly every
+	// SKILL.md's), made into nodes only for a caller that needs them: a
+	// mapping node of yaml.v3 takes about 800 bytes for two keys, which
+	// at 10,000 skills was a fifth of what a loaded repo held. node is
+	// nil while simple is used.
+	simple []pair
+	node   *yaml.Node // mapping node
+}
+
+// mapping is f's mapping node, made from its pairs when it is simple (a
+// new node each time: a caller that changes it changes only its copy).
+func (f *Block) mapping() *yaml.Node {
+	if f.node == nil {
+		return mapping(f.simple)
+	}
+	return f.node
 }
 
 // Parse splits "---\n<yaml>\n---\n<body>". A file without a
@@ -44,8 +59,8 @@ func Parse(data []byte) (*Block, []byte, error) {
 	if end < 0 {
 		return nil, nil, fmt.Errorf("frontmatter starts with --- but never ends")
 	}
-	if m, ok := parseSimple(rest); ok {
-		return &Block{node: m}, data, nil
+	if pairs, ok := parseSimple(rest); ok {
+		return &Block{simple: pairs}, data, nil
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(rest, &doc); err != nil {
@@ -89,6 +104,12 @@ func (f *Block) Keys() []string {
 		return nil
 	}
 	var out []string
+	if f.node == nil {
+		for _, p := range f.simple {
+			out = append(out, p.key)
+		}
+		return out
+	}
 	for i := 0; i+1 < len(f.node.Content); i += 2 {
 		out = append(out, f.node.Content[i].Value)
 	}
@@ -100,6 +121,13 @@ func (f *Block) Node(key string) *yaml.Node {
 	if f == nil {
 		return nil
 	}
+	if f.node == nil {
+		if p, ok := f.pair(key); ok {
+			n := p.valueNode()
+			return &n
+		}
+		return nil
+	}
 	for i := 0; i+1 < len(f.node.Content); i += 2 {
 		if f.node.Content[i].Value == key {
 			return f.node.Content[i+1]
@@ -108,8 +136,22 @@ func (f *Block) Node(key string) *yaml.Node {
 	return nil
 }
 
+// pair is the pair of key in a simple block.
+func (f *Block) pair(key string) (pair, bool) {
+	for _, p := range f.simple {
+		if p.key == key {
+			return p, true
+		}
+	}
+	return pair{}, false
+}
+
 // String returns a scalar value, or "".
 func (f *Block) String(key string) string {
+	if f != nil && f.node == nil {
+		p, _ := f.pair(key)
+		return p.value
+	}
 	n := f.Node(key)
 	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
 		return ""
@@ -137,9 +179,10 @@ func (f *Block) Subset(keys ...string) *Block {
 	if f == nil {
 		return out
 	}
-	for i := 0; i+1 < len(f.node.Content); i += 2 {
-		if slices.Contains(keys, f.node.Content[i].Value) {
-			out.node.Content = append(out.node.Content, f.node.Content[i], f.node.Content[i+1])
+	m := f.mapping()
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if slices.Contains(keys, m.Content[i].Value) {
+			out.node.Content = append(out.node.Content, m.Content[i], m.Content[i+1])
 		}
 	}
 	return out
@@ -149,6 +192,7 @@ func (f *Block) Subset(keys ...string) *Block {
 func (f *Block) Set(key string, value any) {
 	var v yaml.Node
 	_ = v.Encode(value)
+	f.node, f.simple = f.mapping(), nil
 	for i := 0; i+1 < len(f.node.Content); i += 2 {
 		if f.node.Content[i].Value == key {
 			f.node.Content[i+1] = &v
@@ -163,14 +207,22 @@ func New() *Block {
 	return &Block{node: &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}}
 }
 
+// mappingOrNil is [Block.mapping] of a Block that may be nil.
+func (f *Block) mappingOrNil() *yaml.Node {
+	if f == nil {
+		return nil
+	}
+	return f.mapping()
+}
+
 // Render writes "---\n<yaml>---\n" followed by body.
 func (f *Block) Render(body []byte) []byte {
 	var buf bytes.Buffer
 	buf.WriteString("---\n")
-	if f != nil && len(f.node.Content) > 0 {
+	if m := f.mappingOrNil(); m != nil && len(m.Content) > 0 {
 		enc := yaml.NewEncoder(&buf)
 		enc.SetIndent(2)
-		_ = enc.Encode(f.node)
+		_ = enc.Encode(m)
 		_ = enc.Close()
 	}
 	buf.WriteString("---\n")

@@ -6,20 +6,25 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// parseSimple builds, without the YAML parser, the mapping node yaml.v3
-// gives for src when src is only `key: value` lines whose keys and values
-// YAML reads as plain strings (most SKILL.md frontmatter: name and
-// description). ok is false for anything else (quotes, comments, lists,
-// numbers, blank lines, …), which the YAML parser then reads.
-func parseSimple(src []byte) (node *yaml.Node, ok bool) {
+// pair is one `key: value` line of a simple block, with where its value
+// starts (line and column, as yaml.v3 counts them).
+type pair struct {
+	key, value   string
+	line, column int32
+}
+
+// parseSimple reads, without the YAML parser, a block of only `key: value`
+// lines whose keys and values YAML reads as plain strings (most SKILL.md
+// frontmatter: name and description), as the pairs in file order; their
+// [mapping] is the node yaml.v3 gives. ok is false for anything else
+// (quotes, comments, lists, numbers, blank lines, …), which the YAML
+// parser then reads.
+func parseSimple(src []byte) (pairs []pair, ok bool) {
 	if len(src) == 0 || src[len(src)-1] != '\n' {
 		return nil, false
 	}
-	n := bytes.Count(src, []byte{'\n'})
-	nodes := make([]yaml.Node, 2*n+1) // one allocation for the whole block
-	m := &nodes[0]
-	*m = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: 1, Column: 1, Content: make([]*yaml.Node, 0, 2*n)}
-	for line := 1; len(src) > 0; line++ {
+	pairs = make([]pair, 0, bytes.Count(src, []byte{'\n'}))
+	for line := int32(1); len(src) > 0; line++ {
 		i := bytes.IndexByte(src, '\n')
 		text := src[:i]
 		src = src[i+1:]
@@ -34,18 +39,35 @@ func parseSimple(src []byte) (node *yaml.Node, ok bool) {
 		if start == colon+1 || !plainString(text[start:]) {
 			return nil, false
 		}
-		key, value := string(text[:colon]), string(text[start:])
-		for j := 0; j < len(m.Content); j += 2 {
-			if m.Content[j].Value == key {
+		key := string(text[:colon])
+		for _, p := range pairs {
+			if p.key == key {
 				return nil, false // a repeated key: let the parser decide
 			}
 		}
-		k, v := &nodes[2*line-1], &nodes[2*line]
-		*k = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key, Line: line, Column: 1}
-		*v = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: value, Line: line, Column: start + 1}
+		pairs = append(pairs, pair{key: key, value: string(text[start:]), line: line, column: int32(start + 1)})
+	}
+	return pairs, true
+}
+
+// mapping is the mapping node yaml.v3 gives for the block of pairs, made
+// in one allocation for all its nodes.
+func mapping(pairs []pair) *yaml.Node {
+	nodes := make([]yaml.Node, 2*len(pairs)+1)
+	m := &nodes[0]
+	*m = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: 1, Column: 1, Content: make([]*yaml.Node, 0, 2*len(pairs))}
+	for i, p := range pairs {
+		k, v := &nodes[2*i+1], &nodes[2*i+2]
+		*k = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: p.key, Line: int(p.line), Column: 1}
+		*v = p.valueNode()
 		m.Content = append(m.Content, k, v)
 	}
-	return m, true
+	return m
+}
+
+// valueNode is the scalar node yaml.v3 gives for p's value.
+func (p pair) valueNode() yaml.Node {
+	return yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: p.value, Line: int(p.line), Column: int(p.column)}
 }
 
 // plainKey reports whether b is a key made of a letter then letters,

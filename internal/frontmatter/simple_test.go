@@ -54,8 +54,8 @@ func TestParseSimpleMatchesYAML(t *testing.T) {
 			t.Errorf("%q: the fast path took what YAML refuses: %v", src, err)
 			continue
 		}
-		if len(doc.Content) != 1 || !reflect.DeepEqual(got, doc.Content[0]) {
-			t.Errorf("%q:\nfast %s\nyaml %s", src, dump(got), dump(doc.Content[0]))
+		if m := mapping(got); len(doc.Content) != 1 || !reflect.DeepEqual(m, doc.Content[0]) {
+			t.Errorf("%q:\nfast %s\nyaml %s", src, dump(m), dump(doc.Content[0]))
 		}
 	}
 	if took < 300 {
@@ -87,4 +87,53 @@ func dump(n *yaml.Node) string {
 func fmtNode(n yaml.Node) string {
 	return strings.Join([]string{n.Tag, n.Value, n.HeadComment, n.LineComment, n.FootComment, n.Anchor,
 		string(rune('0' + n.Kind)), string(rune('0' + n.Style)), string(rune('0' + n.Line)), string(rune('0' + n.Column))}, "|")
+}
+
+// A block kept as pairs answers every method as the same block parsed
+// into nodes does, and changing one (Set, or a node Node returned) never
+// changes what another caller of the block sees.
+func TestSimpleBlockActsAsParsed(t *testing.T) {
+	for _, src := range []string{
+		"name: s00001\ndescription: skill 00001\n",
+		"description: Review it.\nname: review\nmodel: fast\ntools: Read, Grep\n",
+		"k: v\n",
+	} {
+		pairs, ok := parseSimple([]byte(src))
+		if !ok {
+			t.Fatalf("%q: not taken by the fast path", src)
+		}
+		simple := &Block{simple: pairs}
+		var doc yaml.Node
+		if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
+			t.Fatal(err)
+		}
+		parsed := &Block{node: doc.Content[0]}
+		if !reflect.DeepEqual(simple.Keys(), parsed.Keys()) {
+			t.Errorf("%q: keys %v, parsed %v", src, simple.Keys(), parsed.Keys())
+		}
+		for _, key := range append(parsed.Keys(), "missing") {
+			if simple.String(key) != parsed.String(key) || simple.Has(key) != parsed.Has(key) ||
+				!reflect.DeepEqual(simple.Value(key), parsed.Value(key)) || !reflect.DeepEqual(simple.Node(key), parsed.Node(key)) {
+				t.Errorf("%q: key %q answered otherwise than parsed", src, key)
+			}
+		}
+		for _, keys := range [][]string{nil, {"name"}, {"description", "tools", "k"}} {
+			if a, b := string(simple.Subset(keys...).Render([]byte("body\n"))), string(parsed.Subset(keys...).Render([]byte("body\n"))); a != b {
+				t.Errorf("%q: subset %v renders\n%s\nparsed\n%s", src, keys, a, b)
+			}
+		}
+		if a, b := string(simple.Render(nil)), string(parsed.Render(nil)); a != b {
+			t.Errorf("%q: renders\n%s\nparsed\n%s", src, a, b)
+		}
+		first := parsed.Keys()[0]
+		simple.Node(first).Value = "changed by a caller"
+		if simple.String(first) == "changed by a caller" {
+			t.Errorf("%q: a change to a returned node changed the block", src)
+		}
+		simple.Set("name", "set")
+		parsed.Set("name", "set")
+		if a, b := string(simple.Render(nil)), string(parsed.Render(nil)); a != b || simple.String("name") != "set" {
+			t.Errorf("%q: after Set renders\n%s\nparsed\n%s", src, a, b)
+		}
+	}
 }

@@ -83,7 +83,8 @@ func (s *RealSystem) WriteFile(path AbsPath, data []byte, perm fs.FileMode) erro
 }
 
 // CreateFile implements [Creator]: [RealSystem.WriteFile] whose last step
-// fails where anything is at path by then ([placeNew]).
+// fails where anything is at path by then — the link that names an
+// unnamed file on Linux ([createAnon]), else [placeNew].
 func (s *RealSystem) CreateFile(path AbsPath, data []byte, perm fs.FileMode) error {
 	return s.write(path, data, perm, true, nil)
 }

@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"runtime"
 	"slices"
 
 	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/engine/sourcecache"
 	"github.com/agentpack/agentpack/internal/fsys"
+	"github.com/agentpack/agentpack/internal/gcpace"
 )
 
 // maxKeptAnswer is the largest answer kept on disk: an answer listing
@@ -45,7 +45,7 @@ func computeAndKeep[T any](ctx context.Context, e *Engine, key string, path fsys
 		// and maps) is garbage now: collected before the fingerprint of
 		// every path it looked at is built, the peak is the larger of
 		// the two, not their sum (status with no caches at 10k files).
-		runtime.GC()
+		gcpace.Between(tracker.Looks())
 		e.keepAnswers(tracker, append(along, answerToKeep{key: key, path: path, st: st, out: out}))
 	} else {
 		tracker.Stop() // out may hold it (a plan's stat cache reads through it)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
-	"runtime"
 	"time"
 
 	"github.com/agentpack/agentpack/engine/desired"
@@ -12,6 +11,7 @@ import (
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/fsys"
+	"github.com/agentpack/agentpack/internal/gcpace"
 	"github.com/agentpack/agentpack/internal/workers"
 	"github.com/agentpack/agentpack/snapshots"
 )
@@ -108,7 +108,7 @@ func (wr *Writer) Apply(d Deployment) (string, bool, error) {
 		placed[i] = writes[i].stat
 	}
 	recent := placedDistinct(writes)
-	runtime.GC()
+	gcpace.Between(len(writes))
 	wr.cacheWritten(d.Plan.StatCache, d.Plan.Changes, placed, tail, recent)
 	return id, true, nil
 }

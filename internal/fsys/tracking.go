@@ -117,6 +117,14 @@ func (t *TrackingSystem) Stop() {
 	t.mu.Unlock()
 }
 
+// Looks is how many looks at paths t logged: the size of the work it
+// tracked.
+func (t *TrackingSystem) Looks() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return int(t.n)
+}
+
 // add logs e.
 func (t *TrackingSystem) add(e tracked) {
 	t.mu.Lock()

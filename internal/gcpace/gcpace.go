@@ -7,6 +7,7 @@ package gcpace
 
 import (
 	"os"
+	"runtime"
 	"runtime/debug"
 	"sync"
 )
@@ -31,4 +32,20 @@ func ForFiles(n int) {
 		return
 	}
 	once.Do(func() { debug.SetGCPercent(largePercent) })
+}
+
+// collectFrom is the size of work (files or paths) from which [Between]
+// collects.
+const collectFrom = 5000
+
+// Between collects garbage between two phases of work on n files or
+// paths, so the second phase sets its heap goal from what is live rather
+// than from the first's garbage: the peak is the larger of the two, not
+// their sum (a cold plan of 10,000 files 37 -> 34 MiB). Below collectFrom
+// the heap is a few MiB and a forced collection is only time: a
+// millisecond or two of a 20 ms command over 1,000 files.
+func Between(n int) {
+	if n >= collectFrom {
+		runtime.GC()
+	}
 }

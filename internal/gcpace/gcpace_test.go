@@ -1,6 +1,7 @@
 package gcpace
 
 import (
+	"runtime"
 	"runtime/debug"
 	"testing"
 )
@@ -29,5 +30,28 @@ func TestForFiles(t *testing.T) {
 	ForFiles(LargeFiles)
 	if p := gcPercent(); p != largePercent {
 		t.Fatalf("at LargeFiles, GOGC is %d, want %d", p, largePercent)
+	}
+}
+
+// numGC is how many collections have completed.
+func numGC() uint32 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.NumGC
+}
+
+// TestBetween: a collection is forced from collectFrom files on, and
+// below it none is (automatic collections are off meanwhile, so only a
+// forced one counts).
+func TestBetween(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	before := numGC()
+	Between(collectFrom - 1)
+	if n := numGC(); n != before {
+		t.Fatalf("Between(%d) collected (%d collections)", collectFrom-1, n-before)
+	}
+	Between(collectFrom)
+	if n := numGC(); n == before {
+		t.Fatalf("Between(%d) did not collect", collectFrom)
 	}
 }

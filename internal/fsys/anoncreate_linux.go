@@ -44,13 +44,7 @@ func createAnon(dir, path AbsPath, data []byte, perm fs.FileMode, fsync bool, pl
 		}
 		return false, nil
 	}
-	err = writeAll(fd, data)
-	if err == nil && perm&umask() != 0 {
-		err = unix.Fchmod(fd, uint32(perm))
-	}
-	if err == nil && fsync {
-		err = unix.Fsync(fd)
-	}
+	err = fill(fd, data, perm, fsync)
 	var before unix.Stat_t
 	look := unix.Fstat(fd, &before)
 	if err != nil {
@@ -64,10 +58,8 @@ func createAnon(dir, path AbsPath, data []byte, perm fs.FileMode, fsync bool, pl
 		}
 		return false, nil
 	}
-	var after unix.Stat_t
-	if placed != nil && look == nil && unix.Fstat(fd, &after) == nil &&
-		after.Size == before.Size && after.Mtim == before.Mtim {
-		*placed = Placed{Stat: rawStatData(&after), Distinct: after.Ctim.Nano() > before.Ctim.Nano()}
+	if placed != nil && look == nil {
+		*placed = placedLook(fd, &before)
 	}
 	if err := unix.Close(fd); err != nil {
 		// The name is there already: a file whose last bytes may not have

@@ -30,12 +30,22 @@ func closePlaceStat(fd int, placed *Placed, place func() error) error {
 	if err := place(); err != nil {
 		return err
 	}
-	var after unix.Stat_t
-	if look == nil && unix.Fstat(dup, &after) == nil &&
-		after.Size == before.Size && after.Mtim == before.Mtim && after.Ino == before.Ino {
-		*placed = Placed{Stat: rawStatData(&after), Distinct: after.Ctim.Nano() > before.Ctim.Nano()}
+	if look == nil {
+		*placed = placedLook(dup, &before)
 	}
 	return nil
+}
+
+// placedLook is what the file open as fd tells of itself once placed,
+// looked at as before right before: its stat data when it still has the
+// bytes then (the same inode, size and modification time; else nothing is
+// told), distinct when placing moved its change time.
+func placedLook(fd int, before *unix.Stat_t) Placed {
+	var after unix.Stat_t
+	if unix.Fstat(fd, &after) != nil || after.Size != before.Size || after.Mtim != before.Mtim || after.Ino != before.Ino {
+		return Placed{}
+	}
+	return Placed{Stat: rawStatData(&after), Distinct: after.Ctim.Nano() > before.Ctim.Nano()}
 }
 
 // placedAfter is what a write placed at path, its temp file looked at as

@@ -50,13 +50,7 @@ func writeAtomic(dir, path AbsPath, data []byte, perm fs.FileMode, fsync bool, p
 	if err != nil {
 		return &fs.PathError{Op: "open", Path: tmp, Err: err}
 	}
-	err = writeAll(fd, data)
-	if err == nil && perm&umask() != 0 {
-		err = unix.Fchmod(fd, uint32(perm))
-	}
-	if err == nil && fsync {
-		err = unix.Fsync(fd)
-	}
+	err = fill(fd, data, perm, fsync)
 	if placed != nil && err == nil {
 		err = closePlaceStat(fd, placed, func() error { return place(tmp, string(path)) })
 	} else {
@@ -138,6 +132,19 @@ func readFd(fd int, size int64, path string, buf []byte) ([]byte, error) {
 }
 
 // writeAll writes data to fd, retrying short writes and interruptions.
+// fill writes data to the new file fd, gives it perm with fchmod only
+// when the umask would have changed it, and fsyncs it when asked.
+func fill(fd int, data []byte, perm fs.FileMode, fsync bool) error {
+	err := writeAll(fd, data)
+	if err == nil && perm&umask() != 0 {
+		err = unix.Fchmod(fd, uint32(perm))
+	}
+	if err == nil && fsync {
+		err = unix.Fsync(fd)
+	}
+	return err
+}
+
 func writeAll(fd int, data []byte) error {
 	for len(data) > 0 {
 		n, err := unix.Write(fd, data)

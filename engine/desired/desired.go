@@ -160,15 +160,58 @@ func (d *State) FileAt(path []byte) *File {
 
 // find is the file at path by binary search of the files sorted by path.
 func (d *State) find(path string) *File {
+	f, _ := d.findFrom(path, -1)
+	return f
+}
+
+// findFrom is find trying the file at index next (of the files sorted by
+// path) first; it also returns the index after the one looked up (where
+// path would be, when it is not there).
+func (d *State) findFrom(path string, next int) (*File, int) {
 	files := d.byPath
 	if files == nil {
 		files = d.Files
 	}
+	if next >= 0 && next < len(files) && string(files[next].Path) == path {
+		return files[next], next + 1
+	}
 	i, ok := slices.BinarySearchFunc(files, path, func(f *File, p string) int { return strings.Compare(string(f.Path), p) })
 	if !ok {
-		return nil
+		return nil, i
 	}
-	return files[i]
+	return files[i], i + 1
+}
+
+// Cursor looks up files of d by path, in path order: each lookup first
+// tries the file after the one found last. A manifest lists its 10,000
+// files in the order the desired state holds them, so most lookups cost
+// one comparison instead of a binary search's fourteen, each over paths
+// sharing a long prefix. Lookups in any other order are answered all the
+// same.
+type Cursor struct {
+	d    *State
+	next int
+}
+
+// Cursor returns a [Cursor] over d's files.
+func (d *State) Cursor() *Cursor { return &Cursor{d: d} }
+
+// File is [State.File] through c.
+func (c *Cursor) File(path fsys.AbsPath) *File {
+	var f *File
+	f, c.next = c.d.findFrom(string(path), c.next)
+	return f
+}
+
+// FileAt is [State.FileAt] through c.
+func (c *Cursor) FileAt(path []byte) *File {
+	var f *File
+	if len(path) == 0 {
+		f, c.next = c.d.findFrom("", c.next)
+	} else {
+		f, c.next = c.d.findFrom(unsafe.String(&path[0], len(path)), c.next)
+	}
+	return f
 }
 
 // index sorts d's files by (Target, Path) and, when that is not also their

@@ -1,6 +1,9 @@
 package desired
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/agentpack/agentpack/engine/target"
@@ -72,5 +75,47 @@ func TestMergeAndFind(t *testing.T) {
 	_, err = merge([]*File{file("codex", "/p/b", "skill:a", "x"), file("codex", "/p/b", "skill:b", "other")}, origins)
 	if ae := apperr.As(err); ae == nil || ae.Code != apperr.DesiredStateConflict {
 		t.Errorf("different bytes at one path: %v", err)
+	}
+}
+
+// A cursor answers like File and FileAt whatever the order it is asked in:
+// in path order (its quick case), backwards, shuffled, with paths that
+// have no file between them, and with the files sorted by target first
+// (the byPath index).
+func TestCursorFindsLikeFile(t *testing.T) {
+	origins := Origins{}
+	var files []*File
+	var asked []fsys.AbsPath
+	for i := range 40 {
+		tgt := []string{"claude", "codex"}[i%2]
+		p := fsys.AbsPath(fmt.Sprintf("/p/s%02d/SKILL.md", i))
+		if i%5 != 0 { // every fifth path has no file
+			f := NewFileOf(origins.Get(tgt, "/p", []string{"skill:s"}, ""), target.DesiredFile{Path: p, Data: []byte("x")}, "x", false, 0)
+			files = append(files, &f)
+		}
+		asked = append(asked, p, p+"x")
+	}
+	d := Restore([]string{"claude", "codex"}, nil, nil, files)
+	if d.byPath == nil {
+		t.Fatal("files by target are also in path order: the byPath index is not exercised")
+	}
+	reversed := slices.Clone(asked)
+	slices.Reverse(reversed)
+	shuffled := slices.Clone(asked)
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	for name, order := range map[string][]fsys.AbsPath{"sorted": asked, "reversed": reversed, "shuffled": shuffled} {
+		c, cb := d.Cursor(), d.Cursor()
+		for _, p := range order {
+			want := d.File(p)
+			if got := c.File(p); got != want {
+				t.Fatalf("%s: Cursor.File(%s) = %v, want %v", name, p, got, want)
+			}
+			if got := cb.FileAt([]byte(p)); got != want {
+				t.Fatalf("%s: Cursor.FileAt(%s) = %v, want %v", name, p, got, want)
+			}
+		}
+		if c.FileAt(nil) != nil || c.File("/") != nil {
+			t.Errorf("%s: an empty path or the root found a file", name)
+		}
 	}
 }

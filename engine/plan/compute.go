@@ -120,6 +120,11 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 		scope[i] = r.Path
 	}
 	cache.Scope(scope)
+	if cache != nil && len(d.Files) > 0 {
+		// Decoded on another core while the manifests are read, instead
+		// of by the first file's look while the other workers wait.
+		go cache.decode()
+	}
 	n := 0
 	for _, r := range roots {
 		m := readTargetManifest(sys, tracked, cache, r.Path, r.Target, warn, newSharer(d, r.Path))
@@ -250,10 +255,22 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 	for _, r := range d.Stale {
 		staleRoot[r] = true
 	}
-	for abs, m := range managed {
-		r := *m.Root
-		if d.File(abs) == nil && (slices.Contains(d.Targets, r.Target) || staleRoot[r]) {
-			stale = append(stale, abs)
+	// Root by root in the manifest's order, each path where managed has
+	// it from: a cursor then finds the desired files in one comparison.
+	// (A root listed twice, as desired and stale, is looked at once.)
+	looked := map[desired.Root]bool{}
+	for ri := range roots {
+		r := &roots[ri]
+		m := p.Manifests[*r]
+		if m == nil || looked[*r] || !(slices.Contains(d.Targets, r.Target) || staleRoot[*r]) {
+			continue
+		}
+		looked[*r] = true
+		files := d.Cursor()
+		for i, abs := range p.ManagedPaths[*r] {
+			if managed[abs].ManagedFile == &m.ManagedFiles[i] && files.File(abs) == nil {
+				stale = append(stale, abs)
+			}
 		}
 	}
 	slices.Sort(stale)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/fsys"
@@ -32,6 +33,9 @@ type LinkGuard struct {
 	// fresh project asks for 10,000 paths below a few hundred missing
 	// folders. Check and the writers never trust it and look again.
 	gone sync.Map
+	// anyGone is set once gone holds a path: a plan over deployed files
+	// finds none, and asks for no folder above each file.
+	anyGone atomic.Bool
 	// roots are the roots reads have looked for.
 	roots sync.Map
 }
@@ -117,11 +121,11 @@ func (g *LinkGuard) readData(root, path fsys.AbsPath) (d fsys.StatData, missing 
 func (g *LinkGuard) goneAbove(root, path fsys.AbsPath) bool {
 	if _, seen := g.roots.Load(root); !seen {
 		if _, err := fsys.StatDataFollow(g.sys, root); errors.Is(err, fs.ErrNotExist) {
-			g.gone.Store(root, struct{}{})
+			g.markGone(root)
 		}
 		g.roots.Store(root, struct{}{})
 	}
-	if !root.Contains(path) {
+	if !g.anyGone.Load() || !root.Contains(path) {
 		return false
 	}
 	for p := path.Dir(); len(p) >= len(root); p = p.Dir() {
@@ -225,7 +229,7 @@ func (g *LinkGuard) look(e *guardDir, dir fsys.AbsPath) {
 	e.once.Do(func() {
 		e.data, e.err = fsys.LstatData(g.sys, dir)
 		if errors.Is(e.err, fs.ErrNotExist) {
-			g.gone.Store(dir, struct{}{})
+			g.markGone(dir)
 		}
 		if e.err != nil || !e.data.IsDir() {
 			g.mu.Lock()
@@ -233,6 +237,12 @@ func (g *LinkGuard) look(e *guardDir, dir fsys.AbsPath) {
 			g.mu.Unlock()
 		}
 	})
+}
+
+// markGone remembers dir as missing.
+func (g *LinkGuard) markGone(dir fsys.AbsPath) {
+	g.gone.Store(dir, struct{}{})
+	g.anyGone.Store(true)
 }
 
 // cleanAbs reports whether p is an absolute '/' path that filepath.Clean

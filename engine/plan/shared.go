@@ -17,9 +17,9 @@ import (
 // instead of twice. Only memory is shared: every string is the one it
 // replaces, byte for byte.
 type sharer struct {
-	d    *desired.State
-	root fsys.AbsPath
-	buf  []byte
+	files *desired.Cursor
+	root  fsys.AbsPath
+	buf   []byte
 }
 
 // newSharer returns a sharer for root's manifest, nil (sharing nothing)
@@ -28,7 +28,7 @@ func newSharer(d *desired.State, root fsys.AbsPath) *sharer {
 	if d == nil || filepath.Separator != '/' || root == "/" || !cleanAbs(root.String()) {
 		return nil
 	}
-	return &sharer{d: d, root: root}
+	return &sharer{files: d.Cursor(), root: root}
 }
 
 // sharedFile is the desired file at s's root/rel, or nil.
@@ -37,7 +37,7 @@ func sharedFile[T ~string | ~[]byte](s *sharer, rel T) *desired.File {
 		return nil
 	}
 	s.buf = append(append(append(s.buf[:0], s.root...), '/'), rel...)
-	return s.d.FileAt(s.buf)
+	return s.files.FileAt(s.buf)
 }
 
 // abs is the path of the manifest entry at rel below the root, the desired

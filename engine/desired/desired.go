@@ -150,12 +150,15 @@ func (d *State) File(path fsys.AbsPath) *File { return d.find(string(path)) }
 
 // FileAt is [State.File] of a path held in a buffer, looked up without
 // copying it.
-func (d *State) FileAt(path []byte) *File {
-	if len(path) == 0 {
-		return d.find("")
+func (d *State) FileAt(path []byte) *File { return d.find(viewString(path)) }
+
+// viewString is b's bytes as a string without a copy, for a lookup that
+// only compares with it and never keeps it.
+func viewString(b []byte) string {
+	if len(b) == 0 {
+		return ""
 	}
-	// The string is only compared with, never kept.
-	return d.find(unsafe.String(&path[0], len(path)))
+	return unsafe.String(&b[0], len(b))
 }
 
 // find is the file at path by binary search of the files sorted by path.
@@ -204,15 +207,7 @@ func (c *Cursor) File(path fsys.AbsPath) *File {
 }
 
 // FileAt is [State.FileAt] through c.
-func (c *Cursor) FileAt(path []byte) *File {
-	var f *File
-	if len(path) == 0 {
-		f, c.next = c.d.findFrom("", c.next)
-	} else {
-		f, c.next = c.d.findFrom(unsafe.String(&path[0], len(path)), c.next)
-	}
-	return f
-}
+func (c *Cursor) FileAt(path []byte) *File { return c.File(fsys.AbsPath(viewString(path))) }
 
 // index sorts d's files by (Target, Path) and, when that is not also their
 // order by Path, makes byPath.

@@ -71,7 +71,8 @@ func (m *Module) Name() string {
 // character other than an ASCII letter, digit, '.', '_' or '-' becomes
 // '_' (an invalid UTF-8 byte too), then dots are trimmed from both ends.
 // A compile asks for every module's name a few times: a name already safe
-// costs no allocation (a regexp took 2 µs each, 2 ms of a cold deploy).
+// costs no allocation (a regexp took 2 µs a call, 2 ms of CPU in a cold
+// deploy of 1,000 modules).
 func SafeName(s string) string {
 	if !safeAlready(s) {
 		var b strings.Builder

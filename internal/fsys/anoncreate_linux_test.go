@@ -90,14 +90,7 @@ func TestCreateEveryWay(t *testing.T) {
 			if data, _ := os.ReadFile(dir.JoinName("run.sh").String()); string(data) != "run.sh" {
 				t.Errorf("run.sh = %q after a refused create", data)
 			}
-			entries, err := os.ReadDir(dir.String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			var names []string
-			for _, e := range entries {
-				names = append(names, e.Name())
-			}
+			names := entryNames(t, dir)
 			if want := []string{"folder", "link", "probe", "run.sh", "secret.md"}; !slices.Equal(names, want) {
 				t.Errorf("the folder holds %v, want %v", names, want)
 			}

@@ -28,16 +28,23 @@ func TestPruneOldest(t *testing.T) {
 	PruneOldest(sys, dir, 3, dir.JoinName("e.bin"), func(name string) (AbsPath, bool) {
 		return dir.JoinName(name), strings.HasSuffix(name, ".bin")
 	})
-	ents, err := os.ReadDir(dir.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var left []string
-	for _, e := range ents {
-		left = append(left, e.Name())
-	}
+	left := entryNames(t, dir)
 	// e.bin was just written; a.bin and b.bin are the newest others.
 	if want := []string{"a.bin", "b.bin", "e.bin", "other.txt"}; !slices.Equal(left, want) {
 		t.Errorf("left %v, want %v", left, want)
 	}
+}
+
+// entryNames is the names in dir, sorted, as os.ReadDir gives them.
+func entryNames(t *testing.T, dir AbsPath) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
 }

@@ -1,0 +1,323 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestCachesAgreeUnderRandomEdits edits the sources and the deployed files
+// of the quickstart repo at random, in the ways the caches could miss (same
+// size with the old mtime put back, a new inode under the same name, only
+// the mode, only the times, a file added or removed in a folder, the
+// manifest), and deploys and rolls back between them. After each step,
+// status, plan and diff through the CLI with every cache it keeps (source
+// cache, stat cache, folder listings, decoded manifests, kept answers)
+// must say what they say with none of them. Half the steps wait out the
+// racy window first, so the caches trust what they recorded.
+//
+// AGENTPACK_TEST_SEED replays a run (its seed is logged);
+// AGENTPACK_TEST_STEPS runs more steps.
+func TestCachesAgreeUnderRandomEdits(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("AGENTPACK_TEST_SEED"); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	steps := 60
+	if s, err := strconv.Atoi(os.Getenv("AGENTPACK_TEST_STEPS")); err == nil {
+		steps = s
+	}
+	t.Logf("AGENTPACK_TEST_SEED=%d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+
+	w := newCacheWorld(t)
+	w.run("deploy", "--apply", "--yes")
+	ops := w.ops()
+	for step := range steps {
+		op := ops[rng.IntN(len(ops))]
+		what := op.do(rng)
+		if rng.IntN(2) == 0 {
+			time.Sleep(150 * time.Millisecond) // past the caches' racy window
+		}
+		for _, cmd := range []string{"status", "status", "plan", "diff"} {
+			warm := w.run(cmd)
+			cold := w.runWithoutCaches(cmd)
+			if !reflect.DeepEqual(warm, cold) {
+				t.Fatalf("step %d (%s): %s with caches says\n%s\nwithout them\n%s\n(replay with AGENTPACK_TEST_SEED=%d)",
+					step, what, cmd, indent(warm), indent(cold), seed)
+			}
+		}
+	}
+}
+
+// cacheWorld is a repo, a project and a home the test edits.
+type cacheWorld struct {
+	t                        *testing.T
+	repo, proj, home, apHome string
+	n                        int // names new files
+}
+
+func newCacheWorld(t *testing.T) *cacheWorld {
+	root := t.TempDir()
+	w := &cacheWorld{t: t, repo: filepath.Join(root, "repo"), proj: filepath.Join(root, "proj"), home: filepath.Join(root, "home")}
+	w.apHome = filepath.Join(w.home, ".agentpack")
+	if err := os.CopyFS(w.repo, os.DirFS("../../fixtures/quickstart")); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{w.home, filepath.Join(w.proj, ".git")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("HOME", w.home)
+	t.Setenv("AGENTPACK_HOME", w.apHome)
+	t.Setenv("CODEX_HOME", "")
+	t.Setenv("NO_COLOR", "1")
+	t.Chdir(w.proj)
+	return w
+}
+
+// answer is what a command's envelope says, less what names the run.
+type answer struct {
+	OK       bool
+	Data     any
+	Warnings any
+	Errors   any
+}
+
+func indent(a answer) string {
+	out, _ := json.MarshalIndent(a, "", "  ")
+	return string(out)
+}
+
+// run runs agentpack --json with args against the repo, in process.
+func (w *cacheWorld) run(args ...string) answer {
+	w.t.Helper()
+	var stdout, stderr bytes.Buffer
+	Main(append([]string{"--repo", w.repo, "--json"}, args...), strings.NewReader(""), &stdout, &stderr)
+	var env struct {
+		OK       bool `json:"ok"`
+		Data     any  `json:"data"`
+		Warnings any  `json:"warnings"`
+		Errors   any  `json:"errors"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &env); err != nil {
+		w.t.Fatalf("agentpack %q: %v\nstdout %s\nstderr %s", args, err, stdout.String(), stderr.String())
+	}
+	return answer{env.OK, env.Data, env.Warnings, env.Errors}
+}
+
+// cacheDirs are where agentpack keeps what it can compute again.
+func (w *cacheWorld) cacheDirs() []string {
+	return []string{filepath.Join(w.apHome, "cache"), filepath.Join(w.apHome, "state", "statcache")}
+}
+
+// runWithoutCaches is run with every cache moved aside, and put back after.
+func (w *cacheWorld) runWithoutCaches(args ...string) answer {
+	w.t.Helper()
+	for _, d := range w.cacheDirs() {
+		if err := os.Rename(d, d+".aside"); err != nil && !os.IsNotExist(err) {
+			w.t.Fatal(err)
+		}
+	}
+	defer func() {
+		for _, d := range w.cacheDirs() {
+			if err := os.RemoveAll(d); err != nil {
+				w.t.Fatal(err)
+			}
+			if err := os.Rename(d+".aside", d); err != nil && !os.IsNotExist(err) {
+				w.t.Fatal(err)
+			}
+		}
+	}()
+	return w.run(args...)
+}
+
+// files lists the regular files under dirs, leaving out agentpack's own
+// (its home, target manifests) and git's.
+func (w *cacheWorld) files(dirs ...string) []string {
+	var out []string
+	for _, dir := range dirs {
+		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			switch {
+			case err != nil:
+				return nil
+			case d.IsDir() && (p == w.apHome || d.Name() == ".git"):
+				return filepath.SkipDir
+			case d.Type().IsRegular() && !strings.HasPrefix(d.Name(), ".agentpack"):
+				out = append(out, p)
+			}
+			return nil
+		})
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (w *cacheWorld) sources() []string { return w.files(filepath.Join(w.repo, "modules")) }
+func (w *cacheWorld) targets() []string { return w.files(w.proj, w.home) }
+
+// cacheOp is one kind of edit; do makes one and says what it did.
+type cacheOp struct {
+	name string
+	do   func(rng *rand.Rand) string
+}
+
+func pick(rng *rand.Rand, paths []string) string {
+	if len(paths) == 0 {
+		return ""
+	}
+	return paths[rng.IntN(len(paths))]
+}
+
+func (w *cacheWorld) ops() []cacheOp {
+	t := w.t
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// sameSize rewrites path with bytes of the same length and puts its
+	// times back: only its ctime (and, for a new inode, its inode) tells.
+	sameSize := func(rng *rand.Rand, path string, newInode bool) string {
+		fi, err := os.Stat(path)
+		must(err)
+		data, err := os.ReadFile(path)
+		must(err)
+		if len(data) == 0 {
+			data = []byte("x")
+		} else {
+			i := rng.IntN(len(data))
+			data[i] = "abcdefghij"[rng.IntN(10)]
+		}
+		if newInode {
+			tmp := path + ".new"
+			must(os.WriteFile(tmp, data, fi.Mode().Perm()))
+			must(os.Rename(tmp, path))
+		} else {
+			must(os.WriteFile(path, data, fi.Mode().Perm()))
+		}
+		must(os.Chtimes(path, fi.ModTime(), fi.ModTime()))
+		return path
+	}
+	edit := func(list func() []string, newInode bool) func(*rand.Rand) string {
+		return func(rng *rand.Rand) string {
+			if p := pick(rng, list()); p != "" {
+				return sameSize(rng, p, newInode)
+			}
+			return "nothing"
+		}
+	}
+	appendLine := func(list func() []string) func(*rand.Rand) string {
+		return func(rng *rand.Rand) string {
+			p := pick(rng, list())
+			if p == "" {
+				return "nothing"
+			}
+			f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+			must(err)
+			_, err = fmt.Fprintf(f, "line %d\n", rng.IntN(1000))
+			must(err)
+			must(f.Close())
+			return p
+		}
+	}
+	touch := func(list func() []string) func(*rand.Rand) string {
+		return func(rng *rand.Rand) string {
+			p := pick(rng, list())
+			if p == "" {
+				return "nothing"
+			}
+			at := time.Now().Add(-time.Duration(rng.IntN(3600)) * time.Second)
+			must(os.Chtimes(p, at, at))
+			return p
+		}
+	}
+	chmod := func(list func() []string) func(*rand.Rand) string {
+		return func(rng *rand.Rand) string {
+			p := pick(rng, list())
+			if p == "" {
+				return "nothing"
+			}
+			fi, err := os.Stat(p)
+			must(err)
+			must(os.Chmod(p, fi.Mode().Perm()^0o111))
+			return p
+		}
+	}
+	remove := func(list func() []string) func(*rand.Rand) string {
+		return func(rng *rand.Rand) string {
+			p := pick(rng, list())
+			if p == "" || filepath.Base(p) == "SKILL.md" && strings.HasPrefix(p, w.repo) {
+				return "nothing" // a skill without its main file is another test
+			}
+			must(os.Remove(p))
+			return p
+		}
+	}
+	// addBeside adds a file in the folder of one of list's files.
+	addBeside := func(list func() []string) func(*rand.Rand) string {
+		return func(rng *rand.Rand) string {
+			p := pick(rng, list())
+			if p == "" {
+				return "nothing"
+			}
+			w.n++
+			np := filepath.Join(filepath.Dir(p), fmt.Sprintf("added-%d.md", w.n))
+			must(os.WriteFile(np, []byte(fmt.Sprintf("added %d\n", w.n)), 0o644))
+			return np
+		}
+	}
+	skillFiles := func() []string { return w.files(filepath.Join(w.repo, "modules", "skills")) }
+	manifest := filepath.Join(w.repo, "agentpack.yaml")
+	return []cacheOp{
+		{"source same size", edit(w.sources, false)},
+		{"source same size, new inode", edit(w.sources, true)},
+		{"source grows", appendLine(w.sources)},
+		{"source touched", touch(w.sources)},
+		{"source mode", chmod(w.sources)},
+		{"source removed", remove(skillFiles)},
+		{"source added", addBeside(skillFiles)},
+		{"target same size", edit(w.targets, false)},
+		{"target same size, new inode", edit(w.targets, true)},
+		{"target grows", appendLine(w.targets)},
+		{"target touched", touch(w.targets)},
+		{"target mode", chmod(w.targets)},
+		{"target removed", remove(w.targets)},
+		{"target extra", addBeside(w.targets)},
+		{"manifest", func(rng *rand.Rand) string {
+			data, err := os.ReadFile(manifest)
+			must(err)
+			// The reviewer agent moves between the work and base profiles.
+			from, to := "tags: [work]\n    source:\n      local_path:\n        path: modules/agents", "tags: [base]\n    source:\n      local_path:\n        path: modules/agents"
+			if !bytes.Contains(data, []byte(from)) {
+				from, to = to, from
+			}
+			must(os.WriteFile(manifest, bytes.Replace(data, []byte(from), []byte(to), 1), 0o644))
+			return "agent:reviewer's tags"
+		}},
+		{"deploy", func(rng *rand.Rand) string {
+			args := []string{"deploy", "--apply", "--yes"}
+			if rng.IntN(2) == 0 {
+				args = append(args, "--adopt")
+			}
+			w.run(args...)
+			return strings.Join(args, " ")
+		}},
+		{"rollback", func(rng *rand.Rand) string {
+			w.run("rollback", "--last", "--yes")
+			return "rollback --last"
+		}},
+	}
+}

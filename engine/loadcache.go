@@ -101,19 +101,23 @@ func (c *LoadCache) watcherLocked() *fsys.Watcher {
 
 // current reports whether h still describes the disk: on the watcher's
 // word while it heard nothing since h was last checked (and that was less
-// than Recheck ago), else by a stat of every path.
+// than Recheck ago), once it has heard everything that happened before
+// this call ([fsys.Watcher.Sync]), else by a stat of every path.
 func (c *LoadCache) current(h *cachedLoad, sys fsys.System) bool {
 	c.mu.Lock()
 	w := c.watcher
+	c.mu.Unlock()
 	var gen uint64
 	if w != nil {
+		synced := w.Sync()
 		gen = w.Generation()
-		if h.watched && h.gen == gen && time.Since(h.checked) < c.Recheck {
-			c.mu.Unlock()
+		c.mu.Lock()
+		trusted := synced && h.watched && h.gen == gen && time.Since(h.checked) < c.Recheck
+		c.mu.Unlock()
+		if trusted {
 			return true
 		}
 	}
-	c.mu.Unlock()
 	if !h.fp.Unchanged(sys) {
 		return false
 	}

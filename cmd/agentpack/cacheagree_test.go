@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -14,6 +16,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/mcpserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestCachesAgreeUnderRandomEdits edits the sources and the deployed files
@@ -29,34 +35,89 @@ import (
 // AGENTPACK_TEST_SEED replays a run (its seed is logged);
 // AGENTPACK_TEST_STEPS runs more steps.
 func TestCachesAgreeUnderRandomEdits(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
+	w := newCacheWorld(t)
+	w.run("deploy", "--apply", "--yes")
+	w.steps(func(step int, what string) {
+		for _, cmd := range []string{"status", "status", "plan", "diff"} {
+			w.agree(step, what, cmd, w.run(cmd))
+		}
+	})
+}
+
+// TestMCPCacheAgreesUnderRandomEdits is TestCachesAgreeUnderRandomEdits
+// for one long-lived MCP server, as an IDE keeps it: its in-memory cache of
+// compiled states, trusted while its file watcher hears nothing, must
+// answer status, plan and diff as the CLI does with no cache at all, while
+// the edits, deploys and rollbacks come from other processes.
+func TestMCPCacheAgreesUnderRandomEdits(t *testing.T) {
+	w := newCacheWorld(t)
+	w.run("deploy", "--apply", "--yes")
+	app := &App{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard, Env: engine.EnvFromOS()}
+	app.Globals.JSON = true
+	// The cache's own racy window (2 s) would leave it empty through
+	// steps this close together; its fine-grained-time one is the CLI's.
+	cache := engine.NewLoadCache()
+	cache.Racy = 100 * time.Millisecond
+	srv, err := mcpserver.New(mcpserver.Options{Env: app.Env, NewEngine: app.newEngine, Defaults: engine.Request{Repo: w.repo}, LoadCache: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := srv.MCP().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cs.Close(); ss.Wait() }()
+	call := func(tool string) answer {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})
+		if err != nil {
+			t.Fatalf("call %s: %v", tool, err)
+		}
+		return answerOf(t, res.StructuredContent)
+	}
+	w.steps(func(step int, what string) {
+		for _, tool := range []string{"status", "plan", "status", "diff"} {
+			w.agree(step, what, tool, call(tool))
+		}
+	})
+}
+
+// steps makes the test's random edits, calling check after each.
+func (w *cacheWorld) steps(check func(step int, what string)) {
+	w.seed = uint64(time.Now().UnixNano())
 	if s := os.Getenv("AGENTPACK_TEST_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
+		w.seed, _ = strconv.ParseUint(s, 10, 64)
 	}
 	steps := 60
 	if s, err := strconv.Atoi(os.Getenv("AGENTPACK_TEST_STEPS")); err == nil {
 		steps = s
 	}
-	t.Logf("AGENTPACK_TEST_SEED=%d", seed)
-	rng := rand.New(rand.NewPCG(seed, 0))
-
-	w := newCacheWorld(t)
-	w.run("deploy", "--apply", "--yes")
+	w.t.Logf("AGENTPACK_TEST_SEED=%d", w.seed)
+	rng := rand.New(rand.NewPCG(w.seed, 0))
 	ops := w.ops()
 	for step := range steps {
 		op := ops[rng.IntN(len(ops))]
-		what := op.do(rng)
+		what := op.name + ": " + op.do(rng)
 		if rng.IntN(2) == 0 {
 			time.Sleep(150 * time.Millisecond) // past the caches' racy window
 		}
-		for _, cmd := range []string{"status", "status", "plan", "diff"} {
-			warm := w.run(cmd)
-			cold := w.runWithoutCaches(cmd)
-			if !reflect.DeepEqual(warm, cold) {
-				t.Fatalf("step %d (%s): %s with caches says\n%s\nwithout them\n%s\n(replay with AGENTPACK_TEST_SEED=%d)",
-					step, what, cmd, indent(warm), indent(cold), seed)
-			}
-		}
+		check(step, what)
+	}
+}
+
+// agree fails the test unless got, cmd's answer after step, is what the
+// CLI answers with every cache moved aside.
+func (w *cacheWorld) agree(step int, what, cmd string, got answer) {
+	w.t.Helper()
+	if cold := w.runWithoutCaches(cmd); !reflect.DeepEqual(got, cold) {
+		w.t.Fatalf("step %d (%s): %s with caches says\n%s\nwithout them\n%s\n(replay with AGENTPACK_TEST_SEED=%d)",
+			step, what, cmd, indent(got), indent(cold), w.seed)
 	}
 }
 
@@ -64,7 +125,8 @@ func TestCachesAgreeUnderRandomEdits(t *testing.T) {
 type cacheWorld struct {
 	t                        *testing.T
 	repo, proj, home, apHome string
-	n                        int // names new files
+	n                        int    // names new files
+	seed                     uint64 // the random edits' (logged)
 }
 
 func newCacheWorld(t *testing.T) *cacheWorld {
@@ -105,16 +167,22 @@ func (w *cacheWorld) run(args ...string) answer {
 	w.t.Helper()
 	var stdout, stderr bytes.Buffer
 	Main(append([]string{"--repo", w.repo, "--json"}, args...), strings.NewReader(""), &stdout, &stderr)
-	var env struct {
-		OK       bool `json:"ok"`
-		Data     any  `json:"data"`
-		Warnings any  `json:"warnings"`
-		Errors   any  `json:"errors"`
-	}
+	var env any
 	if err := json.Unmarshal(stdout.Bytes(), &env); err != nil {
 		w.t.Fatalf("agentpack %q: %v\nstdout %s\nstderr %s", args, err, stdout.String(), stderr.String())
 	}
-	return answer{env.OK, env.Data, env.Warnings, env.Errors}
+	return answerOf(w.t, env)
+}
+
+// answerOf is the answer of an envelope decoded from JSON.
+func answerOf(t *testing.T, envelope any) answer {
+	t.Helper()
+	env, ok := envelope.(map[string]any)
+	if !ok {
+		t.Fatalf("not an envelope: %v", envelope)
+	}
+	ok, _ = env["ok"].(bool)
+	return answer{ok, env["data"], env["warnings"], env["errors"]}
 }
 
 // cacheDirs are where agentpack keeps what it can compute again.

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 )
@@ -25,6 +26,9 @@ const maxWatches = 8000
 // changes no stat data a fingerprint holds. Watches are not recursive and
 // only see changes made through this machine's kernel, so callers keep
 // the stat check as the safety net.
+//
+// Events arrive some time after the change that made them: a caller that
+// trusts the generation calls [Watcher.Sync] first.
 type Watcher struct {
 	fw      *fsnotify.Watcher
 	gen     atomic.Uint64
@@ -37,7 +41,21 @@ type Watcher struct {
 	named map[string]bool
 	whole map[string]bool
 	done  chan struct{}
+
+	// marker is a file in a folder of the watcher's own, whose events
+	// [Watcher.Sync] waits for ("" when it could not be made); marks
+	// counts them and heard is signalled at each.
+	marker string
+	marks  atomic.Uint64
+	heard  chan struct{}
+	// syncMu makes one Sync at a time, so the event it waits for is its
+	// own; unsynced is set once one was not heard in time.
+	syncMu   sync.Mutex
+	unsynced bool
 }
+
+// syncWait is how long [Watcher.Sync] waits to hear its marker.
+const syncWait = 100 * time.Millisecond
 
 // NewWatcher starts a Watcher; Close stops it.
 func NewWatcher() (*Watcher, error) {
@@ -45,9 +63,54 @@ func NewWatcher() (*Watcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Watcher{fw: fw, watched: map[string]bool{}, named: map[string]bool{}, whole: map[string]bool{}, done: make(chan struct{})}
+	w := &Watcher{fw: fw, watched: map[string]bool{}, named: map[string]bool{}, whole: map[string]bool{}, done: make(chan struct{}),
+		heard: make(chan struct{}, 1)}
+	if dir, err := os.MkdirTemp("", "agentpack-watch-"); err == nil {
+		marker := filepath.Join(dir, "sync")
+		if os.WriteFile(marker, nil, 0o600) == nil && fw.Add(dir) == nil {
+			w.marker = marker
+		} else {
+			_ = os.RemoveAll(dir)
+		}
+	}
 	go w.listen()
 	return w, nil
+}
+
+// Sync returns once every event the kernel queued before it was called
+// has been counted: it touches its marker and waits to hear it (the
+// kernel hands one watcher's events over in the order they happened). It
+// reports false when it cannot tell (no marker, or the marker not heard
+// within syncWait, after which it never tries again): the caller must
+// then check by stat data. Without it, a change made just before a call
+// could be heard only after the call trusted the generation.
+func (w *Watcher) Sync() bool {
+	w.syncMu.Lock()
+	defer w.syncMu.Unlock()
+	if w.marker == "" || w.unsynced {
+		return false
+	}
+	select {
+	case <-w.heard: // an earlier Sync's, already counted
+	default:
+	}
+	n := w.marks.Load()
+	now := time.Now()
+	if os.Chtimes(w.marker, now, now) != nil {
+		w.unsynced = true
+		return false
+	}
+	timeout := time.NewTimer(syncWait)
+	defer timeout.Stop()
+	for w.marks.Load() == n {
+		select {
+		case <-w.heard:
+		case <-timeout.C:
+			w.unsynced = true
+			return false
+		}
+	}
+	return true
 }
 
 func (w *Watcher) listen() {
@@ -59,8 +122,19 @@ func (w *Watcher) listen() {
 				w.gen.Add(1)
 				return
 			}
+			if ev.Name == w.marker && w.marker != "" {
+				w.marks.Add(1)
+				select {
+				case w.heard <- struct{}{}:
+				default:
+				}
+				continue
+			}
 			if w.counts(ev.Name) {
 				w.gen.Add(1)
+			}
+			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+				w.forget(ev.Name)
 			}
 		case _, ok := <-w.fw.Errors:
 			w.gen.Add(1) // an overflow lost events: everything may have changed
@@ -118,6 +192,19 @@ func (w *Watcher) Cover(fp *Fingerprint) bool {
 	return ok
 }
 
+// forget drops the watch of a watched folder that was removed or moved
+// away: the watch went with it (it is on the folder, not its path), so
+// the next Cover of a folder made there again watches that one.
+func (w *Watcher) forget(path string) {
+	w.mu.Lock()
+	watched := w.watched[path]
+	delete(w.watched, path)
+	w.mu.Unlock()
+	if watched {
+		_ = w.fw.Remove(path) // gone already when the folder was removed
+	}
+}
+
 func (w *Watcher) add(path string) bool {
 	if w.watched[path] {
 		return true
@@ -133,5 +220,8 @@ func (w *Watcher) add(path string) bool {
 func (w *Watcher) Close() error {
 	err := w.fw.Close()
 	<-w.done
+	if w.marker != "" {
+		_ = os.RemoveAll(filepath.Dir(w.marker))
+	}
 	return err
 }

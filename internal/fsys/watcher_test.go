@@ -87,3 +87,93 @@ func TestWatcherCountsOnlyWhatFingerprintsCover(t *testing.T) {
 		}
 	}
 }
+
+// coveredFile is a watcher covering a fingerprint that read dir/file, a
+// file made for the test.
+func coveredFile(t *testing.T) (w *Watcher, dir, file string) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "skill")
+	file = filepath.Join(dir, "SKILL.md")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWatcher()
+	if err != nil {
+		t.Skipf("no watcher here: %v", err)
+	}
+	t.Cleanup(func() { w.Close() })
+	cover(t, w, file)
+	return w, dir, file
+}
+
+// cover has w cover a fingerprint that read file.
+func cover(t *testing.T, w *Watcher, file string) {
+	t.Helper()
+	sys := NewRealSystem(RealSystemOptions{})
+	tr := NewTrackingSystem(sys)
+	if _, err := tr.ReadFile(AbsPath(file)); err != nil {
+		t.Fatal(err)
+	}
+	fp, ok := tr.Fingerprint(sys, 0)
+	if !ok || !w.Cover(fp) {
+		t.Fatal("cannot cover the fingerprint")
+	}
+}
+
+// TestWatcherSyncHearsWhatCameBefore: an event reaches the watcher some
+// time after the change that made it, so a check made right after a
+// change could miss it; once Sync returns, every change made before it
+// has moved the generation.
+func TestWatcherSyncHearsWhatCameBefore(t *testing.T) {
+	w, _, file := coveredFile(t)
+	if !w.Sync() {
+		t.Skip("this watcher cannot sync (no marker folder)")
+	}
+	for i := range 200 {
+		gen := w.Generation()
+		if err := os.WriteFile(file, []byte{byte('a' + i%26), '\n'}, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if !w.Sync() {
+			t.Fatalf("write %d: Sync could not tell", i)
+		}
+		if w.Generation() == gen {
+			t.Fatalf("write %d: the generation had not moved when Sync returned", i)
+		}
+	}
+}
+
+// TestWatcherWatchesAFolderMadeAgain: a watch is on a folder, not on its
+// path, so once a covered folder is removed and made again (a rollback
+// removes a skill's folder, the next deploy makes it), covering the new
+// folder watches it: changes in it move the generation.
+func TestWatcherWatchesAFolderMadeAgain(t *testing.T) {
+	w, dir, file := coveredFile(t)
+	if !w.Sync() {
+		t.Skip("this watcher cannot sync (no marker folder)")
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte("two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.Sync()
+	cover(t, w, file) // what a cache does with the answer it computes then
+	gen := w.Generation()
+	if err := os.WriteFile(file, []byte("three\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !w.Sync() {
+		t.Fatal("Sync could not tell")
+	}
+	if w.Generation() == gen {
+		t.Fatal("a write in the folder made again did not move the generation")
+	}
+}

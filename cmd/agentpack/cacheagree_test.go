@@ -27,18 +27,21 @@ import (
 // size with the old mtime put back, a new inode under the same name, only
 // the mode, only the times, a file added or removed in a folder, the
 // manifest), and deploys and rolls back between them. After each step,
-// status, plan and diff through the CLI with every cache it keeps (source
-// cache, stat cache, folder listings, decoded manifests, kept answers)
-// must say what they say with none of them. Half the steps wait out the
-// racy window first, so the caches trust what they recorded.
+// status, plan, diff and the deploy preview through the CLI with every
+// cache it keeps (source cache, stat cache, folder listings, decoded
+// manifests, kept answers, a state taken from a project beside) must say
+// what they say with none of them. Steps also move to a second project
+// and change the profile and the targets asked for. Half the steps wait
+// out the racy window first, so the caches trust what they recorded.
 //
 // AGENTPACK_TEST_SEED replays a run (its seed is logged);
 // AGENTPACK_TEST_STEPS runs more steps.
 func TestCachesAgreeUnderRandomEdits(t *testing.T) {
 	w := newCacheWorld(t)
+	w.switches = true
 	w.run("deploy", "--apply", "--yes")
 	w.steps(func(step int, what string) {
-		for _, cmd := range []string{"status", "status", "plan", "diff"} {
+		for _, cmd := range []string{"status", "status", "plan", "diff", "deploy"} {
 			w.agree(step, what, cmd, w.run(cmd))
 		}
 	})
@@ -104,6 +107,9 @@ func (w *cacheWorld) steps(check func(step int, what string)) {
 	for step := range steps {
 		op := ops[rng.IntN(len(ops))]
 		what := op.name + ": " + op.do(rng)
+		if testing.Verbose() {
+			w.t.Logf("step %d: %s", step, what)
+		}
 		if rng.IntN(2) == 0 {
 			time.Sleep(150 * time.Millisecond) // past the caches' racy window
 		}
@@ -127,16 +133,23 @@ type cacheWorld struct {
 	repo, proj, home, apHome string
 	n                        int    // names new files
 	seed                     uint64 // the random edits' (logged)
+	// switches adds steps that move to the other project (projects[1]
+	// when in projects[0]) and change the profile and the targets every
+	// command asks for (flags).
+	switches bool
+	projects [2]string
+	flags    []string
 }
 
 func newCacheWorld(t *testing.T) *cacheWorld {
 	root := t.TempDir()
 	w := &cacheWorld{t: t, repo: filepath.Join(root, "repo"), proj: filepath.Join(root, "proj"), home: filepath.Join(root, "home")}
 	w.apHome = filepath.Join(w.home, ".agentpack")
+	w.projects = [2]string{w.proj, filepath.Join(root, "proj2")}
 	if err := os.CopyFS(w.repo, os.DirFS("../../fixtures/quickstart")); err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range []string{w.home, filepath.Join(w.proj, ".git")} {
+	for _, d := range []string{w.home, filepath.Join(w.projects[0], ".git"), filepath.Join(w.projects[1], ".git")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -166,7 +179,7 @@ func indent(a answer) string {
 func (w *cacheWorld) run(args ...string) answer {
 	w.t.Helper()
 	var stdout, stderr bytes.Buffer
-	Main(append([]string{"--repo", w.repo, "--json"}, args...), strings.NewReader(""), &stdout, &stderr)
+	Main(slices.Concat([]string{"--repo", w.repo, "--json"}, w.flags, args), strings.NewReader(""), &stdout, &stderr)
 	var env any
 	if err := json.Unmarshal(stdout.Bytes(), &env); err != nil {
 		w.t.Fatalf("agentpack %q: %v\nstdout %s\nstderr %s", args, err, stdout.String(), stderr.String())
@@ -233,7 +246,7 @@ func (w *cacheWorld) files(dirs ...string) []string {
 }
 
 func (w *cacheWorld) sources() []string { return w.files(filepath.Join(w.repo, "modules")) }
-func (w *cacheWorld) targets() []string { return w.files(w.proj, w.home) }
+func (w *cacheWorld) targets() []string { return w.files(w.projects[0], w.projects[1], w.home) }
 
 // cacheOp is one kind of edit; do makes one and says what it did.
 type cacheOp struct {
@@ -349,7 +362,34 @@ func (w *cacheWorld) ops() []cacheOp {
 	}
 	skillFiles := func() []string { return w.files(filepath.Join(w.repo, "modules", "skills")) }
 	manifest := filepath.Join(w.repo, "agentpack.yaml")
-	return []cacheOp{
+	// toggle makes flag one of the flags every command passes, or drops it.
+	toggle := func(flag ...string) func(*rand.Rand) string {
+		return func(*rand.Rand) string {
+			if i := slices.Index(w.flags, flag[0]); i >= 0 {
+				w.flags = slices.Delete(w.flags, i, i+len(flag))
+				return "without " + flag[0]
+			}
+			w.flags = append(w.flags, flag...)
+			return strings.Join(flag, " ")
+		}
+	}
+	var switches []cacheOp
+	if w.switches {
+		switches = []cacheOp{
+			{"other project", func(*rand.Rand) string {
+				if w.proj == w.projects[0] {
+					w.proj = w.projects[1]
+				} else {
+					w.proj = w.projects[0]
+				}
+				t.Chdir(w.proj)
+				return w.proj
+			}},
+			{"profile", toggle("--profile", "work")},
+			{"target", toggle("--target", "codex")},
+		}
+	}
+	return append(switches, []cacheOp{
 		{"source same size", edit(w.sources, false)},
 		{"source same size, new inode", edit(w.sources, true)},
 		{"source grows", appendLine(w.sources)},
@@ -364,6 +404,33 @@ func (w *cacheWorld) ops() []cacheOp {
 		{"target mode", chmod(w.targets)},
 		{"target removed", remove(w.targets)},
 		{"target extra", addBeside(w.targets)},
+		{"overlay", func(rng *rand.Rand) string {
+			// A replacement of one of the skill's files in its global or
+			// project overlay folder, or the removal of one there.
+			scope := [...]string{"global", "project"}[rng.IntN(2)]
+			a := w.run("overlay", "path", "skill:release-notes", "--scope", scope)
+			data, _ := a.Data.(map[string]any)
+			dir, _ := data["overlay_dir"].(string)
+			src := pick(rng, skillFiles())
+			if dir == "" || src == "" {
+				return "nothing"
+			}
+			rel, err := filepath.Rel(filepath.Join(w.repo, "modules", "skills", "release-notes"), src)
+			must(err)
+			if strings.HasPrefix(rel, "..") {
+				return "nothing"
+			}
+			dst := filepath.Join(dir, rel)
+			if _, err := os.Stat(dst); err == nil && rng.IntN(2) == 0 {
+				must(os.Remove(dst))
+				return "removed " + dst
+			}
+			old, err := os.ReadFile(src)
+			must(err)
+			must(os.MkdirAll(filepath.Dir(dst), 0o755))
+			must(os.WriteFile(dst, append(old, fmt.Sprintf("overlaid %d\n", rng.IntN(1000))...), 0o644))
+			return dst
+		}},
 		{"manifest", func(rng *rand.Rand) string {
 			data, err := os.ReadFile(manifest)
 			must(err)
@@ -387,5 +454,5 @@ func (w *cacheWorld) ops() []cacheOp {
 			w.run("rollback", "--last", "--yes")
 			return "rollback --last"
 		}},
-	}
+	}...)
 }

@@ -162,7 +162,10 @@ func (wr *Writer) undoFailed(err error) error {
 // nManifests manifests that record them, calling tick after each target
 // file it changes and, when set, wrote with the bytes of each file it
 // writes (a transaction saves them in its pack). Apply and dry run share it.
-func (wr *Writer) performAll(sys fsys.System, writes []write, nManifests int, tick func(), wrote func(*write, []byte) error) error {
+// With prune, the folders its removals empty go too ([emptiedDirs]); a
+// restore, which puts back what was there, removes only the folders the
+// applies it undoes created.
+func (wr *Writer) performAll(sys fsys.System, writes []write, nManifests int, tick func(), wrote func(*write, []byte) error, prune bool) error {
 	files, manifests := writes[:len(writes)-nManifests], writes[len(writes)-nManifests:]
 	guard := plan.NewLinkGuard(sys)
 	errs := make([]error, len(files))
@@ -180,7 +183,9 @@ func (wr *Writer) performAll(sys fsys.System, writes []write, nManifests int, ti
 		if err != nil {
 			return err
 		}
-		emptied.removed(files[i])
+		if prune {
+			emptied.removed(files[i])
+		}
 	}
 	// Folders the removals emptied go once all files are done: one look
 	// at each folder, not one per file removed from it.
@@ -189,7 +194,9 @@ func (wr *Writer) performAll(sys fsys.System, writes []write, nManifests int, ti
 		if err := wr.perform(sys, guard, &manifests[i], wrote); err != nil {
 			return err
 		}
-		emptied.removed(manifests[i])
+		if prune {
+			emptied.removed(manifests[i])
+		}
 	}
 	emptied.prune(sys)
 	return nil
@@ -217,7 +224,7 @@ func (wr *Writer) DryRun(d Deployment) ([]fsys.Op, error) {
 		return nil, err
 	}
 	sys := fsys.NewDryRunSystem(wr.Sys)
-	if err := wr.performAll(sys, writes, manifests, func() {}, nil); err != nil {
+	if err := wr.performAll(sys, writes, manifests, func() {}, nil, true); err != nil {
 		return nil, err
 	}
 	return sys.Ops(), nil

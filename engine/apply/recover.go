@@ -85,7 +85,6 @@ func (wr *Writer) Recover() ([]string, error) {
 		}
 	}
 	guard := plan.NewLinkGuard(wr.Sys)
-	emptied := newEmptiedDirs()
 	for _, s := range steps {
 		root, path := recorded(s.f.Root, s.f.Path)
 		if err := guard.Check(root, path); err != nil {
@@ -95,7 +94,6 @@ func (wr *Writer) Recover() ([]string, error) {
 			if err := wr.Sys.Remove(path); err != nil {
 				return nil, err
 			}
-			emptied.removed(write{change: &snapshots.FileChange{Root: root.String(), Path: path.String()}, remove: true})
 			continue
 		}
 		if err := wr.Sys.WriteFile(path, s.data, fs.FileMode(s.f.Before.Mode)); err != nil {
@@ -105,7 +103,8 @@ func (wr *Writer) Recover() ([]string, error) {
 	for _, f := range j.Files {
 		wr.removeTempFiles(guard, f)
 	}
-	emptied.prune(wr.Sys)
+	// Only the folders the interrupted apply created go, once empty: a
+	// folder that was there before it stays, as everything else does.
 	removeEmptyCreatedDirs(wr.Sys, j.CreatedDirs)
 	warnings = append([]string{fmt.Sprintf("recovered from an interrupted %q (pid %d, started %s): put back %d file(s) as they were before it",
 		j.Command, j.PID, j.StartedAt.Format(time.RFC3339), len(steps))}, warnings...)

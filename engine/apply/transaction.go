@@ -76,11 +76,13 @@ func (wr *Writer) commit(rec *snapshots.Record, pack *snapshots.Pack, writes []w
 		_, err := pack.Add(data)
 		return err
 	}
-	if err := wr.performAll(sys, writes, nTail, wr.progress(changing), saveAfter); err != nil {
+	if err := wr.performAll(sys, writes, nTail, wr.progress(changing), saveAfter, rec.Kind != snapshots.KindRollback); err != nil {
 		_ = pack.Close()
 		return wr.undoFailed(err)
 	}
-	// Folders the undone applies created go too, once nothing is left in them.
+	// Folders the undone applies created go too, once nothing is left in
+	// them (a rollback removes no other folder: one that was there before
+	// the apply it undoes, empty or made by the user, stays).
 	removeEmptyCreatedDirs(sys, undoneDirs)
 	if err := pack.Close(); err != nil {
 		return wr.undoFailed(packFailed(err, store))

@@ -55,13 +55,81 @@ func TestCachesAgreeUnderRandomEdits(t *testing.T) {
 func TestMCPCacheAgreesUnderRandomEdits(t *testing.T) {
 	w := newCacheWorld(t)
 	w.run("deploy", "--apply", "--yes")
+	call := w.mcpSession(false)
+	w.steps(func(step int, what string) {
+		for _, tool := range []string{"status", "plan", "status", "diff"} {
+			w.agree(step, what, tool, call(tool, nil))
+		}
+	})
+}
+
+// TestMCPDeployApplyUnderRandomEdits: through one long-lived MCP server
+// with its cache, after each random step a deploy preview issues a
+// confirm token, sometimes another edit follows, then deploy_apply
+// (--force --adopt) either refuses without writing anything (the plan is
+// no longer the one confirmed) or leaves everything in sync: a plan made
+// with no cache at all has nothing to do.
+func TestMCPDeployApplyUnderRandomEdits(t *testing.T) {
+	w := newCacheWorld(t)
+	w.run("deploy", "--apply", "--yes")
+	call := w.mcpSession(true)
+	ops := w.ops()
+	var rng *rand.Rand
+	w.steps(func(step int, what string) {
+		if rng == nil {
+			rng = rand.New(rand.NewPCG(w.seed, 1))
+		}
+		preview := call("deploy", nil)
+		data, _ := preview.Data.(map[string]any)
+		token, _ := data["confirm_token"].(string)
+		if !preview.OK || token == "" {
+			t.Fatalf("step %d (%s): deploy preview:\n%s", step, what, indent(preview))
+		}
+		if rng.IntN(2) == 0 {
+			if op := ops[rng.IntN(len(ops))]; op.name != "deploy" && op.name != "rollback" {
+				what += "; then " + op.name + ": " + op.do(rng)
+			}
+		}
+		before := w.tree()
+		applied := call("deploy_apply", map[string]any{"yes": true, "confirm_token": token, "force": true, "adopt": true})
+		if !applied.OK {
+			errs, _ := applied.Errors.([]any)
+			code := ""
+			if len(errs) == 1 {
+				code, _ = errs[0].(map[string]any)["code"].(string)
+			}
+			if code != "E_CONFIRM_TOKEN_MISMATCH" {
+				t.Fatalf("step %d (%s): deploy_apply:\n%s\n(replay with AGENTPACK_TEST_SEED=%d)", step, what, indent(applied), w.seed)
+			}
+			if after := w.tree(); !reflect.DeepEqual(before, after) {
+				t.Fatalf("step %d (%s): a refused deploy_apply changed files (replay with AGENTPACK_TEST_SEED=%d)", step, what, w.seed)
+			}
+			if testing.Verbose() {
+				t.Logf("step %d: deploy_apply refused: the plan changed (%s)", step, what)
+			}
+			return
+		}
+		if testing.Verbose() {
+			t.Logf("step %d: deploy_apply applied (%s)", step, what)
+		}
+		if p := w.runWithoutCaches("plan"); !p.OK || len(p.Data.(map[string]any)["changes"].([]any)) != 0 {
+			t.Fatalf("step %d (%s): deploy_apply succeeded, then a plan with no cache says\n%s\n(replay with AGENTPACK_TEST_SEED=%d)", step, what, indent(p), w.seed)
+		}
+	})
+}
+
+// mcpSession starts one MCP server on the world's repo and project, as an
+// IDE keeps it (write tools with allowWrite), and returns a client call.
+func (w *cacheWorld) mcpSession(allowWrite bool) func(tool string, args map[string]any) answer {
+	t := w.t
 	app := &App{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard, Env: engine.EnvFromOS()}
 	app.Globals.JSON = true
 	// The cache's own racy window (2 s) would leave it empty through
 	// steps this close together; its fine-grained-time one is the CLI's.
 	cache := engine.NewLoadCache()
 	cache.Racy = 100 * time.Millisecond
-	srv, err := mcpserver.New(mcpserver.Options{Env: app.Env, NewEngine: app.newEngine, Defaults: engine.Request{Repo: w.repo}, LoadCache: cache})
+	srv, err := mcpserver.New(mcpserver.Options{Env: app.Env, NewEngine: app.newEngine, Defaults: engine.Request{Repo: w.repo},
+		LoadCache: cache, AllowWrite: allowWrite})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,20 +143,18 @@ func TestMCPCacheAgreesUnderRandomEdits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { cs.Close(); ss.Wait() }()
-	call := func(tool string) answer {
+	t.Cleanup(func() { cs.Close(); ss.Wait(); cache.Close() })
+	return func(tool string, args map[string]any) answer {
 		t.Helper()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})
+		if args == nil {
+			args = map[string]any{}
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 		if err != nil {
 			t.Fatalf("call %s: %v", tool, err)
 		}
 		return answerOf(t, res.StructuredContent)
 	}
-	w.steps(func(step int, what string) {
-		for _, tool := range []string{"status", "plan", "status", "diff"} {
-			w.agree(step, what, tool, call(tool))
-		}
-	})
 }
 
 // steps makes the test's random edits, calling check after each.
@@ -470,7 +536,8 @@ func (w *cacheWorld) ops() []cacheOp {
 // files, changed modes, overlays, other profiles, targets and projects), a
 // deploy that may replace anything (--force --adopt) followed by
 // `rollback --last` leaves every file of the projects and the home as it
-// was before the deploy: the same bytes, mode and presence.
+// was before the deploy: the same bytes, mode and presence. Between the
+// two, plan and status find everything in sync.
 func TestDeployThenRollbackRestoresUnderRandomEdits(t *testing.T) {
 	w := newCacheWorld(t)
 	w.switches = true
@@ -483,6 +550,17 @@ func TestDeployThenRollbackRestoresUnderRandomEdits(t *testing.T) {
 		}
 		if data, _ := d.Data.(map[string]any); data["snapshot_id"] == nil {
 			return // nothing to do
+		}
+		// What the deploy left is in sync: nothing to plan, nothing in
+		// status but files no module writes.
+		if p := w.runWithoutCaches("plan"); !p.OK || len(p.Data.(map[string]any)["changes"].([]any)) != 0 {
+			t.Fatalf("step %d (%s): a plan right after deploy --force --adopt says\n%s\n(replay with AGENTPACK_TEST_SEED=%d)", step, what, indent(p), w.seed)
+		}
+		st := w.runWithoutCaches("status")
+		for _, item := range st.Data.(map[string]any)["drift"].([]any) {
+			if kind := item.(map[string]any)["kind"]; kind != "extra" {
+				t.Fatalf("step %d (%s): status right after deploy --force --adopt says\n%s\n(replay with AGENTPACK_TEST_SEED=%d)", step, what, indent(st), w.seed)
+			}
 		}
 		if r := w.run("rollback", "--last", "--yes"); !r.OK {
 			t.Fatalf("step %d (%s): rollback failed: %v (replay with AGENTPACK_TEST_SEED=%d)", step, what, r.Errors, w.seed)

@@ -215,6 +215,25 @@ func newCacheWorld(t *testing.T) *cacheWorld {
 	if err := os.CopyFS(w.repo, os.DirFS("../../fixtures/quickstart")); err != nil {
 		t.Fatal(err)
 	}
+	// An MCP server too: each target owns one entry of a config file it
+	// shares with the user (keyed files).
+	mcpModule := filepath.Join(w.repo, "modules", "mcp", "fs.yaml")
+	if err := os.MkdirAll(filepath.Dir(mcpModule), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mcpModule, []byte("name: fs\ncommand: npx\nargs: [\"-y\", \"@modelcontextprotocol/server-filesystem\", \".\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(w.repo, "agentpack.yaml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("  - id: mcp:fs\n    type: mcp\n    tags: [base]\n    source:\n      local_path:\n        path: modules/mcp/fs.yaml\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	for _, d := range []string{w.home, filepath.Join(w.projects[0], ".git"), filepath.Join(w.projects[1], ".git")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -312,7 +331,73 @@ func (w *cacheWorld) files(dirs ...string) []string {
 }
 
 func (w *cacheWorld) sources() []string { return w.files(filepath.Join(w.repo, "modules")) }
+
+// textSources are the sources a byte may change in (not the MCP module's
+// YAML, which the "mcp module" step edits).
+func (w *cacheWorld) textSources() []string {
+	return slices.DeleteFunc(w.sources(), func(p string) bool { return filepath.Ext(p) == ".yaml" })
+}
 func (w *cacheWorld) targets() []string { return w.files(w.projects[0], w.projects[1], w.home) }
+
+// configs are the target files agentpack shares with the user (an MCP
+// server's entry in a client's config), whose text must stay valid;
+// plainTargets are the others.
+func (w *cacheWorld) configs() []string {
+	return slices.DeleteFunc(w.targets(), func(p string) bool { return !isConfig(p) })
+}
+
+func (w *cacheWorld) plainTargets() []string { return slices.DeleteFunc(w.targets(), isConfig) }
+
+func isConfig(p string) bool {
+	return slices.Contains([]string{"config.toml", ".claude.json", ".mcp.json", "mcp.json"}, filepath.Base(p))
+}
+
+// toggleEntry adds the user's own server named name to the config file at
+// path, or removes it when it is there; ours changes agentpack's own entry
+// (fs) instead, when there.
+func toggleEntry(path, name string, ours bool) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if filepath.Ext(path) == ".toml" {
+		header := "\n[mcp_servers." + name + "]\ncommand = \"mine\"\n"
+		if ours {
+			data = bytes.Replace(data, []byte(`command = "npx"`), []byte(`command = "npx2"`), 1)
+		} else if bytes.Contains(data, []byte(header)) {
+			data = bytes.Replace(data, []byte(header), nil, 1)
+		} else {
+			data = append(data, header...)
+		}
+		return os.WriteFile(path, data, 0o644)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return err
+	}
+	container := "mcpServers"
+	if filepath.Base(filepath.Dir(path)) == ".vscode" {
+		container = "servers"
+	}
+	servers, _ := doc[container].(map[string]any)
+	if servers == nil {
+		servers = map[string]any{}
+		doc[container] = servers
+	}
+	switch {
+	case ours && servers["fs"] != nil:
+		servers["fs"].(map[string]any)["command"] = "npx2"
+	case servers[name] != nil:
+		delete(servers, name)
+	default:
+		servers[name] = map[string]any{"command": "mine"}
+	}
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(out, '\n'), 0o644)
+}
 
 // cacheOp is one kind of edit; do makes one and says what it did.
 type cacheOp struct {
@@ -464,20 +549,20 @@ func (w *cacheWorld) ops() []cacheOp {
 		}
 	}
 	return append(switches, []cacheOp{
-		{"source same size", edit(w.sources, false)},
-		{"source same size, new inode", edit(w.sources, true)},
-		{"source grows", appendLine(w.sources)},
+		{"source same size", edit(w.textSources, false)},
+		{"source same size, new inode", edit(w.textSources, true)},
+		{"source grows", appendLine(w.textSources)},
 		{"source touched", touch(w.sources)},
 		{"source mode", chmod(w.sources)},
 		{"source removed", remove(skillFiles)},
 		{"source added", addBeside(skillFiles)},
-		{"target same size", edit(w.targets, false)},
-		{"target same size, new inode", edit(w.targets, true)},
-		{"target grows", appendLine(w.targets)},
+		{"target same size", edit(w.plainTargets, false)},
+		{"target same size, new inode", edit(w.plainTargets, true)},
+		{"target grows", appendLine(w.plainTargets)},
 		{"target touched", touch(w.targets)},
 		{"target mode", chmod(w.targets)},
 		{"target removed", remove(w.targets)},
-		{"target extra", addBeside(w.targets)},
+		{"target extra", addBeside(w.plainTargets)},
 		{"overlay", func(rng *rand.Rand) string {
 			// A replacement of one of the skill's files in its global or
 			// project overlay folder, or the removal of one there.
@@ -504,6 +589,29 @@ func (w *cacheWorld) ops() []cacheOp {
 			must(os.MkdirAll(filepath.Dir(dst), 0o755))
 			must(os.WriteFile(dst, append(old, fmt.Sprintf("overlaid %d\n", rng.IntN(1000))...), 0o644))
 			return dst
+		}},
+		{"mcp module", func(rng *rand.Rand) string {
+			p := filepath.Join(w.repo, "modules", "mcp", "fs.yaml")
+			data, err := os.ReadFile(p)
+			must(err)
+			from, to := []byte(`"."]`), []byte(`"./src"]`)
+			if !bytes.Contains(data, from) {
+				from, to = to, from
+			}
+			must(os.WriteFile(p, bytes.Replace(data, from, to, 1), 0o644))
+			return "its args"
+		}},
+		{"config entry", func(rng *rand.Rand) string {
+			p := pick(rng, w.configs())
+			if p == "" {
+				return "nothing"
+			}
+			ours := rng.IntN(3) == 0
+			must(toggleEntry(p, fmt.Sprintf("user%d", rng.IntN(2)), ours))
+			if ours {
+				return "agentpack's entry in " + p
+			}
+			return "the user's entry in " + p
 		}},
 		{"manifest", func(rng *rand.Rand) string {
 			data, err := os.ReadFile(manifest)

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The random tests of this file share one world (editworld_test.go): the
+// quickstart repo with an MCP server module, two projects and a home; and
+// one set of steps (editops_test.go) that edit its sources, overlays,
+// deployed files and shared config files in the ways a cache keyed by stat
+// data could miss, deploy and roll back between them.
+
+// TestCachesAgreeUnderRandomEdits edits the sources and the deployed files
+// at random, in the ways the caches could miss (same size with the old
+// mtime put back, a new inode under the same name, only the mode, only the
+// times, a file added or removed in a folder, an overlay, a config entry,
+// the manifest), and deploys and rolls back between them. After each step,
+// status, plan, diff and the deploy preview through the CLI with every
+// cache it keeps (source cache, stat cache, folder listings, decoded
+// manifests, kept answers, a state taken from a project beside) must say
+// what they say with none of them. Steps also move to a second project
+// and change the profile and the targets asked for. Half the steps wait
+// out the racy window first, so the caches trust what they recorded.
+//
+// AGENTPACK_TEST_SEED replays a run (its seed is logged);
+// AGENTPACK_TEST_STEPS runs more steps.
+func TestCachesAgreeUnderRandomEdits(t *testing.T) {
+	w := newEditWorld(t)
+	w.switches = true
+	w.run("deploy", "--apply", "--yes")
+	w.steps(func(step int, what string) {
+		for _, cmd := range []string{"status", "status", "plan", "diff", "deploy"} {
+			w.agree(step, what, cmd, w.run(cmd))
+		}
+	})
+}
+
+// TestMCPCacheAgreesUnderRandomEdits is TestCachesAgreeUnderRandomEdits
+// for one long-lived MCP server, as an IDE keeps it: its in-memory cache of
+// compiled states, trusted while its file watcher hears nothing, must
+// answer status, plan and diff as the CLI does with no cache at all, while
+// the edits, deploys and rollbacks come from other processes.
+func TestMCPCacheAgreesUnderRandomEdits(t *testing.T) {
+	w := newEditWorld(t)
+	w.run("deploy", "--apply", "--yes")
+	call := w.mcpSession(false)
+	w.steps(func(step int, what string) {
+		for _, tool := range []string{"status", "plan", "status", "diff"} {
+			w.agree(step, what, tool, call(tool, nil))
+		}
+	})
+}
+
+// TestMCPDeployApplyUnderRandomEdits: through one long-lived MCP server
+// with its cache, after each random step a deploy preview issues a
+// confirm token, sometimes another edit follows, then deploy_apply
+// (--force --adopt) either refuses without writing anything (the plan is
+// no longer the one confirmed) or leaves everything in sync: a plan made
+// with no cache at all has nothing to do.
+func TestMCPDeployApplyUnderRandomEdits(t *testing.T) {
+	w := newEditWorld(t)
+	w.run("deploy", "--apply", "--yes")
+	call := w.mcpSession(true)
+	ops := w.ops()
+	var rng *rand.Rand
+	w.steps(func(step int, what string) {
+		if rng == nil {
+			rng = rand.New(rand.NewPCG(w.seed, 1))
+		}
+		preview := call("deploy", nil)
+		data, _ := preview.Data.(map[string]any)
+		token, _ := data["confirm_token"].(string)
+		if !preview.OK || token == "" {
+			t.Fatalf("step %d (%s): deploy preview:\n%s", step, what, indent(preview))
+		}
+		if rng.IntN(2) == 0 {
+			if op := ops[rng.IntN(len(ops))]; op.name != "deploy" && op.name != "rollback" {
+				what += "; then " + op.name + ": " + op.do(rng)
+			}
+		}
+		before := w.tree()
+		applied := call("deploy_apply", map[string]any{"yes": true, "confirm_token": token, "force": true, "adopt": true})
+		if !applied.OK {
+			errs, _ := applied.Errors.([]any)
+			code := ""
+			if len(errs) == 1 {
+				code, _ = errs[0].(map[string]any)["code"].(string)
+			}
+			if code != "E_CONFIRM_TOKEN_MISMATCH" {
+				t.Fatalf("step %d (%s): deploy_apply:\n%s\n(replay with AGENTPACK_TEST_SEED=%d)", step, what, indent(applied), w.seed)
+			}
+			if after := w.tree(); !reflect.DeepEqual(before, after) {
+				t.Fatalf("step %d (%s): a refused deploy_apply changed files (replay with AGENTPACK_TEST_SEED=%d)", step, what, w.seed)
+			}
+			if testing.Verbose() {
+				t.Logf("step %d: deploy_apply refused: the plan changed (%s)", step, what)
+			}
+			return
+		}
+		if testing.Verbose() {
+			t.Logf("step %d: deploy_apply applied (%s)", step, what)
+		}
+		if p := w.runWithoutCaches("plan"); !p.OK || len(p.Data.(map[string]any)["changes"].([]any)) != 0 {
+			t.Fatalf("step %d (%s): deploy_apply succeeded, then a plan with no cache says\n%s\n(replay with AGENTPACK_TEST_SEED=%d)", step, what, indent(p), w.seed)
+		}
+	})
+}
+
+// TestDeployThenRollbackRestoresUnderRandomEdits: after each of the random
+// steps of TestCachesAgreeUnderRandomEdits (edited, removed and extra
+// files, changed modes, overlays, other profiles, targets and projects), a
+// deploy that may replace anything (--force --adopt) followed by
+// `rollback --last` leaves every file of the projects and the home as it
+// was before the deploy: the same bytes, mode and presence. Between the
+// two, plan and status find everything in sync.
+func TestDeployThenRollbackRestoresUnderRandomEdits(t *testing.T) {
+	w := newEditWorld(t)
+	w.switches = true
+	w.run("deploy", "--apply", "--yes")
+	w.steps(func(step int, what string) {
+		before := w.tree()
+		d := w.run("deploy", "--apply", "--yes", "--force", "--adopt")
+		if !d.OK {
+			t.Fatalf("step %d (%s): deploy --force --adopt failed: %v (replay with AGENTPACK_TEST_SEED=%d)", step, what, d.Errors, w.seed)
+		}
+		if data, _ := d.Data.(map[string]any); data["snapshot_id"] == nil {
+			return // nothing to do
+		}
+		// What the deploy left is in sync: nothing to plan, nothing in
+		// status but files no module writes.
+		if p := w.runWithoutCaches("plan"); !p.OK || len(p.Data.(map[string]any)["changes"].([]any)) != 0 {
+			t.Fatalf("step %d (%s): a plan right after deploy --force --adopt says\n%s\n(replay with AGENTPACK_TEST_SEED=%d)", step, what, indent(p), w.seed)
+		}
+		st := w.runWithoutCaches("status")
+		for _, item := range st.Data.(map[string]any)["drift"].([]any) {
+			if kind := item.(map[string]any)["kind"]; kind != "extra" {
+				t.Fatalf("step %d (%s): status right after deploy --force --adopt says\n%s\n(replay with AGENTPACK_TEST_SEED=%d)", step, what, indent(st), w.seed)
+			}
+		}
+		if r := w.run("rollback", "--last", "--yes"); !r.OK {
+			t.Fatalf("step %d (%s): rollback failed: %v (replay with AGENTPACK_TEST_SEED=%d)", step, what, r.Errors, w.seed)
+		}
+		if after := w.tree(); !reflect.DeepEqual(before, after) {
+			var diff []string
+			for p, b := range before {
+				if a, ok := after[p]; !ok || a != b {
+					diff = append(diff, fmt.Sprintf("%s: %q before, %q after", p, b, after[p]))
+				}
+			}
+			for p, a := range after {
+				if _, ok := before[p]; !ok {
+					diff = append(diff, fmt.Sprintf("%s: none before, %q after", p, a))
+				}
+			}
+			slices.Sort(diff)
+			t.Fatalf("step %d (%s): deploy and rollback changed\n%s\n(replay with AGENTPACK_TEST_SEED=%d)", step, what, strings.Join(diff, "\n"), w.seed)
+		}
+	})
+}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/mcpserver"
+	"github.com/agentpack/agentpack/schemas/schematest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -89,7 +90,9 @@ func indent(a answer) string {
 	return string(out)
 }
 
-// run runs agentpack --json with args against the repo, in process.
+// run runs agentpack --json with args against the repo, in process; its
+// envelope must be valid against the schemas, whatever state the steps
+// left.
 func (w *editWorld) run(args ...string) answer {
 	w.t.Helper()
 	var stdout, stderr bytes.Buffer
@@ -97,6 +100,9 @@ func (w *editWorld) run(args ...string) answer {
 	var env any
 	if err := json.Unmarshal(stdout.Bytes(), &env); err != nil {
 		w.t.Fatalf("agentpack %q: %v\nstdout %s\nstderr %s", args, err, stdout.String(), stderr.String())
+	}
+	if err := schematest.Validate(stdout.Bytes()); err != nil {
+		w.t.Fatalf("agentpack %q: invalid envelope: %v\n%s", args, err, stdout.String())
 	}
 	return answerOf(w.t, env)
 }
@@ -262,6 +268,13 @@ func (w *editWorld) mcpSession(allowWrite bool) func(tool string, args map[strin
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 		if err != nil {
 			t.Fatalf("call %s: %v", tool, err)
+		}
+		doc, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := schematest.Validate(doc); err != nil {
+			t.Fatalf("call %s: invalid envelope: %v\n%s", tool, err, doc)
 		}
 		return answerOf(t, res.StructuredContent)
 	}

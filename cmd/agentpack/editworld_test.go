@@ -107,6 +107,17 @@ func (w *editWorld) run(args ...string) answer {
 	return answerOf(w.t, env)
 }
 
+// runHuman runs agentpack with args against the repo as a person would
+// (no --json): whatever state the steps left, it never fails inside.
+func (w *editWorld) runHuman(args ...string) {
+	w.t.Helper()
+	var stdout, stderr bytes.Buffer
+	Main(slices.Concat([]string{"--repo", w.repo}, w.flags, args), strings.NewReader(""), &stdout, &stderr)
+	if out := stdout.String() + stderr.String(); strings.Contains(out, "internal error") || strings.Contains(out, "E_UNEXPECTED") {
+		w.t.Fatalf("agentpack %q:\n%s", args, out)
+	}
+}
+
 // answerOf is the answer of an envelope decoded from JSON.
 func answerOf(t *testing.T, envelope any) answer {
 	t.Helper()

@@ -36,6 +36,7 @@ func TestCachesAgreeUnderRandomEdits(t *testing.T) {
 	w.steps(func(step int, what string) {
 		for _, cmd := range []string{"status", "status", "plan", "diff", "deploy"} {
 			w.agree(step, what, cmd, w.run(cmd))
+			w.runHuman(cmd)
 		}
 	})
 }

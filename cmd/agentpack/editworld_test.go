@@ -327,23 +327,24 @@ func (w *editWorld) agree(step int, what, cmd string, got answer) {
 	}
 }
 
-// tree is every file and folder of the projects and the home but
-// agentpack's own home: its mode and, for a file, its bytes.
-func (w *editWorld) tree() map[string]string {
+// tree is every file and folder of the projects and the home, but
+// agentpack's own home unless withOwn (and its caches, which any command
+// may fill, in any case): its mode and, for a file, its bytes.
+func (w *editWorld) tree(withOwn bool) map[string]string {
 	out := map[string]string{}
 	for _, dir := range w.projects[:] {
-		w.walkTree(dir, out)
+		w.walkTree(dir, withOwn, out)
 	}
-	w.walkTree(w.home, out)
+	w.walkTree(w.home, withOwn, out)
 	return out
 }
 
-func (w *editWorld) walkTree(root string, out map[string]string) {
+func (w *editWorld) walkTree(root string, withOwn bool, out map[string]string) {
 	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
-		if d.IsDir() && p == w.apHome {
+		if d.IsDir() && (p == w.apHome && !withOwn || slices.Contains(w.cacheDirs(), p)) {
 			return filepath.SkipDir
 		}
 		fi, err := d.Info()

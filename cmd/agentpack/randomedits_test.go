@@ -84,7 +84,7 @@ func TestMCPDeployApplyUnderRandomEdits(t *testing.T) {
 				what += "; then " + op.name + ": " + op.do(rng)
 			}
 		}
-		before := w.tree()
+		before := w.tree(false)
 		applied := call("deploy_apply", map[string]any{"yes": true, "confirm_token": token, "force": true, "adopt": true})
 		if !applied.OK {
 			errs, _ := applied.Errors.([]any)
@@ -95,7 +95,7 @@ func TestMCPDeployApplyUnderRandomEdits(t *testing.T) {
 			if code != "E_CONFIRM_TOKEN_MISMATCH" {
 				t.Fatalf("step %d (%s): deploy_apply:\n%s\n(replay with AGENTPACK_TEST_SEED=%d)", step, what, indent(applied), w.seed)
 			}
-			if after := w.tree(); !reflect.DeepEqual(before, after) {
+			if after := w.tree(false); !reflect.DeepEqual(before, after) {
 				t.Fatalf("step %d (%s): a refused deploy_apply changed files (replay with AGENTPACK_TEST_SEED=%d)", step, what, w.seed)
 			}
 			if testing.Verbose() {
@@ -113,53 +113,91 @@ func TestMCPDeployApplyUnderRandomEdits(t *testing.T) {
 }
 
 // TestDeployThenRollbackRestoresUnderRandomEdits: after each of the random
-// steps of TestCachesAgreeUnderRandomEdits (edited, removed and extra
-// files, changed modes, overlays, other profiles, targets and projects), a
-// deploy that may replace anything (--force --adopt) followed by
-// `rollback --last` leaves every file of the projects and the home as it
-// was before the deploy: the same bytes, mode and presence. Between the
-// two, plan and status find everything in sync.
+// steps (edited, removed and extra files, changed modes, overlays, config
+// entries, other profiles, targets and projects), a deploy that may
+// replace anything (--force --adopt) followed by `rollback --last` leaves
+// every file and folder of the projects and the home as it was before the
+// deploy: the same bytes, mode and presence. Between the two, plan and
+// status find everything in sync. Each is run with --dry-run first, which
+// changes nothing (agentpack's own state included) and shows the changes
+// the real one then makes.
 func TestDeployThenRollbackRestoresUnderRandomEdits(t *testing.T) {
 	w := newEditWorld(t)
 	w.switches = true
 	w.run("deploy", "--apply", "--yes")
 	w.steps(func(step int, what string) {
-		before := w.tree()
-		d := w.run("deploy", "--apply", "--yes", "--force", "--adopt")
-		if !d.OK {
-			t.Fatalf("step %d (%s): deploy --force --adopt failed: %v (replay with AGENTPACK_TEST_SEED=%d)", step, what, d.Errors, w.seed)
+		fail := func(format string, args ...any) {
+			t.Helper()
+			t.Fatalf("step %d (%s): %s\n(replay with AGENTPACK_TEST_SEED=%d)", step, what, fmt.Sprintf(format, args...), w.seed)
 		}
-		if data, _ := d.Data.(map[string]any); data["snapshot_id"] == nil {
+		before := w.tree(false)
+		deploy := []string{"deploy", "--apply", "--yes", "--force", "--adopt"}
+		dry := w.dryRun(fail, deploy...)
+		d := w.run(deploy...)
+		if !d.OK {
+			fail("deploy --force --adopt failed: %v", d.Errors)
+		}
+		data, _ := d.Data.(map[string]any)
+		if !reflect.DeepEqual(dry.Data.(map[string]any)["changes"], data["changes"]) {
+			fail("deploy --dry-run showed\n%s\nthe deploy made\n%s", indent(dry), indent(d))
+		}
+		if data["snapshot_id"] == nil {
 			return // nothing to do
 		}
 		// What the deploy left is in sync: nothing to plan, nothing in
 		// status but files no module writes.
 		if p := w.runWithoutCaches("plan"); !p.OK || len(p.Data.(map[string]any)["changes"].([]any)) != 0 {
-			t.Fatalf("step %d (%s): a plan right after deploy --force --adopt says\n%s\n(replay with AGENTPACK_TEST_SEED=%d)", step, what, indent(p), w.seed)
+			fail("a plan right after deploy --force --adopt says\n%s", indent(p))
 		}
 		st := w.runWithoutCaches("status")
 		for _, item := range st.Data.(map[string]any)["drift"].([]any) {
 			if kind := item.(map[string]any)["kind"]; kind != "extra" {
-				t.Fatalf("step %d (%s): status right after deploy --force --adopt says\n%s\n(replay with AGENTPACK_TEST_SEED=%d)", step, what, indent(st), w.seed)
+				fail("status right after deploy --force --adopt says\n%s", indent(st))
 			}
 		}
-		if r := w.run("rollback", "--last", "--yes"); !r.OK {
-			t.Fatalf("step %d (%s): rollback failed: %v (replay with AGENTPACK_TEST_SEED=%d)", step, what, r.Errors, w.seed)
+		rollback := []string{"rollback", "--last", "--yes"}
+		dry = w.dryRun(fail, rollback...)
+		r := w.run(rollback...)
+		if !r.OK {
+			fail("rollback failed: %v", r.Errors)
 		}
-		if after := w.tree(); !reflect.DeepEqual(before, after) {
-			var diff []string
-			for p, b := range before {
-				if a, ok := after[p]; !ok || a != b {
-					diff = append(diff, fmt.Sprintf("%s: %q before, %q after", p, b, after[p]))
-				}
-			}
-			for p, a := range after {
-				if _, ok := before[p]; !ok {
-					diff = append(diff, fmt.Sprintf("%s: none before, %q after", p, a))
-				}
-			}
-			slices.Sort(diff)
-			t.Fatalf("step %d (%s): deploy and rollback changed\n%s\n(replay with AGENTPACK_TEST_SEED=%d)", step, what, strings.Join(diff, "\n"), w.seed)
+		if !reflect.DeepEqual(dry.Data.(map[string]any)["files"], r.Data.(map[string]any)["files"]) {
+			fail("rollback --dry-run showed\n%s\nthe rollback did\n%s", indent(dry), indent(r))
+		}
+		if diff := treeDiff(before, w.tree(false)); diff != "" {
+			fail("deploy and rollback changed\n%s", diff)
 		}
 	})
+}
+
+// dryRun runs args with --dry-run, which must succeed and change no file
+// or folder, agentpack's own state included (its caches may be filled, as
+// by plan).
+func (w *editWorld) dryRun(fail func(string, ...any), args ...string) answer {
+	before := w.tree(true)
+	a := w.run(append(args, "--dry-run")...)
+	if !a.OK {
+		fail("%q --dry-run failed: %v", args, a.Errors)
+	}
+	if diff := treeDiff(before, w.tree(true)); diff != "" {
+		fail("%q --dry-run changed\n%s", args, diff)
+	}
+	return a
+}
+
+// treeDiff says how two trees (editWorld.tree) differ, "" when they do not.
+func treeDiff(before, after map[string]string) string {
+	var diff []string
+	for p, b := range before {
+		if a, ok := after[p]; !ok || a != b {
+			diff = append(diff, fmt.Sprintf("%s: %q before, %q after", p, b, after[p]))
+		}
+	}
+	for p, a := range after {
+		if _, ok := before[p]; !ok {
+			diff = append(diff, fmt.Sprintf("%s: none before, %q after", p, a))
+		}
+	}
+	slices.Sort(diff)
+	return strings.Join(diff, "\n")
 }

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -200,4 +204,99 @@ func treeDiff(before, after map[string]string) string {
 	}
 	slices.Sort(diff)
 	return strings.Join(diff, "\n")
+}
+
+// TestRollbackToAnyDeployUnderRandomEdits: after each random step a deploy
+// (--force --adopt) records, for its snapshot, every target manifest and
+// the bytes of every file they list (but the config files agentpack
+// shares with the user, whose other entries are the user's); now and then
+// `rollback --to` one of those snapshots, however many deploys, rollbacks
+// and edits came after, puts every one of them back byte for byte.
+func TestRollbackToAnyDeployUnderRandomEdits(t *testing.T) {
+	w := newEditWorld(t)
+	// One project, profile and every target: each step's deploy then
+	// records every edit of a managed file before the rollback comes.
+	w.run("deploy", "--apply", "--yes")
+	deployed := map[string]map[string]string{} // snapshot id → path → bytes
+	var ids []string
+	var rng *rand.Rand
+	w.steps(func(step int, what string) {
+		fail := func(format string, args ...any) {
+			t.Helper()
+			t.Fatalf("step %d (%s): %s\n(replay with AGENTPACK_TEST_SEED=%d)", step, what, fmt.Sprintf(format, args...), w.seed)
+		}
+		if rng == nil {
+			rng = rand.New(rand.NewPCG(w.seed, 2))
+		}
+		d := w.run("deploy", "--apply", "--yes", "--force", "--adopt")
+		if !d.OK {
+			fail("deploy --force --adopt failed: %v", d.Errors)
+		}
+		if id, ok := d.Data.(map[string]any)["snapshot_id"].(string); ok {
+			deployed[id] = w.managed(t)
+			ids = append(ids, id)
+		}
+		if len(ids) == 0 || rng.IntN(4) != 0 {
+			return
+		}
+		id := ids[rng.IntN(len(ids))]
+		r := w.run("rollback", "--to", id, "--yes")
+		if !r.OK {
+			fail("rollback --to %s failed: %v", id, r.Errors)
+		}
+		now := w.managed(nil)
+		for path, want := range deployed[id] {
+			if got, ok := now[path]; !ok || got != want {
+				data, _ := os.ReadFile(path)
+				fail("after rollback --to %s, %s has\n%q\nnot, as right after that deploy,\n%q", id, path, data, want)
+			}
+		}
+	})
+}
+
+// managed is every target manifest of the projects and the home and every
+// file they list but shared config files: path → bytes. With t, it is as
+// the deploy just left it, so every listed file is there; without, a
+// file missing is left out.
+func (w *editWorld) managed(t *testing.T) map[string]string {
+	out := map[string]string{}
+	for _, root := range []string{w.projects[0], w.projects[1], w.home} {
+		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() && p == w.apHome {
+				return filepath.SkipDir
+			}
+			if d.IsDir() || !strings.HasPrefix(d.Name(), ".agentpack.manifest.") {
+				return nil
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			out[p] = string(data)
+			var m struct {
+				Files []struct {
+					Path    string `json:"path"`
+					Entries []any  `json:"entries"`
+				} `json:"managed_files"`
+			}
+			if err := json.Unmarshal(data, &m); err != nil {
+				return err
+			}
+			for _, f := range m.Files {
+				if f.Entries != nil {
+					continue
+				}
+				file := filepath.Join(filepath.Dir(p), filepath.FromSlash(f.Path))
+				data, err := os.ReadFile(file)
+				switch {
+				case err == nil:
+					out[file] = string(data)
+				case t != nil:
+					t.Fatalf("%s lists %s: %v", p, f.Path, err)
+				}
+			}
+			return nil
+		})
+	}
+	return out
 }

@@ -27,7 +27,7 @@ import (
 // status, plan, diff and the deploy preview through the CLI with every
 // cache it keeps (source cache, stat cache, folder listings, decoded
 // manifests, kept answers, a state taken from a project beside) must say
-// what they say with none of them. Steps also move to a second project
+// what they say with none of them, and status and plan must agree. Steps also move to a second project
 // and change the profile and the targets asked for. Half the steps wait
 // out the racy window first, so the caches trust what they recorded.
 //
@@ -38,11 +38,46 @@ func TestCachesAgreeUnderRandomEdits(t *testing.T) {
 	w.switches = true
 	w.run("deploy", "--apply", "--yes")
 	w.steps(func(step int, what string) {
+		got := map[string]answer{}
 		for _, cmd := range []string{"status", "status", "plan", "diff", "deploy"} {
-			w.agree(step, what, cmd, w.run(cmd))
+			got[cmd] = w.run(cmd)
+			w.agree(step, what, cmd, got[cmd])
 			w.runHuman(cmd)
 		}
+		if problem := statusCoversPlan(got["status"], got["plan"]); problem != "" {
+			t.Fatalf("step %d (%s): %s (replay with AGENTPACK_TEST_SEED=%d)", step, what, problem, w.seed)
+		}
 	})
+}
+
+// statusCoversPlan says how status and plan disagree, "" when they do not:
+// every path the plan changes is drift in status, and every path status
+// calls pending the plan changes. (Status may say more: a managed file
+// missing or edited that no module writes any more is drift the plan has
+// nothing to do about.)
+func statusCoversPlan(status, plan answer) string {
+	if !status.OK || !plan.OK {
+		return ""
+	}
+	drift := map[string]string{}
+	for _, item := range status.Data.(map[string]any)["drift"].([]any) {
+		it := item.(map[string]any)
+		drift[it["path"].(string)] = it["kind"].(string)
+	}
+	changed := map[string]bool{}
+	for _, change := range plan.Data.(map[string]any)["changes"].([]any) {
+		path := change.(map[string]any)["path"].(string)
+		changed[path] = true
+		if kind, ok := drift[path]; !ok || kind == "extra" {
+			return fmt.Sprintf("the plan changes %s, which status calls %q", path, kind)
+		}
+	}
+	for path, kind := range drift {
+		if kind == "pending" && !changed[path] {
+			return fmt.Sprintf("status calls %s pending, which the plan does not change", path)
+		}
+	}
+	return ""
 }
 
 // TestMCPCacheAgreesUnderRandomEdits is TestCachesAgreeUnderRandomEdits

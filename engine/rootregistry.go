@@ -44,7 +44,9 @@ func (e *Engine) staleRoots(st *State, d *desired.State) []desired.Root {
 	var out []desired.Root
 	for _, r := range e.readRoots() {
 		key := desired.Root{Target: r.Target, Path: r.Root}
-		if r.Repo != st.Repo || current[key] {
+		// A root outside every project (in the home) is registered once
+		// for each project deployed from: it is stale once.
+		if r.Repo != st.Repo || current[key] || slices.Contains(out, key) {
 			continue
 		}
 		// A target narrowed away with --target is left alone; a target

@@ -197,11 +197,16 @@ func (w *editWorld) mcpModule(*rand.Rand) string {
 	return "its args"
 }
 
-// manifest moves the reviewer agent between the work and base profiles.
-func (w *editWorld) manifest(*rand.Rand) string {
-	const at = "\n    source:\n      local_path:\n        path: modules/agents"
+// manifest moves the reviewer agent or the MCP server between the work
+// and base profiles: out of the default one, its files (or its entries of
+// the shared config files) go at the next deploy.
+func (w *editWorld) manifest(rng *rand.Rand) string {
+	module, at := "agent:reviewer", "\n    source:\n      local_path:\n        path: modules/agents"
+	if rng.IntN(2) == 0 {
+		module, at = "mcp:fs", "\n    source:\n      local_path:\n        path: modules/mcp"
+	}
 	w.swap(filepath.Join(w.repo, "agentpack.yaml"), "tags: [work]"+at, "tags: [base]"+at)
-	return "agent:reviewer's tags"
+	return module + "'s tags"
 }
 
 // swap replaces a with b in the file at path, or b with a when a is not

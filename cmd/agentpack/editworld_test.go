@@ -20,6 +20,7 @@ import (
 	"github.com/agentpack/agentpack/mcpserver"
 	"github.com/agentpack/agentpack/schemas/schematest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/pelletier/go-toml/v2"
 )
 
 // editWorld is a repo, two projects (proj is the working one) and a home
@@ -359,4 +360,36 @@ func (w *editWorld) walkTree(root string, withOwn bool, out map[string]string) {
 		out[p] = v
 		return nil
 	})
+}
+
+// usersConfig is what the config files agentpack shares with the user say
+// besides agentpack's own server entry (fs): path → that document as
+// canonical JSON. A deploy or rollback must never change it.
+func (w *editWorld) usersConfig() map[string]string {
+	out := map[string]string{}
+	for _, path := range w.configs() {
+		data, err := os.ReadFile(path)
+		w.must(err)
+		var doc map[string]any
+		container := "mcpServers"
+		switch {
+		case filepath.Ext(path) == ".toml":
+			err, container = toml.Unmarshal(data, &doc), "mcp_servers"
+		case filepath.Base(filepath.Dir(path)) == ".vscode":
+			err, container = json.Unmarshal(data, &doc), "servers"
+		default:
+			err = json.Unmarshal(data, &doc)
+		}
+		w.must(err)
+		if servers, ok := doc[container].(map[string]any); ok {
+			delete(servers, "fs")
+			if len(servers) == 0 {
+				delete(doc, container)
+			}
+		}
+		canonical, err := json.Marshal(doc)
+		w.must(err)
+		out[path] = string(canonical)
+	}
+	return out
 }

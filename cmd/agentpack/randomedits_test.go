@@ -169,12 +169,20 @@ func TestDeployThenRollbackRestoresUnderRandomEdits(t *testing.T) {
 			t.Helper()
 			t.Fatalf("step %d (%s): %s\n(replay with AGENTPACK_TEST_SEED=%d)", step, what, fmt.Sprintf(format, args...), w.seed)
 		}
-		before := w.tree(false)
+		before, users := w.tree(false), w.usersConfig()
 		deploy := []string{"deploy", "--apply", "--yes", "--force", "--adopt"}
 		dry := w.dryRun(fail, deploy...)
 		d := w.run(deploy...)
 		if !d.OK {
 			fail("deploy --force --adopt failed: %v", d.Errors)
+		}
+		// The user's part of a shared config file is theirs: the deploy
+		// changes only agentpack's entry (a file it removes, it had made).
+		after := w.usersConfig()
+		for path, was := range users {
+			if now, ok := after[path]; ok && now != was || !ok && was != "{}" {
+				fail("the deploy changed the user's part of %s:\n%s\nwas\n%s", path, now, was)
+			}
 		}
 		data, _ := d.Data.(map[string]any)
 		if !reflect.DeepEqual(dry.Data.(map[string]any)["changes"], data["changes"]) {

@@ -53,6 +53,7 @@ func (w *editWorld) ops() []editOp {
 		{"overlay", onePath(skillFiles, w.overlay)},
 		{"mcp module", w.mcpModule},
 		{"manifest", w.manifest},
+		{"targets", w.targetsConfig},
 		{"deploy", func(rng *rand.Rand) string {
 			args := []string{"deploy", "--apply", "--yes"}
 			if rng.IntN(2) == 0 {
@@ -207,6 +208,19 @@ func (w *editWorld) manifest(rng *rand.Rand) string {
 	}
 	w.swap(filepath.Join(w.repo, "agentpack.yaml"), "tags: [work]"+at, "tags: [base]"+at)
 	return module + "'s tags"
+}
+
+// targetsConfig changes the targets agentpack.yaml configures: cursor
+// goes or comes back (its files go with it), or codex moves between both
+// scopes and the project's alone.
+func (w *editWorld) targetsConfig(rng *rand.Rand) string {
+	manifest := filepath.Join(w.repo, "agentpack.yaml")
+	if rng.IntN(2) == 0 {
+		w.swap(manifest, "  cursor:\n    mode: files\n    scope: project\n", "  # no cursor\n")
+		return "cursor configured or not"
+	}
+	w.swap(manifest, "  codex:\n    mode: files\n    scope: both\n", "  codex:\n    mode: files\n    scope: project\n")
+	return "codex's scope"
 }
 
 // swap replaces a with b in the file at path, or b with a when a is not

@@ -208,13 +208,16 @@ func toggleEntry(path, name string, ours bool) error {
 		return err
 	}
 	if filepath.Ext(path) == ".toml" {
-		header := "\n[mcp_servers." + name + "]\ncommand = \"mine\"\n"
-		if ours {
+		// The table, wherever an edit of agentpack's left it (at the top of
+		// the file, without the blank line before it).
+		table := "[mcp_servers." + name + "]\ncommand = \"mine\"\n"
+		switch {
+		case ours:
 			data = bytes.Replace(data, []byte(`command = "npx"`), []byte(`command = "npx2"`), 1)
-		} else if bytes.Contains(data, []byte(header)) {
-			data = bytes.Replace(data, []byte(header), nil, 1)
-		} else {
-			data = append(data, header...)
+		case bytes.Contains(data, []byte(table)):
+			data = bytes.Replace(data, []byte(table), nil, 1)
+		default:
+			data = append(data, "\n"+table...)
 		}
 		return os.WriteFile(path, data, 0o644)
 	}

@@ -106,13 +106,14 @@ func (c *LoadCache) watcherLocked() *fsys.Watcher {
 func (c *LoadCache) current(h *cachedLoad, sys fsys.System) bool {
 	c.mu.Lock()
 	w := c.watcher
+	trustable := w != nil && h.watched && time.Since(h.checked) < c.Recheck
 	c.mu.Unlock()
 	var gen uint64
 	if w != nil {
-		synced := w.Sync()
+		synced := trustable && w.Sync() // a sync for an entry checked anyway is wasted
 		gen = w.Generation()
 		c.mu.Lock()
-		trusted := synced && h.watched && h.gen == gen && time.Since(h.checked) < c.Recheck
+		trusted := synced && h.gen == gen
 		c.mu.Unlock()
 		if trusted {
 			return true

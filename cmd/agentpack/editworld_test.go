@@ -108,6 +108,12 @@ func (w *editWorld) run(args ...string) answer {
 	return answerOf(w.t, env)
 }
 
+// exitCode runs agentpack --json with args against the repo, in process,
+// and returns its exit code.
+func (w *editWorld) exitCode(args ...string) int {
+	return Main(slices.Concat([]string{"--repo", w.repo, "--json"}, w.flags, args), strings.NewReader(""), io.Discard, io.Discard)
+}
+
 // runHuman runs agentpack with args against the repo as a person would
 // (no --json): whatever state the steps left, it never fails inside.
 func (w *editWorld) runHuman(args ...string) {

@@ -27,7 +27,8 @@ import (
 // status, plan, diff and the deploy preview through the CLI with every
 // cache it keeps (source cache, stat cache, folder listings, decoded
 // manifests, kept answers, a state taken from a project beside) must say
-// what they say with none of them, and status and plan must agree. Steps also move to a second project
+// what they say with none of them, status and plan must agree, and
+// their --exit-code must say whether there is anything to do. Steps also move to a second project
 // and change the profile and the targets asked for. Half the steps wait
 // out the racy window first, so the caches trust what they recorded.
 //
@@ -46,6 +47,19 @@ func TestCachesAgreeUnderRandomEdits(t *testing.T) {
 		}
 		if problem := statusCoversPlan(got["status"], got["plan"]); problem != "" {
 			t.Fatalf("step %d (%s): %s (replay with AGENTPACK_TEST_SEED=%d)", step, what, problem, w.seed)
+		}
+		// CI's --exit-code: 2 when there is something to do, 0 when not.
+		for cmd, list := range map[string]string{"status": "drift", "plan": "changes"} {
+			if !got[cmd].OK {
+				continue
+			}
+			want := 0
+			if len(got[cmd].Data.(map[string]any)[list].([]any)) > 0 {
+				want = 2
+			}
+			if code := w.exitCode(cmd, "--exit-code"); code != want {
+				t.Fatalf("step %d (%s): %s --exit-code exits %d, want %d (replay with AGENTPACK_TEST_SEED=%d)", step, what, cmd, code, want, w.seed)
+			}
 		}
 	})
 }

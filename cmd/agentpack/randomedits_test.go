@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -11,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/bluekeyes/go-gitdiff/gitdiff"
 )
 
 // The random tests of this file share one world (editworld_test.go): the
@@ -171,7 +174,8 @@ func TestMCPDeployApplyUnderRandomEdits(t *testing.T) {
 // replace anything (--force --adopt) followed by `rollback --last` leaves
 // every file and folder of the projects and the home as it was before the
 // deploy: the same bytes, mode and presence. Between the two, plan and
-// status find everything in sync. Each is run with --dry-run first, which
+// status find everything in sync, and the diff shown before the deploy is
+// what it wrote. Each is run with --dry-run first, which
 // changes nothing (agentpack's own state included) and shows the changes
 // the real one then makes.
 func TestDeployThenRollbackRestoresUnderRandomEdits(t *testing.T) {
@@ -184,11 +188,15 @@ func TestDeployThenRollbackRestoresUnderRandomEdits(t *testing.T) {
 			t.Fatalf("step %d (%s): %s\n(replay with AGENTPACK_TEST_SEED=%d)", step, what, fmt.Sprintf(format, args...), w.seed)
 		}
 		before, users := w.tree(false), w.usersConfig()
+		shown := w.run("diff")
 		deploy := []string{"deploy", "--apply", "--yes", "--force", "--adopt"}
 		dry := w.dryRun(fail, deploy...)
 		d := w.run(deploy...)
 		if !d.OK {
 			fail("deploy --force --adopt failed: %v", d.Errors)
+		}
+		if problem := diffShowsDeploy(shown, before); problem != "" {
+			fail("%s", problem)
 		}
 		// The user's part of a shared config file is theirs: the deploy
 		// changes only agentpack's entry (a file it removes, it had made).
@@ -229,6 +237,41 @@ func TestDeployThenRollbackRestoresUnderRandomEdits(t *testing.T) {
 			fail("deploy and rollback changed\n%s", diff)
 		}
 	})
+}
+
+// diffShowsDeploy says where a diff, shown when the files were as in
+// before (editWorld.tree), is not what the deploy after it wrote: each
+// unified diff applied to the bytes the file had gives the bytes it has
+// now ("" when every one does). Entry-level diffs of shared config files
+// and files left without a diff (binary, too large) are not checked.
+func diffShowsDeploy(shown answer, before map[string]string) string {
+	if !shown.OK {
+		return ""
+	}
+	for _, change := range shown.Data.(map[string]any)["changes"].([]any) {
+		c := change.(map[string]any)
+		unified, _ := c["unified"].(string)
+		path := c["path"].(string)
+		if !strings.Contains(unified, "\n@@ ") || c["entries"] != nil || c["op"] == "delete" {
+			continue // no hunk: the file's mode alone changes
+		}
+		files, _, err := gitdiff.Parse(strings.NewReader(unified))
+		if err != nil || len(files) != 1 {
+			return fmt.Sprintf("the diff of %s does not parse (%v):\n%s", path, err, unified)
+		}
+		old := ""
+		if v, ok := before[path]; ok {
+			old = v[strings.Index(v, " ")+1:] // after the mode
+		}
+		var patched bytes.Buffer
+		if err := gitdiff.Apply(&patched, strings.NewReader(old), files[0]); err != nil {
+			return fmt.Sprintf("the diff of %s does not apply to its bytes (%v):\n%s", path, err, unified)
+		}
+		if now, err := os.ReadFile(path); err != nil || !bytes.Equal(now, patched.Bytes()) {
+			return fmt.Sprintf("the diff of %s gives\n%q\nthe deploy wrote\n%q", path, patched.Bytes(), now)
+		}
+	}
+	return ""
 }
 
 // dryRun runs args with --dry-run, which must succeed and change no file

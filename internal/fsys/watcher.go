@@ -3,6 +3,7 @@ package fsys
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,16 +43,15 @@ type Watcher struct {
 	whole map[string]bool
 	done  chan struct{}
 
-	// marker is a file in a folder of the watcher's own, whose events
-	// [Watcher.Sync] waits for ("" when it could not be made); marks
-	// counts them and heard is signalled at each.
-	marker string
-	marks  atomic.Uint64
-	heard  chan struct{}
-	// syncMu makes one Sync at a time, so the event it waits for is its
-	// own; unsynced is set once one was not heard in time.
-	syncMu   sync.Mutex
-	unsynced bool
+	// markers is a folder of the watcher's own ("" when it could not be
+	// made), where [Watcher.Sync] makes a file named by its number (seq)
+	// and waits to hear it; heard is the highest number heard so far, and
+	// heardCh is closed (and made again) when it moves.
+	markers string
+	seq     atomic.Uint64
+	heard   atomic.Uint64
+	heardMu sync.Mutex
+	heardCh chan struct{}
 }
 
 // syncWait is how long [Watcher.Sync] waits to hear its marker.
@@ -64,11 +64,10 @@ func NewWatcher() (*Watcher, error) {
 		return nil, err
 	}
 	w := &Watcher{fw: fw, watched: map[string]bool{}, named: map[string]bool{}, whole: map[string]bool{}, done: make(chan struct{}),
-		heard: make(chan struct{}, 1)}
+		heardCh: make(chan struct{})}
 	if dir, err := os.MkdirTemp("", "agentpack-watch-"); err == nil {
-		marker := filepath.Join(dir, "sync")
-		if os.WriteFile(marker, nil, 0o600) == nil && fw.Add(dir) == nil {
-			w.marker = marker
+		if fw.Add(dir) == nil {
+			w.markers = dir
 		} else {
 			_ = os.RemoveAll(dir)
 		}
@@ -78,39 +77,51 @@ func NewWatcher() (*Watcher, error) {
 }
 
 // Sync returns once every event the kernel queued before it was called
-// has been counted: it touches its marker and waits to hear it (the
-// kernel hands one watcher's events over in the order they happened). It
-// reports false when it cannot tell (no marker, or the marker not heard
-// within syncWait, after which it never tries again): the caller must
-// then check by stat data. Without it, a change made just before a call
-// could be heard only after the call trusted the generation.
+// has been counted: it makes a marker file and waits to hear it, or one
+// made after it (the kernel hands one watcher's events over in the order
+// they happened). It reports false when it cannot tell (no marker folder,
+// or the marker not heard within syncWait): the caller must then check by
+// stat data. Without it, a change made just before a call could be heard
+// only after the call trusted the generation. A marker heard late, after
+// its Sync gave up, is no later Sync's: each waits for its own number.
 func (w *Watcher) Sync() bool {
-	w.syncMu.Lock()
-	defer w.syncMu.Unlock()
-	if w.marker == "" || w.unsynced {
+	if w.markers == "" {
 		return false
 	}
-	select {
-	case <-w.heard: // an earlier Sync's, already counted
-	default:
-	}
-	n := w.marks.Load()
-	now := time.Now()
-	if os.Chtimes(w.marker, now, now) != nil {
-		w.unsynced = true
+	seq := w.seq.Add(1)
+	marker := filepath.Join(w.markers, strconv.FormatUint(seq, 10))
+	if os.WriteFile(marker, nil, 0o600) != nil {
 		return false
 	}
+	defer os.Remove(marker)
 	timeout := time.NewTimer(syncWait)
 	defer timeout.Stop()
-	for w.marks.Load() == n {
+	for {
+		w.heardMu.Lock()
+		moved := w.heardCh
+		w.heardMu.Unlock()
+		if w.heard.Load() >= seq {
+			return true
+		}
 		select {
-		case <-w.heard:
+		case <-moved:
 		case <-timeout.C:
-			w.unsynced = true
 			return false
 		}
 	}
-	return true
+}
+
+// heardMarker notes the marker named name as heard.
+func (w *Watcher) heardMarker(name string) {
+	seq, err := strconv.ParseUint(filepath.Base(name), 10, 64)
+	if err != nil || seq <= w.heard.Load() {
+		return
+	}
+	w.heard.Store(seq) // only listen stores it
+	w.heardMu.Lock()
+	close(w.heardCh)
+	w.heardCh = make(chan struct{})
+	w.heardMu.Unlock()
 }
 
 func (w *Watcher) listen() {
@@ -122,11 +133,9 @@ func (w *Watcher) listen() {
 				w.gen.Add(1)
 				return
 			}
-			if ev.Name == w.marker && w.marker != "" {
-				w.marks.Add(1)
-				select {
-				case w.heard <- struct{}{}:
-				default:
+			if w.markers != "" && filepath.Dir(ev.Name) == w.markers {
+				if ev.Has(fsnotify.Create) {
+					w.heardMarker(ev.Name)
 				}
 				continue
 			}
@@ -220,8 +229,8 @@ func (w *Watcher) add(path string) bool {
 func (w *Watcher) Close() error {
 	err := w.fw.Close()
 	<-w.done
-	if w.marker != "" {
-		_ = os.RemoveAll(filepath.Dir(w.marker))
+	if w.markers != "" {
+		_ = os.RemoveAll(w.markers)
 	}
 	return err
 }

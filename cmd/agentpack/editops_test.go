@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -30,8 +31,9 @@ func onePath(list func() []string, edit func(rng *rand.Rand, path string) string
 }
 
 // ops are the steps the random tests take: edits of the sources, the
-// deployed files and the repo, deploys and rollbacks, and (with
-// w.switches) moves to the other project and other flags.
+// deployed files and the repo, deploys, rollbacks and prunes of old
+// snapshots (unless w.keepSnapshots), and (with w.switches) moves to the
+// other project and other flags.
 func (w *editWorld) ops() []editOp {
 	skillFiles := func() []string { return w.files(filepath.Join(w.repo, "modules", "skills")) }
 	out := []editOp{
@@ -66,6 +68,13 @@ func (w *editWorld) ops() []editOp {
 			w.run("rollback", "--last", "--yes")
 			return "rollback --last"
 		}},
+	}
+	if !w.keepSnapshots {
+		out = append(out, editOp{"prune", func(rng *rand.Rand) string {
+			keep := strconv.Itoa(2 + rng.IntN(4))
+			w.run("snapshots", "prune", "--keep", keep, "--yes")
+			return "snapshots prune --keep " + keep
+		}})
 	}
 	if w.switches {
 		out = append(out,

@@ -36,6 +36,8 @@ type editWorld struct {
 	switches bool
 	projects [2]string
 	flags    []string
+	// keepSnapshots leaves out the steps that prune old snapshots.
+	keepSnapshots bool
 }
 
 func newEditWorld(t *testing.T) *editWorld {

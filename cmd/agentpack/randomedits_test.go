@@ -143,12 +143,7 @@ func TestMCPDeployApplyUnderRandomEdits(t *testing.T) {
 		before := w.tree(false)
 		applied := call("deploy_apply", map[string]any{"yes": true, "confirm_token": token, "force": true, "adopt": true})
 		if !applied.OK {
-			errs, _ := applied.Errors.([]any)
-			code := ""
-			if len(errs) == 1 {
-				code, _ = errs[0].(map[string]any)["code"].(string)
-			}
-			if code != "E_CONFIRM_TOKEN_MISMATCH" {
+			if errorCode(applied) != "E_CONFIRM_TOKEN_MISMATCH" {
 				t.Fatalf("step %d (%s): deploy_apply:\n%s\n(replay with AGENTPACK_TEST_SEED=%d)", step, what, indent(applied), w.seed)
 			}
 			if after := w.tree(false); !reflect.DeepEqual(before, after) {
@@ -315,7 +310,12 @@ func treeDiff(before, after map[string]string) string {
 func TestRollbackToAnyDeployUnderRandomEdits(t *testing.T) {
 	w := newEditWorld(t)
 	// One project, profile and every target: each step's deploy then
-	// records every edit of a managed file before the rollback comes.
+	// records every edit of a managed file before the rollback comes. No
+	// prune: the bytes a file had right after a deploy that did not write
+	// it are in the snapshot that last did, and once that one is pruned
+	// the rollback can only put back what the next deploy found there (a
+	// hand edit made since).
+	w.keepSnapshots = true
 	w.run("deploy", "--apply", "--yes")
 	deployed := map[string]map[string]string{} // snapshot id → path → bytes
 	var ids []string
@@ -352,6 +352,16 @@ func TestRollbackToAnyDeployUnderRandomEdits(t *testing.T) {
 			}
 		}
 	})
+}
+
+// errorCode is the code of a's one error, or "".
+func errorCode(a answer) string {
+	errs, _ := a.Errors.([]any)
+	if len(errs) != 1 {
+		return ""
+	}
+	code, _ := errs[0].(map[string]any)["code"].(string)
+	return code
 }
 
 // managed is every target manifest of the projects and the home and every

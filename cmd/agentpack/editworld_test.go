@@ -93,13 +93,19 @@ func indent(a answer) string {
 	return string(out)
 }
 
+// main runs agentpack with args against the repo and the world's flags,
+// in process, and returns its exit code.
+func (w *editWorld) main(stdout, stderr io.Writer, args ...string) int {
+	return Main(slices.Concat([]string{"--repo", w.repo}, w.flags, args), strings.NewReader(""), stdout, stderr)
+}
+
 // run runs agentpack --json with args against the repo, in process; its
 // envelope must be valid against the schemas, whatever state the steps
 // left.
 func (w *editWorld) run(args ...string) answer {
 	w.t.Helper()
 	var stdout, stderr bytes.Buffer
-	Main(slices.Concat([]string{"--repo", w.repo, "--json"}, w.flags, args), strings.NewReader(""), &stdout, &stderr)
+	w.main(&stdout, &stderr, append([]string{"--json"}, args...)...)
 	var env any
 	if err := json.Unmarshal(stdout.Bytes(), &env); err != nil {
 		w.t.Fatalf("agentpack %q: %v\nstdout %s\nstderr %s", args, err, stdout.String(), stderr.String())
@@ -113,7 +119,7 @@ func (w *editWorld) run(args ...string) answer {
 // exitCode runs agentpack --json with args against the repo, in process,
 // and returns its exit code.
 func (w *editWorld) exitCode(args ...string) int {
-	return Main(slices.Concat([]string{"--repo", w.repo, "--json"}, w.flags, args), strings.NewReader(""), io.Discard, io.Discard)
+	return w.main(io.Discard, io.Discard, append([]string{"--json"}, args...)...)
 }
 
 // runHuman runs agentpack with args against the repo as a person would
@@ -121,7 +127,7 @@ func (w *editWorld) exitCode(args ...string) int {
 func (w *editWorld) runHuman(args ...string) {
 	w.t.Helper()
 	var stdout, stderr bytes.Buffer
-	Main(slices.Concat([]string{"--repo", w.repo}, w.flags, args), strings.NewReader(""), &stdout, &stderr)
+	w.main(&stdout, &stderr, args...)
 	if out := stdout.String() + stderr.String(); strings.Contains(out, "internal error") || strings.Contains(out, "E_UNEXPECTED") {
 		w.t.Fatalf("agentpack %q:\n%s", args, out)
 	}

@@ -256,3 +256,69 @@ func TestDeployTrustsDistinctStatDataAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestRollbackRecordsRestoredFilesInStatCache: a rollback records the
+// files it puts back as a deploy records those it writes, so the status
+// after it reads none of them; when one of its writes cannot tell
+// distinct stat data, none is trusted while recent and the status reads
+// them all.
+func TestRollbackRecordsRestoredFilesInStatCache(t *testing.T) {
+	for _, coarse := range []string{"", "SKILL.md"} {
+		var mu sync.Mutex
+		var read []string
+		env := testEnv(t)
+		repo := codexRepo(t)
+		req := engine.Request{Repo: repo}
+		newEngine := func() *engine.Engine {
+			e := engine.New(env, targets.NewSet())
+			e.Sys = freshStats{System: e.Sys, mu: &mu, read: &read, coarse: coarse}
+			return e
+		}
+		ctx := context.Background()
+		if _, _, err := newEngine().Deploy(ctx, req, true, engine.ApplyOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		mustWrite(t, filepath.Join(repo, "modules/s/SKILL.md"), "---\nname: s\ndescription: d\n---\nbody 2\n")
+		mustWrite(t, filepath.Join(repo, "modules/s/extra.txt"), "x 2\n")
+		if _, _, err := newEngine().Deploy(ctx, req, true, engine.ApplyOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		rb, _, err := newEngine().Rollback(ctx, engine.RollbackOptions{Last: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		restored := map[string]bool{}
+		for _, f := range rb.Files {
+			if base := filepath.Base(f.Path); base == "SKILL.md" || base == "extra.txt" {
+				restored[f.Path] = true
+			}
+		}
+		if len(restored) != 2 {
+			t.Fatalf("the rollback restored %v, want the skill's 2 files", rb.Files)
+		}
+		// The repo as it was: what the status plans is in sync, so it
+		// reads a deployed file only to hash it.
+		mustWrite(t, filepath.Join(repo, "modules/s/SKILL.md"), "---\nname: s\ndescription: d\n---\nbody\n")
+		mustWrite(t, filepath.Join(repo, "modules/s/extra.txt"), "x\n")
+		read = nil
+		_, st, err := newEngine().Status(ctx, engine.Request{Repo: repo}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(st.Drift) != 0 {
+			t.Fatalf("status after the rollback: %+v, want no drift", st.Drift)
+		}
+		var reread []string
+		for _, p := range read {
+			if restored[p] {
+				reread = append(reread, p)
+			}
+		}
+		switch {
+		case coarse == "" && len(reread) != 0:
+			t.Errorf("every write distinct: status read %v, which the rollback had just put back", reread)
+		case coarse != "" && len(reread) != 2:
+			t.Errorf("one write not distinct: status read %v of the restored files, want both (none trusted while recent)", reread)
+		}
+	}
+}

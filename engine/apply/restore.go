@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/internal/checksum"
+	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/internal/gcpace"
 	"github.com/agentpack/agentpack/internal/workers"
 	"github.com/agentpack/agentpack/snapshots"
@@ -74,13 +75,36 @@ func (wr *Writer) Restore(restores []snapshots.Restore, contents *snapshots.Cont
 		}
 	}
 	out.Changed = make([]*snapshots.FileChange, 0, n)
+	done := make([]written, 0, n)
 	for i := range ws {
 		if w := &ws[i]; !w.noop {
 			w.change.Before = nil
 			out.Changed = append(out.Changed, w.change)
+			done = append(done, writtenOf(ws[i:i+1])...)
 		}
 	}
+	wr.cacheRestored(done, placedDistinct(ws))
 	return out, nil
+}
+
+// cacheRestored records done, what a rollback wrote or removed, as a
+// deploy records what it writes ([Writer.cacheWritten]; recent as there),
+// in the stat cache of every scope covering each path: the next status,
+// whatever roots it plans for, need not read and hash every file put back
+// (the first status after a rollback of 9,000 updates at 10k: 151-194 ms).
+// A file already as restored (no write) is left as the caches had it.
+func (wr *Writer) cacheRestored(done []written, recent bool) {
+	for _, c := range plan.LoadScopedStatCaches(wr.Sys, fsys.AbsPath(wr.Store.Dir())) {
+		var in []written
+		for _, w := range done {
+			if c.Covers(w.path) {
+				in = append(in, w)
+			}
+		}
+		if len(in) > 0 {
+			wr.cacheWritten(c, nil, nil, in, recent)
+		}
+	}
 }
 
 // manifestsLast moves the writes of manifests and state files behind those

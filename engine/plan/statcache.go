@@ -443,6 +443,7 @@ func (c *StatCache) Save() {
 			clear(c.changed)
 			clear(c.foreign)
 			if c.base != c.dir {
+				c.writeScopeRoots()
 				c.pruneScopes()
 			}
 		}

@@ -39,13 +39,18 @@ func (s *Store) ReadBlob(id, sha string) ([]byte, error) {
 	if !isSHA256(sha) {
 		return nil, blobCorrupted(id, sha, "", "snapshot %s names an invalid hash %q", id, sha)
 	}
-	path := s.blobPath(id, sha)
-	data, err := s.sys.ReadFile(path)
+	// The pack first, where every snapshot keeps its bytes now: a
+	// rollback of 9,000 files does not try 9,000 loose files that do not
+	// exist (a failed open and an error made each) before their pack.
+	path := s.blobDir(id).JoinName(packName)
+	data, err := s.readPacked(id, sha)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, blobCorrupted(id, sha, path, "saved bytes %s of snapshot %s cannot be read from its pack: %v", sha, id, err)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
-		path = s.blobDir(id).JoinName(packName)
-		if data, err = s.readPacked(id, sha); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, blobCorrupted(id, sha, path, "saved bytes %s of snapshot %s cannot be read from its pack: %v", sha, id, err)
-		}
+		// A snapshot of an earlier version, one file per blob.
+		path = s.blobPath(id, sha)
+		data, err = s.sys.ReadFile(path)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, blobCorrupted(id, sha, path, "snapshot %s is missing its saved bytes %s", id, sha)

@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentpack/agentpack/internal/apperr"
+	"github.com/agentpack/agentpack/internal/fsys"
 )
 
 func TestSaveBlobReadBlob(t *testing.T) {
@@ -135,4 +137,58 @@ func BenchmarkSaveBlobs(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(blobs)), "ns/blob")
+}
+
+// readCounter counts the files read whole through it, by name.
+type readCounter struct {
+	fsys.System
+	mu    sync.Mutex
+	reads map[string]int
+}
+
+func (c *readCounter) ReadFile(p fsys.AbsPath) ([]byte, error) {
+	c.mu.Lock()
+	c.reads[p.Base()]++
+	c.mu.Unlock()
+	return c.System.ReadFile(p)
+}
+
+// TestReadBlobReadsThePackFirst: the bytes of a packed snapshot, read in
+// parallel as a rollback reads them, come from the pack without trying a
+// loose file per blob, and its index is parsed at most twice (once to
+// read one blob, again to keep it), not once per reader.
+func TestReadBlobReadsThePackFirst(t *testing.T) {
+	sys := &readCounter{System: fsys.NewRealSystem(fsys.RealSystemOptions{}), reads: map[string]int{}}
+	s := NewStoreOn(sys, fsys.AbsPath(t.TempDir()))
+	id := s.NewID(time.Now())
+	var datas [][]byte
+	for i := range 200 {
+		datas = append(datas, []byte(fmt.Sprintf("blob %d\n", i)))
+	}
+	shas, err := s.SavePack(id, datas)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i, sha := range shas {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if got, err := s.ReadBlob(id, sha); err != nil || string(got) != string(datas[i]) {
+				t.Errorf("ReadBlob(%s) = %q, %v", sha, got, err)
+			}
+		}()
+	}
+	wg.Wait()
+	for name, n := range sys.reads {
+		switch {
+		case name == packName+".idx" && n > 2:
+			t.Errorf("the pack's index was read %d times", n)
+		case isSHA256(name):
+			t.Errorf("a loose file %s was tried %d times before the pack", name, n)
+		}
+	}
+	if sys.reads[packName+".idx"] == 0 {
+		t.Error("the pack's index was never read")
+	}
 }

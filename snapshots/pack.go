@@ -269,6 +269,15 @@ func (p *Pack) Close() error {
 	return err
 }
 
+// keptPackIndex is id's pack index when [Store.packIndex] kept it.
+func (s *Store) keptPackIndex(id string) (packIndex, bool) {
+	if v, ok := s.packs.Load(id); ok {
+		idx, ok := v.(packIndex)
+		return idx, ok
+	}
+	return nil, false
+}
+
 // readPacked returns the bytes of sha from id's pack, or fs.ErrNotExist.
 func (s *Store) readPacked(id, sha string) ([]byte, error) {
 	idx, err := s.packIndex(id)
@@ -289,10 +298,15 @@ func (s *Store) readPacked(id, sha string) ([]byte, error) {
 // blob of that deploy's pack (the roots registry), and need not hold its
 // index while it writes.
 func (s *Store) packIndex(id string) (packIndex, error) {
-	if v, ok := s.packs.Load(id); ok {
-		if idx, ok := v.(packIndex); ok {
-			return idx, nil
-		}
+	if idx, ok := s.keptPackIndex(id); ok {
+		return idx, nil
+	}
+	// One reader at a time past this point: the reads of a rollback run
+	// in parallel, and each would otherwise parse the index on its own.
+	s.packMu.Lock()
+	defer s.packMu.Unlock()
+	if idx, ok := s.keptPackIndex(id); ok {
+		return idx, nil
 	}
 	data, err := s.sys.ReadFile(s.blobDir(id).JoinName(packName + ".idx"))
 	if err != nil {

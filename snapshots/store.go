@@ -32,7 +32,8 @@ type Store struct {
 	mu   sync.Mutex
 	last time.Time // newest id this Store handed out
 
-	packs sync.Map // id → packIndex, read again ([Store.packIndex])
+	packs  sync.Map // id → packIndex, read again ([Store.packIndex])
+	packMu sync.Mutex
 }
 
 // NewStore returns a Store rooted at stateDir on the real disk, which

@@ -113,23 +113,36 @@ func lastNL(s string) int {
 }
 
 // A file modified right before the load is not trusted by its stat data:
-// the state is not cached.
+// the state is not cached. Once the default window (100 ms) has passed,
+// it is.
 func TestLoadCacheSkipsRacyFiles(t *testing.T) {
 	env := testEnv(t)
 	repo := benchRepo(t, 2, 2)
-	cache := engine.NewLoadCache() // 2 s: the files were just written
+	cache := engine.NewLoadCache()
 	var reads atomic.Int64
-	for range 2 {
-		e := engine.New(env, targets.NewSet())
-		e.Sys = engine.CountReads{e.Sys, &reads}
-		e.LoadCache = cache
-		reads.Store(0)
-		if _, err := e.Load(context.Background(), engine.Request{Repo: repo}); err != nil {
-			t.Fatal(err)
+	loadTwice := func() int64 {
+		t.Helper()
+		var n int64
+		for range 2 {
+			e := engine.New(env, targets.NewSet())
+			e.Sys = engine.CountReads{e.Sys, &reads}
+			e.LoadCache = cache
+			reads.Store(0)
+			if _, err := e.Load(context.Background(), engine.Request{Repo: repo}); err != nil {
+				t.Fatal(err)
+			}
+			n = reads.Load()
 		}
+		return n // the second load's
 	}
-	if reads.Load() == 0 {
+	cache.Racy = time.Minute // every file was just written
+	if loadTwice() == 0 {
 		t.Fatal("a state loaded from files changed within the racy window was reused")
+	}
+	cache.Racy = engine.NewLoadCache().Racy
+	time.Sleep(cache.Racy + 50*time.Millisecond)
+	if n := loadTwice(); n != 0 {
+		t.Fatalf("%v after the files were written, the second load read %d files (the first one's state was not kept)", cache.Racy+50*time.Millisecond, n)
 	}
 }
 

@@ -52,10 +52,6 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock of confirm tokens; nil means time.Now.
 	Now func() time.Time
-	// LoadCache is the cache of compiled desired states every call's
-	// engine shares, watched for changes; nil means a new one
-	// ([engine.NewLoadCache]).
-	LoadCache *engine.LoadCache
 }
 
 // Server is agentpack's MCP server. One Server serves any number of
@@ -94,10 +90,7 @@ func New(opts Options) (*Server, error) {
 	// of reading, parsing and hashing it again.
 	// A file watcher on the folders each load read lets a call trust the
 	// cache without re-stat'ing the repo while nothing was heard.
-	build, cache := opts.NewEngine, opts.LoadCache
-	if cache == nil {
-		cache = engine.NewLoadCache()
-	}
+	build, cache := opts.NewEngine, engine.NewLoadCache()
 	cache.Watch = true
 	opts.NewEngine = func() *engine.Engine {
 		e := build()

@@ -269,12 +269,8 @@ func (w *editWorld) mcpSession(allowWrite bool) func(tool string, args map[strin
 	t := w.t
 	app := &App{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard, Env: engine.EnvFromOS()}
 	app.Globals.JSON = true
-	// The cache's own racy window (2 s) would leave it empty through
-	// steps this close together; its fine-grained-time one is the CLI's.
-	cache := engine.NewLoadCache()
-	cache.Racy = 100 * time.Millisecond
 	srv, err := mcpserver.New(mcpserver.Options{Env: app.Env, NewEngine: app.newEngine, Defaults: engine.Request{Repo: w.repo},
-		LoadCache: cache, AllowWrite: allowWrite})
+		AllowWrite: allowWrite})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +284,7 @@ func (w *editWorld) mcpSession(allowWrite bool) func(tool string, args map[strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cs.Close(); ss.Wait(); cache.Close() })
+	t.Cleanup(func() { cs.Close(); ss.Wait(); srv.Close() })
 	return func(tool string, args map[string]any) answer {
 		t.Helper()
 		if args == nil {

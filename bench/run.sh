@@ -182,5 +182,11 @@ for n in "${sizes[@]}"; do
   cd "$lastproj"
   row "plan (updates)" "$(best_of 1 "$ap" --repo "$d/repo" plan)" "$hashfloor"
   row "deploy (updates)" "$(best_of 1 "$ap" --repo "$d/repo" deploy --apply --yes)" "$cpfloor"
+  # That deploy rolled back (each replaced file's saved bytes put back),
+  # then the first status after it: the updates pending again, the files
+  # the rollback wrote found in the stat cache instead of hashed.
+  row "rollback (updates)" "$(best_of 1 "$ap" --repo "$d/repo" rollback --last --yes)" "$cpfloor"
+  sleep 0.3
+  row "status (after rollback)" "$(best_of 1 "$ap" --repo "$d/repo" status)" "$hashfloor"
   cd "$work"
 done

@@ -20,7 +20,7 @@ import (
 // to each file, which matters at ten thousand files). The mode is set with
 // fchmod only when the umask would change it; missing folders are created
 // only when the open says they are missing. place moves the complete temp
-// file to path ([os.Rename], or [placeNew]). When placed is set, it is
+// file to path ([replaceFile], or [placeNew]). When placed is set, it is
 // told what was placed, from the file itself ([closePlaceStat]).
 func writeAtomic(dir, path AbsPath, data []byte, perm fs.FileMode, fsync bool, place func(tmp, path string) error, placed *Placed) error {
 	var (
@@ -184,4 +184,22 @@ func umask() fs.FileMode {
 		}
 	})
 	return umaskValue
+}
+
+// replaceFile renames the complete temp file tmp over path with one
+// rename(2). os.Rename looks at path first, to refuse a folder there the
+// same way on every platform: rename(2) refuses one itself (EISDIR), and
+// the writes that replace a file have looked at it already, so the look
+// was a second lstat for each file a deploy of updates writes.
+func replaceFile(tmp, path string) error {
+	for {
+		err := unix.Rename(tmp, path)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return &os.LinkError{Op: "rename", Old: tmp, New: path, Err: err}
+		}
+		return nil
+	}
 }

@@ -107,7 +107,7 @@ func (s *RealSystem) write(path AbsPath, data []byte, perm fs.FileMode, create b
 				return err
 			}
 		}
-		place, op = os.Rename, "write"
+		place, op = replaceFile, "write"
 	}
 	if create {
 		if done, err := createAnon(dir, path, data, perm.Perm(), s.opts.Fsync, placed); done {
@@ -235,7 +235,7 @@ func writeAtomicPortable(dir, path AbsPath, data []byte, perm fs.FileMode, fsync
 // asked, and renames it over path; on any failure the temp file is removed
 // and path is left as it was.
 func replaceViaTemp(dir, path AbsPath, perm fs.FileMode, fsync bool, placed *Placed, fill func(*os.File) error) error {
-	return viaTemp(dir, path, perm, fsync, os.Rename, placed, fill)
+	return viaTemp(dir, path, perm, fsync, replaceFile, placed, fill)
 }
 
 // viaTemp is [replaceViaTemp] with place moving the temp file to path.

@@ -61,3 +61,31 @@ func TestRecoverRestoresModeOfModeOnlyChange(t *testing.T) {
 		t.Fatalf("partial apply rolled back but %s kept mode %v (want 0644); no snapshot records the change", deployed, fi.Mode().Perm())
 	}
 }
+
+// TestRollbackRestoresTheModeTheDeployReplaced: the mode a deploy records
+// for a file it replaces is the one the file had (the plan's look), not
+// the one the deploy gives it: a rollback puts back a user's 0600.
+func TestRollbackRestoresTheModeTheDeployReplaced(t *testing.T) {
+	env, e, req, repo := deployedCodexRepo(t)
+	deployed := filepath.Join(env.Cwd, ".agents", "skills", "s", "extra.txt")
+	if err := os.Chmod(deployed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, filepath.Join(repo, "modules", "s", "extra.txt"), "x v2\n")
+	if _, _, err := e.Deploy(context.Background(), req, true, engine.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(deployed); err != nil || fi.Mode().Perm() != 0o644 || mustRead(t, deployed) != "x v2\n" {
+		t.Fatalf("setup: the deploy left %v %v", fi, err)
+	}
+	if _, _, err := e.Rollback(context.Background(), engine.RollbackOptions{Last: true}); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(deployed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 || mustRead(t, deployed) != "x\n" {
+		t.Fatalf("after the rollback %s has mode %v and %q, want 0600 and the old bytes", deployed, fi.Mode().Perm(), mustRead(t, deployed))
+	}
+}

@@ -249,7 +249,11 @@ func (wr *Writer) transactionWrites(d *Deployment, id string, now time.Time, pac
 		c := &changes[i]
 		w := write{planned: c, shared: len(c.Entries) > 0}
 		if c.BeforeSHA256 != nil {
-			w.beforeMode = uint32(wr.modeOf(c.Path))
+			perm, ok := c.BeforePerm()
+			if !ok {
+				perm = wr.modeOf(c.Path)
+			}
+			w.beforeMode = uint32(perm)
 		}
 		if c.Op == plan.OpDelete {
 			w.remove = true

@@ -227,7 +227,8 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 				return nil, err
 			}
 		}
-		c.Op, c.BeforeSHA256, c.Reason = OpUpdate, &before, ReasonDiffers
+		c.replaces(OpUpdate, before, a.Mode)
+		c.Reason = ReasonDiffers
 		c.SetBytes(a.Data, c.After())
 		last, isManaged := managed[f.Path]
 		switch {
@@ -310,8 +311,8 @@ func Compute(d *desired.State, profile string, project fsys.AbsPath, sys fsys.Sy
 		if ids == nil {
 			ids = []string{} // JSON [] rather than null
 		}
-		c := Change{Target: r.Target, Op: OpDelete, Path: abs, PathPosix: abs.ToSlash(), BeforeSHA256: &before,
-			Reason: ReasonNoLonger, ModuleIDs: ids, Root: r.Path}
+		c := Change{Target: r.Target, Path: abs, PathPosix: abs.ToSlash(), Reason: ReasonNoLonger, ModuleIDs: ids, Root: r.Path}
+		c.replaces(OpDelete, before, a.Mode)
 		c.SetBytes(a.Data, nil)
 		if last.SHA256 != before {
 			c.Reason = ReasonEdited

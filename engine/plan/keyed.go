@@ -221,15 +221,15 @@ func keyedChange(c Change, spec keyedSpec, last *ManagedFile, a Actual) (*Change
 		c.Op, c.Reason = OpCreate, ReasonMissing
 	case spec.want == nil && created && cfgedit.Empty(spec.format, next, spec.container):
 		// agentpack created the file and nothing else is left in it.
-		before := a.SHA256
-		c.Op, c.Reason, c.BeforeSHA256, c.AfterSHA256 = OpDelete, ReasonNoLonger, &before, nil
+		c.replaces(OpDelete, a.SHA256, a.Mode)
+		c.Reason, c.AfterSHA256 = ReasonNoLonger, nil
 		c.SetBytes(a.Data, nil)
 		if slices.ContainsFunc(entries, func(e EntryChange) bool { return e.Reason == ReasonEdited }) {
 			c.Reason = ReasonEdited
 		}
 	default:
-		before := a.SHA256
-		c.Op, c.Reason, c.BeforeSHA256 = OpUpdate, ReasonDiffers, &before
+		c.replaces(OpUpdate, a.SHA256, a.Mode)
+		c.Reason = ReasonDiffers
 		c.SetBytes(a.Data, next)
 		c.Mode = a.Mode // a shared file keeps its mode (~/.claude.json is 0600)
 		c.UpdateKind = UpdateManaged

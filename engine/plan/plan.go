@@ -63,7 +63,28 @@ type Change struct {
 	// function reading it, and not a string made for each of 100,000
 	// creates ([Change.Src]).
 	srcTail uint16
-	srcDir  fsys.AbsPath
+	// beforePerm is, with knownPerm set, the permission bits of the file
+	// the change replaces or removes as the plan found it, for the
+	// snapshot's record ([Change.BeforePerm]): not a look at every file a
+	// deploy of updates replaces. It fits where Change had padding.
+	beforePerm uint16
+	srcDir     fsys.AbsPath
+}
+
+// knownPerm marks beforePerm as set: permission bits use 12 of its 16.
+const knownPerm = 1 << 15
+
+// BeforePerm is the permission bits of the file the change replaces or
+// removes as the plan found it; ok is false when the plan did not say.
+func (c *Change) BeforePerm() (perm fs.FileMode, ok bool) {
+	return fs.FileMode(c.beforePerm &^ knownPerm), c.beforePerm&knownPerm != 0
+}
+
+// replaces makes c an update or removal (op) of the file the plan found
+// with hash before and mode.
+func (c *Change) replaces(op, before string, mode fs.FileMode) {
+	c.Op, c.BeforeSHA256 = op, &before
+	c.beforePerm = uint16(mode.Perm()) | knownPerm
 }
 
 // Src is the source file holding the change's After bytes when the plan

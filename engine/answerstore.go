@@ -264,6 +264,9 @@ func (e *Engine) keepAnswers(tracker *fsys.TrackingSystem, answers []answerToKee
 	data := make([][]byte, len(answers))
 	keep := false
 	for i, a := range answers {
+		if s, ok := a.out.(sizedAnswer); ok && s.minJSONSize() > maxKeptAnswer {
+			continue
+		}
 		if d, err := json.Marshal(a.out); err == nil && len(d) <= maxKeptAnswer {
 			data[i], keep = d, true
 		}
@@ -284,6 +287,12 @@ func (e *Engine) keepAnswers(tracker *fsys.TrackingSystem, answers []answerToKee
 		e.writeCacheFile(a.path, func(w io.Writer) error { return sourcecache.EncodeAnswer(w, kept) })
 	}
 }
+
+// sizedAnswer is an answer that tells, before it is encoded, a size its
+// JSON is at least: one surely too large to keep is not encoded just to be
+// dropped (a status of 9,000 pending updates is 4.7 MB of JSON, whose
+// encoding took its peak RSS at 10k from about 45 to 52 MiB).
+type sizedAnswer interface{ minJSONSize() int }
 
 // answerPath is the file of key's kept answer.
 func (e *Engine) answerPath(key string) fsys.AbsPath {

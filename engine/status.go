@@ -38,6 +38,13 @@ type DriftItem struct {
 	Kind      string       `json:"kind"`
 }
 
+// minDriftItemJSON is the size of a [DriftItem] in JSON with every string
+// empty: its field names and punctuation.
+const minDriftItemJSON = len(`{"target":"","root":"","root_posix":"","path":"","path_posix":"","expected":null,"actual":null,"kind":""}`)
+
+// minJSONSize is a size d's JSON is at least (see [sizedAnswer]).
+func (d *StatusData) minJSONSize() int { return len(d.Drift) * minDriftItemJSON }
+
 // DriftSummary counts drift by kind.
 type DriftSummary struct {
 	Modified int `json:"modified"`

@@ -78,6 +78,10 @@ type Engine struct {
 	// status, diff or deploy: a module file copied verbatim keeps its hash
 	// and source path, not its bytes, once its module is loaded.
 	hashesOnly bool
+	// knownSources, set while hashesOnly loads a state whose last load is
+	// out of date, tells the hash of a source file that load read from
+	// its stat data, so only the files edited since are read again.
+	knownSources module.KnownHash
 	// probeSys is set while the [SourceCache] loads a state it may save:
 	// the System beneath the load's tracker, through which the load's
 	// relocation probe reads ([Engine.startProbe]).
@@ -292,6 +296,11 @@ func (e *Engine) loadModule(ctx context.Context, st *State, mod *module.Module) 
 		// are only hashed (DropHashedBytes would drop them anyway; a
 		// diff that holds enough bytes reads the rest again).
 		load = module.LoadHashesIn
+		if known := e.knownSources; known != nil && e.hashesOnly {
+			load = func(sys fsys.System, mod *module.Module, path, within string) ([]module.File, error) {
+				return module.LoadKnownHashesIn(sys, mod, path, within, known)
+			}
+		}
 		if e.diffing && e.shapes != nil {
 			shapes := e.shapes
 			load = func(sys fsys.System, mod *module.Module, path, within string) ([]module.File, error) {

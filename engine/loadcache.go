@@ -197,8 +197,13 @@ func (e *Engine) cachedLoadStateAs(ctx context.Context, req Request, kind string
 	tracker := fsys.NewTrackingSystem(e.Sys)
 	sys := e.Sys
 	e.Sys = tracker
+	if hit != nil && kind == "compiled" && hit.st.Desired != nil {
+		// What the out-of-date entry's load read is known by stat data:
+		// only the files edited since are read again.
+		e.knownSources = knownSourcesOf(hit.st.Desired, hit.fp.Entries())
+	}
 	st, err := load()
-	e.Sys = sys
+	e.Sys, e.knownSources = sys, nil
 	if err != nil {
 		return st, err
 	}

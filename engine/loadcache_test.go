@@ -2,10 +2,12 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -369,5 +371,52 @@ func TestLoadCacheKeepsNoCopiedBytesForCompiledCommands(t *testing.T) {
 	}
 	if copied, withBytes := held(full); withBytes != copied || full.Modules == nil {
 		t.Errorf("a full load: %d of %d copied files hold bytes, modules %v", withBytes, copied, full.Modules != nil)
+	}
+}
+
+// After an edit of one file, the server's next load reads that file again
+// (and the modules' main files, parsed), not every file it only hashes:
+// their hashes come from the entry the edit made out of date.
+func TestLoadCacheRereadsOnlyEditedFiles(t *testing.T) {
+	env := testEnv(t)
+	repo := benchRepo(t, 4, 3)
+	cache := engine.NewLoadCache()
+	cache.Racy = 0 // the test's files are all brand new
+	var mu sync.Mutex
+	var read []string
+	plan := func() string {
+		t.Helper()
+		e := engine.New(env, targets.NewSet())
+		e.Sys = namedReads{System: e.Sys, below: fsys.AbsPath(repo), mu: &mu, read: &read}
+		e.LoadCache = cache
+		_, p, err := e.Plan(context.Background(), engine.Request{Repo: repo})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := json.Marshal(p)
+		return string(out)
+	}
+	plan()
+	edited := filepath.Join(repo, "modules", "s0002", "ref", "f01.md")
+	time.Sleep(10 * time.Millisecond) // later writes get later timestamps
+	mustWrite(t, edited, "edited\n")
+	read = nil
+	got := plan()
+	var refs []string
+	for _, p := range read {
+		if strings.Contains(p, string(filepath.Separator)+"ref"+string(filepath.Separator)) {
+			refs = append(refs, p)
+		}
+	}
+	if len(refs) != 1 || refs[0] != edited {
+		t.Errorf("the load after one edit read %v of the files it only hashes, want just %s", refs, edited)
+	}
+	e := engine.New(env, targets.NewSet())
+	_, p, err := e.Plan(context.Background(), engine.Request{Repo: repo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := json.Marshal(p); got != string(want) {
+		t.Errorf("plan with the known hashes\n%s\nwithout a cache\n%s", got, want)
 	}
 }

@@ -79,13 +79,16 @@ func (e *Engine) sourceCachedLoadState(ctx context.Context, req Request, load fu
 	sys := e.Sys
 	e.Sys, e.hashesOnly = tracker, !e.diffing
 	if !e.diffing {
+		e.knownSources = knownSourceHashes(sys, key, path)
+	}
+	if !e.diffing {
 		// A diff, which holds bytes and prints every one, leaves its
 		// entry unprobed (not relocatable): it is the slowest cold
 		// command already.
 		e.probeSys = sys
 	}
 	st, err := load()
-	e.Sys, e.hashesOnly, e.probeSys = sys, false, nil
+	e.Sys, e.hashesOnly, e.probeSys, e.knownSources = sys, false, nil, nil
 	if err != nil {
 		return st, err
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -59,6 +60,25 @@ func TestSourceCacheSeesEverySourceEdit(t *testing.T) {
 			fi, _ := os.Stat(skill)
 			must(t, os.WriteFile(skill, sameSize(t, skill), 0o644))
 			putBack(t, skill, fi)
+		}},
+		{"a file hashed, not kept: same size, modification time put back", func() {
+			fi, _ := os.Stat(ref(2))
+			must(t, os.WriteFile(ref(2), sameSize(t, ref(2)), 0o644))
+			putBack(t, ref(2), fi)
+		}},
+		{"a file hashed, not kept: inode swap, modification time put back", func() {
+			fi, _ := os.Stat(ref(2))
+			tmp := ref(2) + ".tmp"
+			must(t, os.WriteFile(tmp, sameSize(t, ref(2)), 0o644))
+			putBack(t, tmp, fi)
+			must(t, os.Rename(tmp, ref(2)))
+		}},
+		{"a file hashed, not kept: replaced by a link to a copy", func() {
+			data, _ := os.ReadFile(ref(2))
+			copyOf := ref(2) + ".copy"
+			must(t, os.WriteFile(copyOf, data, 0o644))
+			must(t, os.Remove(ref(2)))
+			must(t, os.Symlink(filepath.Base(copyOf), ref(2)))
 		}},
 		{"chmod to the same mode (change time only)", func() { must(t, os.Chmod(skill, 0o644)) }},
 		{"mode change", func() { must(t, os.Chmod(ref(1), 0o755)) }},
@@ -197,5 +217,59 @@ func TestSourceCacheWritesOnlyWhereItCan(t *testing.T) {
 	w.outputs(ro)
 	if files, _ := filepath.Glob(filepath.Join(w.env.CacheDir(), "load", "*")); len(files) != 0 {
 		t.Fatalf("cache files written: %v", files)
+	}
+}
+
+// namedReads lists the files read below one folder.
+type namedReads struct {
+	fsys.System
+	below fsys.AbsPath
+	mu    *sync.Mutex
+	read  *[]string
+}
+
+func (c namedReads) ReadFile(p fsys.AbsPath) ([]byte, error) {
+	c.note(p)
+	return c.System.ReadFile(p)
+}
+
+func (c namedReads) ReadRegular(p fsys.AbsPath, buf []byte) ([]byte, fs.FileInfo, error) {
+	c.note(p)
+	return fsys.ReadRegular(c.System, p, buf)
+}
+
+func (c namedReads) note(p fsys.AbsPath) {
+	if c.below.Contains(p) {
+		c.mu.Lock()
+		*c.read = append(*c.read, p.String())
+		c.mu.Unlock()
+	}
+}
+
+// After an edit of one file of a module, the load reads that file again
+// and the modules' main files (parsed), not every file it only hashes:
+// the others' hashes come from the last load, by their stat data.
+func TestSourceCacheRereadsOnlyEditedFiles(t *testing.T) {
+	w := newCacheWorld(t)
+	w.warm()
+	edited := filepath.Join(w.repo, "modules", "s0002", "ref", "f01.md")
+	must(t, os.WriteFile(edited, []byte("edited\n"), 0o644))
+	time.Sleep(150 * time.Millisecond)
+	var mu sync.Mutex
+	var read []string
+	e := w.engine(true)
+	e.Sys = namedReads{System: e.Sys, below: fsys.AbsPath(w.repo), mu: &mu, read: &read}
+	cp, cs := w.outputs(e)
+	var refs []string
+	for _, p := range read {
+		if strings.Contains(p, string(filepath.Separator)+"ref"+string(filepath.Separator)) {
+			refs = append(refs, p)
+		}
+	}
+	if len(refs) != 1 || refs[0] != edited {
+		t.Errorf("the load after one edit read %v of the files it only hashes, want just %s", refs, edited)
+	}
+	if up, us := w.outputs(w.engine(false)); cp != up || cs != us {
+		t.Errorf("plan or status with the known hashes differ from a run without the cache:\n%s\n%s", cp, up)
 	}
 }

@@ -72,7 +72,7 @@ type MCPServer struct {
 // A path inside a cached git checkout is also refused when it holds a link
 // the cache left out, and its files get git's modes instead of the cache's
 // read-only ones.
-func loadModuleFiles(sys fsys.System, mod *Module, path, within string, hashOnly bool, shaped func(fsys.AbsPath, textdiff.Shape)) ([]File, error) {
+func loadModuleFiles(sys fsys.System, mod *Module, path, within string, hashOnly bool, shaped func(fsys.AbsPath, textdiff.Shape), known KnownHash) ([]File, error) {
 	abs, err := absModulePath(path)
 	if err != nil {
 		return nil, moduleErr(mod, path, "cannot resolve %s: %s", path, ioCause(err))
@@ -109,6 +109,12 @@ func loadModuleFiles(sys fsys.System, mod *Module, path, within string, hashOnly
 	errs := make([]error, len(jobs))
 	read := func(i int) {
 		keep := !hashOnly || mayBeMain(mod.Type, jobs[i].rel, !fi.IsDir())
+		if !keep && known != nil && shaped == nil && jobs[i].fi == nil {
+			if f, ok := knownFile(sys, jobs[i], known); ok {
+				files[i] = f
+				return
+			}
+		}
 		files[i], errs[i] = readJobFile(sys, mod, jobs[i], keep, shaped)
 	}
 	if len(jobs) <= serialFiles {
@@ -221,6 +227,27 @@ func readJobFile(sys fsys.System, mod *Module, j readJob, keep bool, shaped func
 	return f, nil
 }
 
+// KnownHash tells the sha256 (hex) of the file at path when stat data
+// (from a look that does not follow a link) is what it was when that hash
+// was taken, and the hash may be trusted: the source cache's last load,
+// which recorded both and only when neither was too recent.
+type KnownHash func(path fsys.AbsPath, stat fsys.StatData) (sha string, ok bool)
+
+// knownFile is the file j names without reading it, when a look at it
+// finds a regular file known says the hash of; ok is false otherwise,
+// and the file is read as usual.
+func knownFile(sys fsys.System, j readJob, known KnownHash) (File, bool) {
+	st, err := fsys.LstatData(sys, j.abs)
+	if err != nil || !st.Mode.IsRegular() {
+		return File{}, false
+	}
+	sha, ok := known(j.abs, st)
+	if !ok {
+		return File{}, false
+	}
+	return File{Path: j.rel, Mode: st.Mode.Perm(), Src: j.abs, SHA256: sha}, true
+}
+
 // LoadModule reads and validates a module from its resolved source path
 // through sys. A link at path itself may resolve anywhere inside the folder
 // holding it.
@@ -244,7 +271,7 @@ func LoadModuleIn(sys fsys.System, mod *Module, path, within string) (*LoadedMod
 // LoadFilesIn reads a module's files as [LoadModuleIn] does, without
 // validating them, so overlays can change them first.
 func LoadFilesIn(sys fsys.System, mod *Module, path, within string) ([]File, error) {
-	return loadModuleFiles(sys, mod, path, within, false, nil)
+	return loadModuleFiles(sys, mod, path, within, false, nil, nil)
 }
 
 // LoadHashesIn is [LoadFilesIn] for a caller that needs only the hashes
@@ -252,7 +279,14 @@ func LoadFilesIn(sys fsys.System, mod *Module, path, within string) ([]File, err
 // through a reused buffer and hashed, and their Data is nil (their Src
 // and SHA256 say where the bytes are and what they hash to).
 func LoadHashesIn(sys fsys.System, mod *Module, path, within string) ([]File, error) {
-	return loadModuleFiles(sys, mod, path, within, true, nil)
+	return loadModuleFiles(sys, mod, path, within, true, nil, nil)
+}
+
+// LoadKnownHashesIn is [LoadHashesIn] that does not read a file whose
+// hash known tells from a look at it ([KnownHash]): after an edit of one
+// file of a repo, only that file is read and hashed again.
+func LoadKnownHashesIn(sys fsys.System, mod *Module, path, within string, known KnownHash) ([]File, error) {
+	return loadModuleFiles(sys, mod, path, within, true, nil, known)
 }
 
 // LoadShapesIn is [LoadHashesIn] that also hands shaped the diff shape of
@@ -260,7 +294,7 @@ func LoadHashesIn(sys fsys.System, mod *Module, path, within string) ([]File, er
 // source path: a diff of the file as created needs no second read before
 // it is shown. shaped is called from several goroutines.
 func LoadShapesIn(sys fsys.System, mod *Module, path, within string, shaped func(fsys.AbsPath, textdiff.Shape)) ([]File, error) {
-	return loadModuleFiles(sys, mod, path, within, true, shaped)
+	return loadModuleFiles(sys, mod, path, within, true, shaped, nil)
 }
 
 // NewLoaded validates files (sorted by Path) as the content of mod read

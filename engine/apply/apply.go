@@ -246,13 +246,19 @@ type written struct {
 func writtenOf(ws []write) []written {
 	out := make([]written, len(ws))
 	for i := range ws {
-		out[i] = written{path: ws[i].path(), placed: ws[i].stat, remove: ws[i].remove}
-		if !ws[i].remove {
-			out[i].sha256 = ws[i].afterSHA256()
-		}
-		if h := ws[i].h; h != nil {
-			out[i].decoded = h.decoded
-		}
+		out[i] = ws[i].written()
+	}
+	return out
+}
+
+// written is what w wrote or removed.
+func (w *write) written() written {
+	out := written{path: w.path(), placed: w.stat, remove: w.remove}
+	if !w.remove {
+		out.sha256 = w.afterSHA256()
+	}
+	if w.h != nil {
+		out.decoded = w.h.decoded
 	}
 	return out
 }

@@ -80,7 +80,7 @@ func (wr *Writer) Restore(restores []snapshots.Restore, contents *snapshots.Cont
 		if w := &ws[i]; !w.noop {
 			w.change.Before = nil
 			out.Changed = append(out.Changed, w.change)
-			done = append(done, writtenOf(ws[i:i+1])...)
+			done = append(done, w.written())
 		}
 	}
 	wr.cacheRestored(done, placedDistinct(ws))

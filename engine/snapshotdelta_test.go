@@ -330,3 +330,44 @@ func TestRecoveryRebuildsADeltaManifest(t *testing.T) {
 	}
 	sameFiles(t, "after recovery", exactTree(t, env.Cwd), before)
 }
+
+// A rollback that puts back most files of a root saves that root's
+// manifest whole, as the deploy it undoes did, without computing deltas
+// about as large; one that puts back a file keeps its deltas. Undoing
+// either puts back every byte.
+func TestRollbackOfMostFilesSavesTheManifestWhole(t *testing.T) {
+	env, e, req, deploy := deltaWorld(t, 4)
+	repo, ctx := req.Repo, context.Background()
+	deploy()
+	first := exactTree(t, env.Cwd)
+	for i := range 60 {
+		for _, f := range []string{"f01.md", "f02.md"} {
+			mustWrite(t, filepath.Join(repo, "modules", fmt.Sprintf("s%04d", i), "ref", f), fmt.Sprintf("changed %d\n", i))
+		}
+	}
+	deploy()
+	second := exactTree(t, env.Cwd)
+	rb, _, err := e.Rollback(ctx, engine.RollbackOptions{Last: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := manifestChange(t, env, rb.EventSnapshotID); m.Before == nil || m.Before.Delta != nil || m.After.Delta != nil {
+		t.Fatalf("a rollback of half the files saved the manifest as deltas: %+v", m)
+	}
+	sameFiles(t, "rollback of half the files", exactTree(t, env.Cwd), first)
+	if _, _, err := e.Rollback(ctx, engine.RollbackOptions{Last: true}); err != nil {
+		t.Fatal(err)
+	}
+	sameFiles(t, "its undo", exactTree(t, env.Cwd), second)
+
+	mustWrite(t, filepath.Join(repo, "modules", "s0003", "ref", "f03.md"), "one more\n")
+	deploy()
+	rb, _, err = e.Rollback(ctx, engine.RollbackOptions{Last: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := manifestChange(t, env, rb.EventSnapshotID); m.Before == nil || m.Before.Delta == nil {
+		t.Fatalf("a rollback of one file saved the manifest whole: %+v", m)
+	}
+	sameFiles(t, "rollback of one file", exactTree(t, env.Cwd), second)
+}

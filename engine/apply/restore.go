@@ -63,6 +63,7 @@ func (wr *Writer) Restore(restores []snapshots.Restore, contents *snapshots.Cont
 	// and state files that describe them (moved behind the files in place:
 	// no second list of the writes is made).
 	ws = wr.restoreState(ws, state)
+	wholeManifests(ws)
 	nTail := manifestsLast(ws)
 	if err := wr.commit(rec, pack, ws, nTail, undoneDirs); err != nil {
 		return nil, err
@@ -103,6 +104,29 @@ func (wr *Writer) cacheRestored(done []written, recent bool) {
 		}
 		if len(in) > 0 {
 			wr.cacheWritten(c, nil, nil, in, recent)
+		}
+	}
+}
+
+// wholeManifests marks the target manifests of ws whose entries the
+// rollback's file writes are at least half of: as a deploy does
+// ([mostChanged]), such a manifest is saved whole, without computing two
+// deltas about as large as its texts (a rollback of 9,000 updates at 10k:
+// max RSS 63-69 -> 56-57 MiB, and faster). Its entries are counted in the
+// text restored, by their "path" keys (a count that errs high only keeps
+// the deltas).
+func wholeManifests(ws []write) {
+	changed := map[string]int{}
+	for i := range ws {
+		if w := &ws[i]; !w.noop && !w.change.Manifest {
+			changed[w.change.Root]++
+		}
+	}
+	for i := range ws {
+		w := &ws[i]
+		if !w.noop && w.change.Manifest && w.change.Target != snapshots.StateTarget && w.data() != nil {
+			entries := bytes.Count(w.data(), []byte(`"path":`))
+			w.hold().whole = changed[w.change.Root]*2 >= entries
 		}
 	}
 }

@@ -288,7 +288,7 @@ func savedBytes(w *write) [][]byte {
 	if w.remove || w.noop || !w.change.Manifest || w.streamer() != nil {
 		return out // a streamed manifest's bytes are in the pack already
 	}
-	if w.change.Before == nil || len(before)+len(data) < deltaMin {
+	if w.change.Before == nil || len(before)+len(data) < deltaMin || w.h != nil && w.h.whole {
 		return append(out, data)
 	}
 	undo, redo := snapshots.ComputeDelta(data, before), snapshots.ComputeDelta(before, data)

@@ -89,6 +89,9 @@ type held struct {
 	// saved whole in its pack (rendered into it, or let go of once saved),
 	// copied from there ([snapshots.Pack.CopyTo]), never held whole.
 	stream func(io.Writer) error
+	// whole: a manifest a rollback mostly changes, saved whole without
+	// computing deltas about as large ([wholeManifests]).
+	whole bool
 	// decoded is, for a target manifest this transaction renders, what
 	// the manifest cache keeps of it ([plan.DecodedManifestOf]): the
 	// stat cache records it with the file once written, so the next plan

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentpack/agentpack/engine/desired"
+	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/engine/sourcecache"
 	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/internal/gcpace"
@@ -70,17 +71,21 @@ func (e *Engine) sourceCachedLoadState(ctx context.Context, req Request, load fu
 	}
 	// Only a project never loaded looks at another's entry: one whose
 	// own entry is stale most likely changed where the other did too.
+	known := func() module.KnownHash { return knownSourceHashes(e.Sys, key, path) }
 	if _, err := e.Sys.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 		if st := e.relocatedHit(req); st != nil {
 			return st, nil
 		}
+		// A project that took another's state has no entry of its own:
+		// what that one's load read is as good a guide to the sources.
+		known = func() module.KnownHash { return e.relocatedKnownSources(req) }
 	}
 	tracker := fsys.NewTrackingSystem(e.Sys)
 	sys := e.Sys
-	e.Sys, e.hashesOnly = tracker, !e.diffing
 	if !e.diffing {
-		e.knownSources = knownSourceHashes(sys, key, path)
+		e.knownSources = known()
 	}
+	e.Sys, e.hashesOnly = tracker, !e.diffing
 	if !e.diffing {
 		// A diff, which holds bytes and prints every one, leaves its
 		// entry unprobed (not relocatable): it is the slowest cold

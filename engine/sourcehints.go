@@ -60,6 +60,22 @@ func knownSourceHashes(sys fsys.System, key string, path fsys.AbsPath) module.Kn
 	return known
 }
 
+// relocatedKnownSources is [knownSourceHashes] of the entry a project with
+// none of its own would have taken its state from ([Engine.relocatedHit]):
+// the sources are the same repo's files.
+func (e *Engine) relocatedKnownSources(req Request) module.KnownHash {
+	data, err := e.Sys.ReadFile(e.relocPointer(req))
+	if err != nil {
+		return nil
+	}
+	from, err := fsys.NewAbsPath(string(data))
+	if err != nil {
+		return nil
+	}
+	key := e.sourceCacheKey(req, from.String())
+	return knownSourceHashes(e.Sys, key, e.sourceCachePath(key))
+}
+
 // knownSourcesOf is what a load that compiled d, reading what entries
 // describe, knows of the source files it read: the stat data and hash of
 // each file d copies verbatim (stat data a fingerprint keeps only when not

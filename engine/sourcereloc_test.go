@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -269,4 +270,28 @@ func (n namesProject) Render(rc *target.RenderContext, mods []*module.LoadedModu
 	out.Roots = append(out.Roots, target.Root{Path: root})
 	out.Files = append(out.Files, target.DesiredFile{Path: root.JoinName("where.txt"), Data: []byte("project: " + rc.ProjectRoot.String() + "\n"), ModuleIDs: []string{"skill:s"}})
 	return out, nil
+}
+
+// A project that took another's state, with no entry of its own, loads
+// after an edit knowing the other's source hashes: it reads the edited
+// file again, not every file it only hashes, and agrees with a load.
+func TestRelocatedProjectRereadsOnlyEditedFiles(t *testing.T) {
+	w := newRelocWorld(t)
+	mustWrite(t, filepath.Join(w.repo, "modules", "s", "ref", "b.md"), "b\n")
+	a, b := w.project("a", false, ""), w.project("b", false, "")
+	w.check(a)
+	if w.check(b) {
+		t.Fatal("a new project's plan read the repo again: the other project's state was not relocated")
+	}
+	edited := filepath.Join(w.repo, "modules", "s", "ref", "a.md")
+	mustWrite(t, edited, "a edited\n")
+	var mu sync.Mutex
+	var read []string
+	e := w.engine(b, true)
+	e.Sys = namedReads{System: e.Sys, below: fsys.AbsPath(w.repo), mu: &mu, read: &read}
+	if _, _, err := e.Plan(context.Background(), engine.Request{Repo: w.repo}); err != nil {
+		t.Fatal(err)
+	}
+	onlyEditedRead(t, read, edited)
+	w.check(b)
 }

@@ -64,12 +64,8 @@ func knownSourceHashes(sys fsys.System, key string, path fsys.AbsPath) module.Kn
 // none of its own would have taken its state from ([Engine.relocatedHit]):
 // the sources are the same repo's files.
 func (e *Engine) relocatedKnownSources(req Request) module.KnownHash {
-	data, err := e.Sys.ReadFile(e.relocPointer(req))
-	if err != nil {
-		return nil
-	}
-	from, err := fsys.NewAbsPath(string(data))
-	if err != nil {
+	from, ok := e.relocatedFrom(req)
+	if !ok {
 		return nil
 	}
 	key := e.sourceCacheKey(req, from.String())

@@ -179,12 +179,8 @@ func (e *Engine) saveRelocPointer(st *State) {
 // from the entry of the project req's pointer names, when that entry is
 // relocatable and unchanged and this project can take it; else nil.
 func (e *Engine) relocatedHit(req Request) *State {
-	data, err := e.Sys.ReadFile(e.relocPointer(req))
-	if err != nil {
-		return nil
-	}
-	from, err := fsys.NewAbsPath(string(data))
-	if err != nil {
+	from, ok := e.relocatedFrom(req)
+	if !ok {
 		return nil
 	}
 	// This project first (a few looks), then the other's entry.
@@ -194,7 +190,7 @@ func (e *Engine) relocatedHit(req Request) *State {
 		return nil
 	}
 	key := e.sourceCacheKey(req, from.String())
-	data, err = e.Sys.ReadFile(e.sourceCachePath(key))
+	data, err := e.Sys.ReadFile(e.sourceCachePath(key))
 	if err != nil {
 		return nil
 	}
@@ -213,6 +209,17 @@ func (e *Engine) relocatedHit(req Request) *State {
 		return e.cachedState(req, ent, to, d)
 	}
 	return nil
+}
+
+// relocatedFrom is the project whose entry req's relocation pointer names:
+// the one saved last that another project may take its state from.
+func (e *Engine) relocatedFrom(req Request) (fsys.AbsPath, bool) {
+	data, err := e.Sys.ReadFile(e.relocPointer(req))
+	if err != nil {
+		return "", false
+	}
+	from, err := fsys.NewAbsPath(string(data))
+	return from, err == nil
 }
 
 // projectOwn reports whether a path is root or in its .git: what finding

@@ -13,6 +13,7 @@ import (
 	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/internal/gcpace"
+	"github.com/agentpack/agentpack/internal/keyset"
 )
 
 // knownSource is a source file as the last load read it: the key of its
@@ -92,7 +93,7 @@ func knownSourcesOf(d *desired.State, entries []fsys.FingerprintEntry) module.Kn
 				mtimeNS: e.MtimeNS, ctimeNS: e.CtimeNS, ino: e.Ino, mode: e.Mode, sum: sum})
 		}
 	}
-	known = uniqueKeys(known)
+	known = slices.Clip(keyset.SortUnique(known, func(e *knownSource) uint64 { return e.key }))
 	if len(known) == 0 {
 		return nil
 	}
@@ -108,22 +109,4 @@ func knownSourcesOf(d *desired.State, entries []fsys.FingerprintEntry) module.Kn
 		}
 		return hex.EncodeToString(e.sum[:]), true
 	}
-}
-
-// uniqueKeys is known sorted by key, without the sources of a key two
-// paths share (neither is trusted).
-func uniqueKeys(known []knownSource) []knownSource {
-	slices.SortFunc(known, func(a, b knownSource) int { return cmp.Compare(a.key, b.key) })
-	kept := known[:0]
-	for i := 0; i < len(known); {
-		j := i + 1
-		for j < len(known) && known[j].key == known[i].key {
-			j++
-		}
-		if j == i+1 {
-			kept = append(kept, known[i])
-		}
-		i = j
-	}
-	return slices.Clip(kept)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/fsys"
+	"github.com/agentpack/agentpack/internal/keyset"
 )
 
 // statCacheDir holds the stat cache: (size, mtime, ctime, inode) → sha256
@@ -195,20 +196,9 @@ func (c *StatCache) decode() {
 		if err != nil {
 			return
 		}
-		slices.SortFunc(entries, func(a, b keyedEntry) int { return cmp.Compare(a.key, b.key) })
 		// Two paths with one key: neither is trusted (it only costs hashing
 		// them again; what is recorded for them goes to over).
-		kept := entries[:0]
-		for i := 0; i < len(entries); {
-			j := i + 1
-			for j < len(entries) && entries[j].key == entries[i].key {
-				j++
-			}
-			if j == i+1 {
-				kept = append(kept, entries[i])
-			}
-			i = j
-		}
+		kept := keyset.SortUnique(entries, func(e *keyedEntry) uint64 { return e.key })
 		c.entries, c.baseGen = kept, gen
 		// A delta written against another base (a compaction since) is
 		// ignored: the base it amended is gone.

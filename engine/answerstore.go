@@ -291,7 +291,7 @@ func (e *Engine) keepAnswers(tracker *fsys.TrackingSystem, answers []answerToKee
 // sizedAnswer is an answer that tells, before it is encoded, a size its
 // JSON is at least: one surely too large to keep is not encoded just to be
 // dropped (a status of 9,000 pending updates is 4.7 MB of JSON, whose
-// encoding took its peak RSS at 10k from about 45 to 52 MiB).
+// encoding took its peak RSS at 10k to 48-50 MiB instead of 39-40).
 type sizedAnswer interface{ minJSONSize() int }
 
 // answerPath is the file of key's kept answer.

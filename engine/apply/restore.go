@@ -92,7 +92,8 @@ func (wr *Writer) Restore(restores []snapshots.Restore, contents *snapshots.Cont
 // deploy records what it writes ([Writer.cacheWritten]; recent as there),
 // in the stat cache of every scope covering each path: the next status,
 // whatever roots it plans for, need not read and hash every file put back
-// (the first status after a rollback of 9,000 updates at 10k: 151-194 ms).
+// (the first status after a rollback of 9,000 updates at 10k took 151-194
+// ms reading them).
 // A file already as restored (no write) is left as the caches had it.
 func (wr *Writer) cacheRestored(done []written, recent bool) {
 	for _, c := range plan.LoadScopedStatCaches(wr.Sys, fsys.AbsPath(wr.Store.Dir())) {
@@ -126,7 +127,7 @@ func wholeManifests(ws []write) {
 		w := &ws[i]
 		if !w.noop && w.change.Manifest && w.change.Target != snapshots.StateTarget && w.data() != nil {
 			entries := bytes.Count(w.data(), []byte(`"path":`))
-			w.hold().whole = changed[w.change.Root]*2 >= entries
+			w.hold().whole = mostChanged(changed[w.change.Root], entries)
 		}
 	}
 }

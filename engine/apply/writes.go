@@ -386,7 +386,7 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time, pack fu
 			}
 		}
 		switch {
-		case err == nil && (pack == nil || !mostChanged(changed[root.Path], old)):
+		case err == nil && (pack == nil || old == nil || !mostChanged(changed[root.Path], len(old.ManagedFiles))):
 		case pack != nil:
 			// A new manifest, or one whose entries the plan mostly changes
 			// (its deltas would be about as large as its texts, and take
@@ -434,11 +434,11 @@ func changesByRoot(p *plan.Plan) map[fsys.AbsPath]int {
 }
 
 // mostChanged reports whether changes of a root's entries are at least
-// half of those old, its manifest before, lists: saved as two deltas, its
-// texts would take about as much room as saved whole (deltas are kept
-// when they are less than half the size, [savedBytes]).
-func mostChanged(changes int, old *plan.TargetManifest) bool {
-	return old != nil && changes*2 >= len(old.ManagedFiles)
+// half of the entries its manifest lists: saved as two deltas, its texts
+// would take about as much room as saved whole (deltas are kept when they
+// are less than half the size, [savedBytes]).
+func mostChanged(changes, entries int) bool {
+	return changes*2 >= entries
 }
 
 // renderIntoPack saves what render writes, a new manifest's bytes, in

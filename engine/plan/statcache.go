@@ -132,6 +132,10 @@ func (c *StatCache) Scope(roots []fsys.AbsPath) {
 		c.scope[i] = r.String()
 	}
 	c.base = c.dir.JoinName(statScopesDir).JoinName(scopeKey(c.scope))
+	// The folders listed are a scope's own too: a status of one project
+	// then rewrites its own listings, not those of every project the home
+	// ever deployed to (5.8 MB after 25 projects of 10,000 files).
+	c.dirs.path = c.base.JoinName(dirCacheFile)
 }
 
 // scopeKey names the folder of the set of roots: the same roots in any
@@ -435,6 +439,9 @@ func (c *StatCache) Save() {
 			if c.base != c.dir {
 				c.writeScopeRoots()
 				c.pruneScopes()
+				// The listings earlier versions kept for every project
+				// at once: each scope keeps its own now.
+				_ = c.sys.Remove(c.dir.JoinName(dirCacheFile))
 			}
 		}
 		return

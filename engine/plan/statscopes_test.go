@@ -58,3 +58,51 @@ func TestScopedStatCachesNameTheirRoots(t *testing.T) {
 		t.Fatalf("the scope's plan still vouches for %s, which a writer forgot in its scope", files[0])
 	}
 }
+
+// TestScopedFolderListingsStayInTheirScope: a scope's folder listings are
+// kept in its own folder, so listing one project's folders neither reads
+// nor rewrites another's; each scope finds its own listings again.
+func TestScopedFolderListingsStayInTheirScope(t *testing.T) {
+	sys, state, files := statFixture(t, 2)
+	a, b := files[0].Dir(), files[1].Dir()
+	scoped := func(root fsys.AbsPath) *StatCache {
+		c := LoadStatCache(sys, state)
+		c.Scope([]fsys.AbsPath{root})
+		return c
+	}
+	list := func(root fsys.AbsPath) {
+		c := scoped(root)
+		if _, err := ReadDirCached(sys, c, nil, root); err != nil {
+			t.Fatal(err)
+		}
+		c.Save()
+	}
+	list(a)
+	fileA := scoped(a).dirs.path
+	before, err := os.ReadFile(fileA.String())
+	if err != nil {
+		t.Fatalf("scope a's listings: %v", err)
+	}
+	infoA, _ := os.Stat(fileA.String())
+	list(b)
+	fileB := scoped(b).dirs.path
+	if fileB == fileA || fileB.Dir() == StatCachePath(state) {
+		t.Fatalf("scope b's listings are kept at %s (a's at %s)", fileB, fileA)
+	}
+	if after, _ := os.ReadFile(fileA.String()); string(after) != string(before) {
+		t.Fatal("listing b's folder rewrote scope a's listings")
+	}
+	if infoAfter, _ := os.Stat(fileA.String()); !infoAfter.ModTime().Equal(infoA.ModTime()) {
+		t.Fatal("listing b's folder wrote scope a's listings again")
+	}
+	for _, root := range []fsys.AbsPath{a, b} {
+		fi, _ := fsys.StatDataFollow(sys, root)
+		if _, ok := scoped(root).dirs.get(sys, root, fi); !ok {
+			t.Fatalf("the listing of %s was not found in its scope", root)
+		}
+	}
+	fi, _ := fsys.StatDataFollow(sys, b)
+	if _, ok := scoped(a).dirs.get(sys, b, fi); ok {
+		t.Fatal("scope a holds b's listing")
+	}
+}

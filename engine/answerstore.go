@@ -114,9 +114,10 @@ func planKey(req Request) string { return fmt.Sprintf("plan\x00%#v", req) }
 func diffKey(req Request) string { return fmt.Sprintf("diff\x00%#v", req) }
 
 // inSync is the plans worth keeping: an unchanged tree's, a few hundred
-// bytes. A plan with changes is computed again (its changes carry what
-// JSON does not, such as file modes).
-func inSync(p *plan.Plan) bool { return len(p.Changes) == 0 }
+// bytes, whose deploy would write nothing, not even a manifest. A plan
+// with changes is computed again (its changes carry what JSON does not,
+// such as file modes).
+func inSync(p *plan.Plan) bool { return len(p.Changes) == 0 && !p.ManifestsBehind }
 
 // PlanView is [Engine.Plan] for a caller that only shows the plan (the
 // plan command): when the CLI keeps answers, an in-sync plan is kept on

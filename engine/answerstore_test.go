@@ -388,3 +388,51 @@ func TestPlanAndDiffAfterADeployComputeOnce(t *testing.T) {
 		t.Errorf("kept plan and diff (source cache read %d times):\n%s\n%s\nwant\n%s\n%s", loads.Load(), p, d, fp, fd)
 	}
 }
+
+// A deployed file edited by hand, then the repo changed to match it (what
+// `evolve propose` leads to): the plan has nothing to change, but the
+// target manifest still records the old bytes, so a deploy must record the
+// new ones rather than answer "no changes" from the in-sync plan kept by
+// `plan`. Otherwise, once the repo moves on, the next deploy takes the
+// file for one edited since the last deploy and refuses it.
+func TestNoOpDeployRecordsWhatTheRepoNowWants(t *testing.T) {
+	ctx := context.Background()
+	w := newCacheWorld(t)
+	w.deploy(w.engine(true))
+	source := filepath.Join(w.repo, "modules", "s0002", "SKILL.md")
+	original, err := os.ReadFile(source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deployed := filepath.Join(filepath.Dir(w.env.Cwd), ".agents", "skills", "s0002", "SKILL.md")
+	alsoDeployed := filepath.Join(w.env.Home, ".claude", "skills", "s0002", "SKILL.md")
+	edited := "---\nname: s0002\ndescription: edited by hand\n---\n"
+	mustWrite(t, deployed, edited)
+	mustWrite(t, alsoDeployed, edited)
+	mustWrite(t, source, edited)
+	var loads atomic.Int64
+	for try := 0; try < 3; try++ {
+		time.Sleep(150 * time.Millisecond) // past the racy window of the edits
+		loads.Store(0)
+		_, p, err := w.cliEngine(&loads).PlanView(ctx, w.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Changes) != 0 {
+			t.Fatalf("the plan of a repo that matches the hand edit has changes: %+v", p.Changes)
+		}
+		if loads.Load() == 0 {
+			t.Fatal("an in-sync plan whose manifest is out of date was kept")
+		}
+	}
+	if _, d, err := w.cliEngine(&loads).Deploy(ctx, w.req, true, engine.ApplyOptions{}); err != nil || !d.Applied {
+		t.Fatalf("deploy that should record the hand edit in the manifest: %v %+v", err, d)
+	}
+	mustWrite(t, source, string(original))
+	if _, d, err := w.cliEngine(&loads).Deploy(ctx, w.req, true, engine.ApplyOptions{}); err != nil || !d.Applied {
+		t.Fatalf("deploy after the repo moved on from the recorded edit: %v %+v", err, d)
+	}
+	if got, _ := os.ReadFile(deployed); string(got) != string(original) {
+		t.Fatalf("deployed file %q, want the repo's %q", got, original)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/agentpack/agentpack/engine/apply"
 	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/jsonstream"
@@ -45,6 +46,9 @@ func (e *Engine) planWith(ctx context.Context, req Request, load func(context.Co
 		return st, nil, err
 	}
 	cache.Save()
+	if len(p.Changes) == 0 {
+		p.ManifestsBehind = !apply.ManifestsCurrent(st.Desired, p)
+	}
 	warnOtherRepo(st, p)
 	return st, p, nil
 }

@@ -290,6 +290,58 @@ func (wr *Writer) stateWrites(files []StateFile) []write {
 	return out
 }
 
+// filesByRoot is files grouped by the root they lie in, each in files'
+// order, checked to lie below it.
+func filesByRoot(files []*desired.File) (map[desired.Root][]*desired.File, error) {
+	// Room for each root's files at once: appending 10,000 one by one
+	// would copy them over and over.
+	counts := map[desired.Root]int{}
+	for _, f := range files {
+		counts[desired.Root{Target: f.Target, Path: f.Root}]++
+	}
+	perRoot := make(map[desired.Root][]*desired.File, len(counts))
+	for r, n := range counts {
+		perRoot[r] = make([]*desired.File, 0, n)
+	}
+	for _, f := range files {
+		if _, err := relPath(f); err != nil {
+			return nil, err
+		}
+		r := desired.Root{Target: f.Target, Path: f.Root}
+		perRoot[r] = append(perRoot[r], f)
+	}
+	return perRoot, nil
+}
+
+// ManifestsCurrent reports whether applying p, a plan of d, would leave
+// every target manifest as it is ([Writer.manifestWrites] writes none):
+// each root's manifest lists d's files under it with the hashes and
+// modules it records, and no root d no longer deploys to keeps one. A
+// plan with no changes can still have manifests to bring up to date:
+// after a file was edited by hand and the repo changed to match it.
+func ManifestsCurrent(d *desired.State, p *plan.Plan) bool {
+	perRoot, err := filesByRoot(d.Files)
+	if err != nil {
+		return false
+	}
+	for _, root := range d.Roots {
+		n, entry := entriesOf(p, nil, perRoot[desired.Root{Target: root.Target, Path: root.Path}])
+		old := p.Manifests[root]
+		if n == 0 && old == nil {
+			continue
+		}
+		if old == nil || !sameManaged(old.ManagedFiles, n, entry) {
+			return false
+		}
+	}
+	for _, root := range d.Stale {
+		if p.Manifests[root] != nil {
+			return false
+		}
+	}
+	return true
+}
+
 // relBelow is filepath.Rel(root, path) for a desired file's path, which
 // compiling made clean: below root it is the rest of path, no new string.
 func relBelow(root, path fsys.AbsPath) (string, error) {
@@ -330,32 +382,20 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time, pack fu
 			}
 		}
 	} else {
-		// Room for each root's files at once: appending 10,000 one by one
-		// would copy them over and over.
-		counts := map[desired.Root]int{}
-		for _, f := range d.Desired.Files {
-			counts[desired.Root{Target: f.Target, Path: f.Root}]++
-		}
-		for r, n := range counts {
-			perRoot[r] = make([]*desired.File, 0, n)
+		var err error
+		if perRoot, err = filesByRoot(d.Desired.Files); err != nil {
+			return nil, err
 		}
 	}
 	for _, f := range d.Desired.Files {
-		if d.Partial && !inPlan[f.Path] {
-			continue
-		}
-		r := desired.Root{Target: f.Target, Path: f.Root}
-		if !d.Partial {
-			if _, err := relPath(f); err != nil {
-				return nil, err
-			}
-			perRoot[r] = append(perRoot[r], f)
+		if !d.Partial || !inPlan[f.Path] {
 			continue
 		}
 		mf, err := managedFile(p, f)
 		if err != nil {
 			return nil, err
 		}
+		r := desired.Root{Target: f.Target, Path: f.Root}
 		lists[r] = append(lists[r], mf)
 	}
 	var out []write

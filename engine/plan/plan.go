@@ -233,6 +233,11 @@ type Plan struct {
 	// Guard is the link guard the plan looked with: it knows the folders
 	// below the roots it found to be real folders.
 	Guard *LinkGuard `json:"-"`
+	// ManifestsBehind marks a plan with no changes whose apply would still
+	// rewrite a target manifest (the repo now wants the bytes a file was
+	// edited to by hand, or a module id moved): a deploy of it has work
+	// to do, so it is not kept as one with nothing to do.
+	ManifestsBehind bool `json:"-"`
 }
 
 // Release lets go of what p looked up to decide (the manifests, the files

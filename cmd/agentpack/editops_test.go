@@ -47,6 +47,7 @@ func (w *editWorld) ops() []editOp {
 		{"target same size", onePath(w.plainTargets, w.sameSize(false))},
 		{"target same size, new inode", onePath(w.plainTargets, w.sameSize(true))},
 		{"target grows", onePath(w.plainTargets, w.appendLine)},
+		{"source follows a hand edit", onePath(w.textSources, w.followHandEdit)},
 		{"target touched", onePath(w.targets, w.touch)},
 		{"target mode", onePath(w.targets, w.chmod)},
 		{"target removed", onePath(w.targets, w.remove)},
@@ -61,7 +62,9 @@ func (w *editWorld) ops() []editOp {
 			if rng.IntN(2) == 0 {
 				args = append(args, "--adopt")
 			}
-			w.run(args...)
+			if w.run(args...).OK {
+				w.nothingLeftToDeploy(args)
+			}
 			return strings.Join(args, " ")
 		}},
 		{"rollback", func(*rand.Rand) string {
@@ -133,6 +136,56 @@ func (w *editWorld) appendLine(rng *rand.Rand, path string) string {
 	w.must(err)
 	w.must(f.Close())
 	return path
+}
+
+// followHandEdit edits the deployed copies of the source file src by
+// hand (a line added to each file holding src's bytes) and then src the
+// same way: the repo now wants what the files were edited to, as after
+// `evolve propose`. The plan has nothing to write, but the target
+// manifests still record the old bytes.
+func (w *editWorld) followHandEdit(rng *rand.Rand, src string) string {
+	deployAfter := rng.IntN(2) == 0
+	if deployAfter {
+		// From a tree in sync, so the plan after the edits has nothing
+		// to write and is kept.
+		w.run("deploy", "--apply", "--yes", "--adopt", "--force")
+	}
+	was, err := os.ReadFile(src)
+	w.must(err)
+	line := fmt.Sprintf("followed %d\n", rng.IntN(1000))
+	copies := 0
+	for _, t := range w.plainTargets() {
+		if data, err := os.ReadFile(t); err == nil && bytes.Equal(data, was) {
+			w.must(os.WriteFile(t, append(data, line...), 0o644))
+			copies++
+		}
+	}
+	w.must(os.WriteFile(src, append(was, line...), 0o644))
+	what := fmt.Sprintf("%s and %d deployed copies", src, copies)
+	if deployAfter {
+		// Deployed once the plan that has nothing to write was kept.
+		time.Sleep(150 * time.Millisecond) // past the caches' racy window
+		w.run("plan")
+		args := []string{"deploy", "--apply", "--yes"}
+		if w.run(args...).OK {
+			w.nothingLeftToDeploy(args)
+		}
+		what += ", then planned and deployed"
+	}
+	return what
+}
+
+// nothingLeftToDeploy fails the test unless a deploy with no cache at
+// all, right after a deploy with args through the caches succeeded, has
+// nothing to write: not a file and not a target manifest (a deploy that
+// answered "no changes" from a kept answer must have had none).
+func (w *editWorld) nothingLeftToDeploy(args []string) {
+	w.t.Helper()
+	again := w.runWithoutCaches(args...)
+	if !again.OK || again.Data.(map[string]any)["applied"] != false {
+		w.t.Fatalf("after %q with caches, the same deploy without them still had work to do:\n%s\n(replay with AGENTPACK_TEST_SEED=%d)",
+			args, indent(again), w.seed)
+	}
 }
 
 // touch moves a file's times only, into the last hour.

@@ -240,6 +240,13 @@ func (wr *Writer) transactionWrites(d *Deployment, id string, now time.Time, pac
 	if err != nil {
 		return nil, 0, err
 	}
+	if len(manifests) > 0 {
+		kept, err := wr.keptInPlace(*d)
+		if err != nil {
+			return nil, 0, err
+		}
+		manifests = append(kept, manifests...)
+	}
 	d.Desired = nil
 	changes := d.Plan.Changes
 	if len(changes)+len(manifests) > 0 {
@@ -266,6 +273,54 @@ func (wr *Writer) transactionWrites(d *Deployment, id string, now time.Time, pac
 		writes = append(writes, w)
 	}
 	return append(writes, manifests...), len(manifests), nil
+}
+
+// keptInPlace records, without writing them, the managed files whose
+// manifest entry d changes although the plan writes nothing to them: the
+// file was edited by hand and the repo now wants those bytes (`evolve
+// propose`). The snapshot then names the file, with its bytes, so
+// `rollback --to` an earlier snapshot puts back what that one wrote, and
+// `rollback --last` leaves the file as it is. Each is read again under the
+// lock; one that no longer holds what the plan found fails the deploy.
+func (wr *Writer) keptInPlace(d Deployment) ([]write, error) {
+	p := d.Plan
+	if d.Partial || d.Desired == nil {
+		return nil, nil
+	}
+	var kept []*desired.File
+	var planned map[fsys.AbsPath]bool
+	for _, f := range d.Desired.Files {
+		m, managed := p.Managed[f.Path]
+		if f.Keyed != nil || !managed || m.SHA256 == f.SHA256 {
+			continue
+		}
+		if planned == nil {
+			planned = make(map[fsys.AbsPath]bool, len(p.Changes))
+			for _, c := range p.Changes {
+				planned[c.Path] = true
+			}
+		}
+		if !planned[f.Path] {
+			kept = append(kept, f)
+		}
+	}
+	guard := plan.NewLinkGuard(wr.Sys)
+	out := make([]write, 0, len(kept))
+	for _, f := range kept {
+		a, _, err := plan.ReadSeen(wr.Sys, guard, f.Root, f.Path)
+		if err != nil {
+			return nil, err
+		}
+		if !a.Exists || a.SHA256 != f.SHA256 {
+			return nil, apperr.New(apperr.DriftConflict, "%s changed since the plan read it", f.Path).
+				WithHint("run the command again").With("path", f.Path.String()).With("reason_code", "changed_since_plan")
+		}
+		content := &snapshots.Content{SHA256: f.SHA256, Size: int64(len(a.Data)), Mode: uint32(a.Mode)}
+		after := *content
+		out = append(out, write{change: &snapshots.FileChange{Target: f.Target, Root: f.Root.String(), Path: f.Path.String(), Op: plan.OpUpdate,
+			Before: content, After: &after}, h: &held{before: a.Data}, mode: a.Mode, noop: true})
+	}
+	return out, nil
 }
 
 // stateWrites returns the writes of state files whose bytes change.

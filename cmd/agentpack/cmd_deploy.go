@@ -68,7 +68,13 @@ func (c *DeployCmd) Run(a *App) error {
 				p.Printf("Nothing to do: the disk already matches profile %s.\n", d.Profile)
 				return
 			}
-			p.Printf("Applied %d create, %d update, %d delete. Snapshot %s\n", d.Summary.Create, d.Summary.Update, d.Summary.Delete, p.bold(d.SnapshotID))
+			if len(d.Changes) == 0 {
+				// Only manifests moved: the files already hold what the
+				// repo now wants (a hand edit the repo took over).
+				p.Printf("The files already match; recorded them in the target manifests. Snapshot %s\n", p.bold(d.SnapshotID))
+			} else {
+				p.Printf("Applied %d create, %d update, %d delete. Snapshot %s\n", d.Summary.Create, d.Summary.Update, d.Summary.Delete, p.bold(d.SnapshotID))
+			}
 			p.Printf("Undo with: agentpack rollback --last\n")
 		}}, nil
 	})

@@ -284,8 +284,8 @@ func (wr *Writer) transactionWrites(d *Deployment, id string, now time.Time, pac
 // lock; one that no longer holds what the plan found fails the deploy.
 func (wr *Writer) keptInPlace(d Deployment) ([]write, error) {
 	p := d.Plan
-	if d.Partial || d.Desired == nil {
-		return nil, nil
+	if d.Partial || d.Desired == nil || len(p.Managed) == 0 {
+		return nil, nil // a first deploy's files are all written
 	}
 	var kept []*desired.File
 	var planned map[fsys.AbsPath]bool

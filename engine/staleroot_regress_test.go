@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentpack/agentpack/engine"
 	"github.com/agentpack/agentpack/engine/plan"
@@ -138,5 +139,44 @@ func TestRollbackReRegistersRoots(t *testing.T) {
 	}
 	if p.Summary.Delete != 2 {
 		t.Fatalf("after the rollback the restored skill files must be deletable again, got %+v", p.Changes)
+	}
+}
+
+// TestStaleManifestOfGoneFilesIsRemovedThroughKeptAnswers: an output
+// turned off after its files were deleted by hand leaves a plan with no
+// changes but a manifest to remove. With the CLI's kept answers on, that
+// plan is not kept as one with nothing to do: the deploy after it removes
+// the manifest instead of answering "no changes".
+func TestStaleManifestOfGoneFilesIsRemovedThroughKeptAnswers(t *testing.T) {
+	ctx := context.Background()
+	env, _, req, repo := deployedCodexRepo(t)
+	skills := filepath.Join(env.Cwd, ".agents", "skills")
+	manifest := filepath.Join(skills, ".agentpack.manifest.codex.json")
+	if err := os.RemoveAll(filepath.Join(skills, "s")); err != nil {
+		t.Fatal(err)
+	}
+	y := filepath.Join(repo, "agentpack.yaml")
+	mustWrite(t, y, strings.Replace(mustRead(t, y), "codex: {scope: project}", "codex: {scope: project, options: {write_repo_skills: false}}", 1))
+	cli := func() *engine.Engine {
+		e := engine.New(env, targets.NewSet())
+		e.SourceCache = &engine.SourceCache{Build: "test"}
+		return e
+	}
+	for try := 0; try < 3; try++ {
+		time.Sleep(150 * time.Millisecond) // past the racy window of the edits
+		_, p, err := cli().PlanView(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Changes) != 0 {
+			t.Fatalf("the plan of an output whose files are gone has changes: %+v", p.Changes)
+		}
+	}
+	_, d, err := cli().Deploy(ctx, req, true, engine.ApplyOptions{})
+	if err != nil || !d.Applied {
+		t.Fatalf("the deploy that should remove the stale manifest: %v %+v", err, d)
+	}
+	if _, err := os.Stat(manifest); !os.IsNotExist(err) {
+		t.Fatalf("the manifest of the output turned off is still there: %v", err)
 	}
 }

@@ -99,9 +99,10 @@ type Engine struct {
 	shapes *diffShapes
 
 	// Checkpoint, when set, is called at each phase boundary of a
-	// transaction ("planned", "pack saved", "journal written", "files
-	// written", "record saved", "journal removed"); crash tests stop the
-	// process there.
+	// transaction ("deciding", before a deploy's writes are made from its
+	// plan; "planned", "pack saved", "journal written", "files written",
+	// "record saved", "journal removed"); crash tests stop the process
+	// there.
 	Checkpoint func(phase string)
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/targets"
 )
 
@@ -66,5 +67,39 @@ func TestRollbackToBeforeARepoFollowedAHandEdit(t *testing.T) {
 	}
 	if got := mustRead(t, deployed); got != original {
 		t.Fatalf("rollback --to the first deploy left %q, want what it wrote, %q", got, original)
+	}
+}
+
+// TestFileKeptInPlaceEditedBeforeTheDeployRecordsIt: a file the deploy
+// only records (the repo now matches its hand edit) that is edited again
+// after the plan and before the deploy reads it to save stops the deploy
+// with E_DRIFT_CONFLICT changed_since_plan: its snapshot would otherwise
+// name bytes it does not hold. Nothing is written and no snapshot made.
+func TestFileKeptInPlaceEditedBeforeTheDeployRecordsIt(t *testing.T) {
+	ctx := context.Background()
+	env, e, req, repo := deployedCodexRepo(t)
+	deployed := filepath.Join(env.Cwd, ".agents", "skills", "s", "extra.txt")
+	edited := mustRead(t, deployed) + "edited by hand\n"
+	mustWrite(t, deployed, edited)
+	mustWrite(t, filepath.Join(repo, "modules", "s", "extra.txt"), edited)
+	before, _, err := e.Snapshots(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Checkpoint = func(phase string) {
+		if phase == "deciding" {
+			mustWrite(t, deployed, "edited again\n")
+		}
+	}
+	_, _, err = e.Deploy(ctx, req, true, engine.ApplyOptions{})
+	wantCode(t, err, apperr.DriftConflict, deployed)
+	if got := apperr.As(err).Details["reason_code"]; got != "changed_since_plan" {
+		t.Errorf("reason_code = %v", got)
+	}
+	if got := mustRead(t, deployed); got != "edited again\n" {
+		t.Errorf("the file holds %q, want the second edit kept", got)
+	}
+	if after, _, err := e.Snapshots(ctx); err != nil || len(after) != len(before) {
+		t.Errorf("snapshots %d -> %d (%v), want none made", len(before), len(after), err)
 	}
 }

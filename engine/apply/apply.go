@@ -72,6 +72,7 @@ func (wr *Writer) Apply(d Deployment) (string, bool, error) {
 		}
 		return pack, nil
 	}
+	wr.checkpoint("deciding")
 	writes, manifests, err := wr.transactionWrites(&d, id, now, begin)
 	if err != nil || len(writes) == 0 {
 		if pack != nil {

@@ -27,9 +27,10 @@ type Writer struct {
 	// bytes are damaged, with warnings.
 	BestEffort bool
 	// Checkpoint, when set, is called at each phase boundary of a
-	// transaction ("planned", "pack saved", "journal written", "files
-	// written", "record saved", "journal removed"); crash tests stop the
-	// process there.
+	// transaction ("deciding", before a deploy's writes are made from its
+	// plan; "planned", "pack saved", "journal written", "files written",
+	// "record saved", "journal removed"); crash tests stop the process
+	// there.
 	Checkpoint func(phase string)
 	// Progress, when set, is told how many of the transaction's target
 	// files are written so far (deploy and rollback); it may be called

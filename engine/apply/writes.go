@@ -312,8 +312,7 @@ func (wr *Writer) keptInPlace(d Deployment) ([]write, error) {
 			return nil, err
 		}
 		if !a.Exists || a.SHA256 != f.SHA256 {
-			return nil, apperr.New(apperr.DriftConflict, "%s changed since the plan read it", f.Path).
-				WithHint("run the command again").With("path", f.Path.String()).With("reason_code", "changed_since_plan")
+			return nil, plan.ChangedSincePlan(f.Path)
 		}
 		content := &snapshots.Content{SHA256: f.SHA256, Size: int64(len(a.Data)), Mode: uint32(a.Mode)}
 		after := *content

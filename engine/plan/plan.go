@@ -174,10 +174,16 @@ func (c *Change) ReadBefore(sys fsys.System, guard *LinkGuard) (data []byte, see
 		return nil, fsys.StatData{}, err
 	}
 	if !a.Exists || c.BeforeSHA256 == nil || a.SHA256 != *c.BeforeSHA256 {
-		return nil, fsys.StatData{}, apperr.New(apperr.DriftConflict, "%s changed since the plan read it", c.Path).
-			WithHint("run the command again").With("path", c.Path.String()).With("reason_code", "changed_since_plan")
+		return nil, fsys.StatData{}, ChangedSincePlan(c.Path)
 	}
 	return a.Data, seen, nil
+}
+
+// ChangedSincePlan is the error of a file that no longer holds what the
+// plan read there when the apply reads it again.
+func ChangedSincePlan(path fsys.AbsPath) error {
+	return apperr.New(apperr.DriftConflict, "%s changed since the plan read it", path).
+		WithHint("run the command again").With("path", path.String()).With("reason_code", "changed_since_plan")
 }
 
 // ReadSeen is [ReadActual] of a file read whole, with no stat cache, and

@@ -87,7 +87,7 @@ func (cs *Contents) Read(target, path, id string, c *Content, disk []byte) ([]by
 	}
 	k := fileKey{target, path}
 	cs.byPath[k] = append(cs.byPath[k], savedContent{id, c})
-	data, err := cs.resolve(k, c.SHA256, map[string]bool{})
+	data, err := cs.resolve(k, c.SHA256)
 	if err != nil {
 		return nil, blobCorrupted(id, c.SHA256, "", "snapshot %s saved %s as a change against other bytes of it (%s) that neither the disk nor another snapshot holds any more: %v", id, path, c.Delta.Base, err).
 			WithHint("put back %s as the newest snapshot left it, or roll back to a newer snapshot", path)
@@ -97,42 +97,95 @@ func (cs *Contents) Read(target, path, id string, c *Content, disk []byte) ([]by
 
 // resolve finds the bytes with hash sha for the path: rebuilt before, on
 // disk, saved whole, or rebuilt from a delta whose base resolves in turn.
-func (cs *Contents) resolve(k fileKey, sha string, visiting map[string]bool) ([]byte, error) {
+// Which contents can be had is worked out first, forward from what is on
+// hand ([Contents.routes]), and only then is one chain read and applied:
+// a search backward from sha through every delta tried each path between
+// the same few manifest versions again and again, which after a few dozen
+// deploys and rollbacks that flip a manifest back and forth took minutes.
+// A chain that fails to read or apply is left out and another is tried.
+func (cs *Contents) resolve(k fileKey, sha string) ([]byte, error) {
 	if data, ok := cs.built[sha]; ok {
 		return data, nil
 	}
-	if visiting[sha] {
-		return nil, errBadDelta
-	}
-	visiting[sha] = true
-	defer delete(visiting, sha)
+	bad := map[savedContent]bool{}
 	err := error(apperr.New(apperr.SnapshotCorrupted, "no saved bytes %s", sha))
-	for _, whole := range []bool{true, false} {
+	for {
+		via := cs.routes(k, bad)
+		if _, ok := via[sha]; !ok {
+			return nil, err
+		}
+		var data []byte
+		var failed savedContent
+		if data, failed, err = cs.follow(k, via, sha); err == nil {
+			return data, nil
+		}
+		bad[failed] = true
+	}
+}
+
+// routes is, for every hash of the path's contents that can be had, the
+// content that gives it: one saved whole, else a delta whose base can be
+// had (bytes already rebuilt or on disk need none). Each is added only
+// once its base is in, so following them never goes round in a circle.
+func (cs *Contents) routes(k fileKey, bad map[savedContent]bool) map[string]savedContent {
+	via := map[string]savedContent{}
+	have := func(sha string) bool {
+		_, built := cs.built[sha]
+		_, ok := via[sha]
+		return built || ok
+	}
+	for _, s := range cs.byPath[k] {
+		if s.c.Delta == nil && !bad[s] && !have(s.c.SHA256) {
+			via[s.c.SHA256] = s
+		}
+	}
+	for grew := true; grew; {
+		grew = false
 		for _, s := range cs.byPath[k] {
-			if s.c.SHA256 != sha || (s.c.Delta == nil) != whole {
-				continue
-			}
-			var data []byte
-			if whole {
-				data, err = cs.store.ReadBlob(s.id, sha)
-			} else {
-				data, err = cs.rebuild(k, s, visiting)
-			}
-			if err == nil {
-				cs.built[sha] = data
-				return data, nil
+			if s.c.Delta != nil && !bad[s] && !have(s.c.SHA256) && have(s.c.Delta.Base) {
+				via[s.c.SHA256] = s
+				grew = true
 			}
 		}
 	}
-	return nil, err
+	return via
 }
 
-// rebuild applies s's delta to its base.
-func (cs *Contents) rebuild(k fileKey, s savedContent, visiting map[string]bool) ([]byte, error) {
-	base, err := cs.resolve(k, s.c.Delta.Base, visiting)
-	if err != nil {
-		return nil, err
+// follow reads the bytes of sha along via, from the bytes on hand or
+// saved whole through each delta, keeping each rebuilt step; on a failure
+// it names the content that failed.
+func (cs *Contents) follow(k fileKey, via map[string]savedContent, sha string) ([]byte, savedContent, error) {
+	var chain []savedContent // sha's content first, down to the first with bytes
+	for {
+		if _, ok := cs.built[sha]; ok {
+			break
+		}
+		s := via[sha]
+		chain = append(chain, s)
+		if s.c.Delta == nil {
+			break
+		}
+		sha = s.c.Delta.Base
 	}
+	data := cs.built[sha]
+	for i := len(chain) - 1; i >= 0; i-- {
+		s := chain[i]
+		var err error
+		if s.c.Delta == nil {
+			data, err = cs.store.ReadBlob(s.id, s.c.SHA256)
+		} else {
+			data, err = cs.rebuild(s, data)
+		}
+		if err != nil {
+			return nil, s, err
+		}
+		cs.built[s.c.SHA256] = data
+	}
+	return data, savedContent{}, nil
+}
+
+// rebuild applies s's delta to base, the bytes of its base.
+func (cs *Contents) rebuild(s savedContent, base []byte) ([]byte, error) {
 	delta, err := cs.store.ReadBlob(s.id, s.c.Delta.SHA256)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package snapshots
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/agentpack/agentpack/internal/apperr"
@@ -36,4 +37,43 @@ func TestContentsRebuildsDeltasFromTheDisk(t *testing.T) {
 	wantCode(t, err, apperr.SnapshotCorrupted)
 	_, err = s.Contents([]*Record{r1, r2}).Read(f.Target, f.Path, "R1", f.Before, nil)
 	wantCode(t, err, apperr.SnapshotCorrupted)
+}
+
+// TestContentsFailsFastOnManyDeltas: a manifest flipped between versions
+// by many deploys and rollbacks leaves many deltas between the same few
+// versions. With none of them anchored (nothing whole, nothing on disk),
+// the answer is E_SNAPSHOT_CORRUPTED at once: a search that tried every
+// path through them took minutes for a few dozen (this test's 30 versions,
+// each pair of neighbours saved by two records, made it 2^30 paths).
+func TestContentsFailsFastOnManyDeltas(t *testing.T) {
+	s := NewStore(t.TempDir())
+	const versions = 30
+	v := make([][]byte, versions)
+	for i := range v {
+		v[i] = manifestLike(40+i, func(int) string { return "v" })
+	}
+	var records []*Record
+	for i := 0; i+1 < versions; i++ {
+		for copy := 0; copy < 2; copy++ {
+			id := fmt.Sprintf("R%02d-%d", i, copy)
+			before, after := v[i], v[i+1]
+			undo, redo := ComputeDelta(after, before), ComputeDelta(before, after)
+			if _, err := s.SavePack(id, [][]byte{undo, redo}); err != nil {
+				t.Fatal(err)
+			}
+			f := change("codex", "m.json", "x", "y")
+			f.Before = &Content{SHA256: checksum.SHA256Hex(before), Delta: &DeltaRef{Base: checksum.SHA256Hex(after), SHA256: checksum.SHA256Hex(undo)}}
+			f.After = &Content{SHA256: checksum.SHA256Hex(after), Delta: &DeltaRef{Base: checksum.SHA256Hex(before), SHA256: checksum.SHA256Hex(redo)}}
+			records = append(records, &Record{ID: id, Kind: KindDeploy, Files: []FileChange{f}})
+		}
+	}
+	last := records[len(records)-1].Files[0]
+	_, err := s.Contents(records).Read(last.Target, last.Path, records[len(records)-1].ID, last.After, nil)
+	wantCode(t, err, apperr.SnapshotCorrupted)
+	// Anchored at one end (the disk holds the first version), the last
+	// version is rebuilt through all of them.
+	got, err := s.Contents(records).Read(last.Target, last.Path, records[len(records)-1].ID, last.After, v[0])
+	if err != nil || !bytes.Equal(got, v[versions-1]) {
+		t.Fatalf("the last version rebuilt from the first on disk: %v", err)
+	}
 }

@@ -116,7 +116,7 @@ func (cs *Contents) resolve(k fileKey, sha string) ([]byte, error) {
 		}
 		var data []byte
 		var failed savedContent
-		if data, failed, err = cs.follow(k, via, sha); err == nil {
+		if data, failed, err = cs.follow(via, sha); err == nil {
 			return data, nil
 		}
 		bad[failed] = true
@@ -154,7 +154,7 @@ func (cs *Contents) routes(k fileKey, bad map[savedContent]bool) map[string]save
 // follow reads the bytes of sha along via, from the bytes on hand or
 // saved whole through each delta, keeping each rebuilt step; on a failure
 // it names the content that failed.
-func (cs *Contents) follow(k fileKey, via map[string]savedContent, sha string) ([]byte, savedContent, error) {
+func (cs *Contents) follow(via map[string]savedContent, sha string) ([]byte, savedContent, error) {
 	var chain []savedContent // sha's content first, down to the first with bytes
 	for {
 		if _, ok := cs.built[sha]; ok {

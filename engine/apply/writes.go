@@ -380,11 +380,7 @@ func ManifestsCurrent(d *desired.State, p *plan.Plan) bool {
 	}
 	for _, root := range d.Roots {
 		n, entry := entriesOf(p, nil, perRoot[desired.Root{Target: root.Target, Path: root.Path}])
-		old := p.Manifests[root]
-		if n == 0 && old == nil {
-			continue
-		}
-		if old == nil || !sameManaged(old.ManagedFiles, n, entry) {
+		if !manifestKept(p.Manifests[root], n, entry) {
 			return false
 		}
 	}
@@ -458,10 +454,7 @@ func (wr *Writer) manifestWrites(d Deployment, id string, now time.Time, pack fu
 		key := desired.Root{Target: root.Target, Path: root.Path}
 		n, entry := entriesOf(p, lists[key], perRoot[key])
 		old := p.Manifests[root]
-		if n == 0 && old == nil {
-			continue
-		}
-		if old != nil && sameManaged(old.ManagedFiles, n, entry) {
+		if manifestKept(old, n, entry) {
 			continue
 		}
 		path := root.Path.JoinName(plan.TargetManifestName(root.Target))
@@ -604,6 +597,16 @@ func entriesOf(p *plan.Plan, list []plan.ManagedFile, files []*desired.File) (in
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].Path < list[j].Path })
 	return len(list), func(i int) plan.ManagedFile { return list[i] }
+}
+
+// manifestKept reports whether a root's manifest, old (nil: none), stays
+// as it is once the root has the n entries entry makes: none before and
+// none after, or the same entries.
+func manifestKept(old *plan.TargetManifest, n int, entry func(int) plan.ManagedFile) bool {
+	if old == nil {
+		return n == 0
+	}
+	return sameManaged(old.ManagedFiles, n, entry)
 }
 
 // sameManaged reports whether a manifest's entries a are the n that entry

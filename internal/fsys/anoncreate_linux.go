@@ -88,7 +88,7 @@ func openAnon(dir AbsPath, perm fs.FileMode) (int, error) {
 	}
 	fd, err := open()
 	if errors.Is(err, unix.ENOENT) {
-		if err := os.MkdirAll(string(dir), 0o755); err != nil {
+		if err := makeMissingDir(string(dir), 0o755); err != nil {
 			return -1, err
 		}
 		fd, err = open()

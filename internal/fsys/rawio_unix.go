@@ -38,7 +38,7 @@ func writeAtomic(dir, path AbsPath, data []byte, perm fs.FileMode, fsync bool, p
 			continue
 		case errors.Is(err, unix.ENOENT) && !made:
 			made = true
-			if err := os.MkdirAll(string(dir), 0o755); err != nil {
+			if err := makeMissingDir(string(dir), 0o755); err != nil {
 				return err
 			}
 			continue

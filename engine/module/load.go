@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/frontmatter"
 	"github.com/agentpack/agentpack/internal/fsys"
+	"github.com/agentpack/agentpack/internal/lazyregexp"
 	"github.com/agentpack/agentpack/internal/textdiff"
 	"github.com/agentpack/agentpack/internal/workers"
 	"go.yaml.in/yaml/v3"
@@ -307,7 +307,7 @@ func NewLoaded(mod *Module, path string, files []File) (*LoadedModule, error) {
 	return lm, nil
 }
 
-var bashInBody = regexp.MustCompile("(?m)(^|\\s)!`|!bash\\b|```bash\\s*\\n[^`]*!")
+var bashInBody = lazyregexp.New("(?m)(^|\\s)!`|!bash\\b|```bash\\s*\\n[^`]*!")
 
 func (lm *LoadedModule) validate() error {
 	switch lm.Type {

@@ -2,18 +2,26 @@ package module
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/agentpack/agentpack/internal/lazyregexp"
 )
 
 // mcpNameRE is what an MCP server name may be (SPEC §4): it becomes a key in
 // every client's config file.
-var mcpNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+var mcpNameRE = lazyregexp.New(`^[A-Za-z0-9_-]{1,64}$`)
+
+// envVarNameRE is a variable name env_vars may list; notVarCharRE what
+// one may not hold.
+var (
+	envVarNameRE = lazyregexp.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	notVarCharRE = lazyregexp.New(`[^A-Za-z0-9_]`)
+)
 
 // refRE is an environment reference: ${VAR}, or ${env:VAR} as Cursor and VS
 // Code write it.
-var refRE = regexp.MustCompile(`\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}`)
+var refRE = lazyregexp.New(`\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}`)
 
 // MCPError is an invalid MCP server definition. Its message never holds
 // the value of a field that looks like a secret.
@@ -89,7 +97,7 @@ func (s *MCPServer) Validate() error {
 		return &MCPError{Msg: fmt.Sprintf("MCP transport %q must be stdio or http", s.Transport)}
 	}
 	for _, v := range s.EnvVars {
-		if !regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`).MatchString(v) {
+		if !envVarNameRE.MatchString(v) {
 			return &MCPError{Msg: fmt.Sprintf("env_vars entry %q is not a variable name", v)}
 		}
 	}
@@ -139,7 +147,7 @@ func (s *MCPServer) Validate() error {
 }
 
 func suggestVar(key string) string {
-	v := strings.ToUpper(regexp.MustCompile(`[^A-Za-z0-9_]`).ReplaceAllString(key, "_"))
+	v := strings.ToUpper(notVarCharRE.ReplaceAllString(key, "_"))
 	if v == "" || v == "AUTHORIZATION" {
 		return "API_TOKEN"
 	}

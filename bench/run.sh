@@ -53,7 +53,9 @@ best_of() {
 # fresh DIR: a new empty folder under DIR, its path also written to
 # $work/fresh for the timed command to read. File systems here may create
 # files slowly right after many were deleted (online discard), so every
-# write-heavy run, floors included, writes into a folder never used before.
+# write-heavy run, floors included, writes into a folder never used before,
+# and starts after an untimed sync: it does not pay for the write-back of
+# the runs before it (tens of MB of dirty pages each at 10,000 files).
 fresh() {
   local f
   f=$(mktemp -d -p "$1" fresh.XXXXXX)
@@ -116,15 +118,15 @@ for n in "${sizes[@]}"; do
   # create, printed whole.
   cd "$(fresh "$d")" && mkdir .git
   row "diff (cold)" "$(PREP='rm -rf "$AGENTPACK_HOME/state" "$AGENTPACK_HOME/cache"' best_of "$repeat" "$ap" --repo "$d/repo" diff)" "$hashfloor"
-  cpfloor=$(PREP='fresh "$d" >/dev/null' best_of "$repeat" sh -c "cp -r '$d/repo/modules' \"\$(cat '$work/fresh')/m\"")
+  cpfloor=$(PREP='fresh "$d" >/dev/null && sync' best_of "$repeat" sh -c "cp -r '$d/repo/modules' \"\$(cat '$work/fresh')/m\"")
   copy=$(cat "$work/fresh") # the last copy, for the rm -rf floor
   # Each cold deploy goes to a new project beside the others; the rows
   # after it run in the last one. The first has nothing cached (no source
   # cache: the repo is read, parsed and hashed); the second is a project
   # of a home that planned the repo beside it before, whose compiled state
   # moves to the new project's folder instead.
-  row "deploy (cold, no cache)" "$(PREP='cd "$(fresh "$d")" && mkdir .git && rm -rf "$AGENTPACK_HOME/cache/load" "$AGENTPACK_HOME/cache/answers"' best_of "$repeat" "$ap" --repo "$d/repo" deploy --apply --yes)" "$cpfloor"
-  row "deploy (cold)" "$(PREP='cd "$(fresh "$d")" && mkdir .git' best_of "$repeat" "$ap" --repo "$d/repo" deploy --apply --yes)" "$cpfloor"
+  row "deploy (cold, no cache)" "$(PREP='cd "$(fresh "$d")" && mkdir .git && rm -rf "$AGENTPACK_HOME/cache/load" "$AGENTPACK_HOME/cache/answers" && sync' best_of "$repeat" "$ap" --repo "$d/repo" deploy --apply --yes)" "$cpfloor"
+  row "deploy (cold)" "$(PREP='cd "$(fresh "$d")" && mkdir .git && sync' best_of "$repeat" "$ap" --repo "$d/repo" deploy --apply --yes)" "$cpfloor"
   # The usual order after a deploy: its first status (the deploy's files
   # just written), then the first deploy with nothing to do (the status
   # kept the plan's answer), each after a deploy to a new project.
@@ -140,8 +142,8 @@ for n in "${sizes[@]}"; do
   row "status" "$(best_of "$repeat" "$ap" --repo "$d/repo" status)" "$hashfloor"
   row "deploy (no-op)" "$(best_of "$repeat" "$ap" --repo "$d/repo" deploy --apply --yes)" "$hashfloor"
   row "diff" "$(best_of "$repeat" "$ap" --repo "$d/repo" diff)" "$hashfloor"
-  rmfloor=$(best_of 1 rm -rf "$copy")
-  row "rollback" "$(best_of 1 "$ap" --repo "$d/repo" rollback --last --yes)" "$rmfloor"
+  rmfloor=$(PREP=sync best_of 1 rm -rf "$copy")
+  row "rollback" "$(PREP=sync best_of 1 "$ap" --repo "$d/repo" rollback --last --yes)" "$rmfloor"
   # Durable cold deploys (one syncfs barrier), each into a new project,
   # compared below with chezmoi's default apply (which fsyncs each file).
   # syncfs flushes every dirty page of the file system, so what ran before
@@ -180,7 +182,7 @@ for n in "${sizes[@]}"; do
   find "$d/repo/modules" -mindepth 1 -maxdepth 1 | sort | awk -v k="$(( n / 1000 > 0 ? n / 1000 : 1 ))" 'NR <= k' |
     while read -r m; do for f in "$m"/ref/*; do echo changed >> "$f"; done; done
   cd "$lastproj"
-  row "deploy (1% changed)" "$(best_of 1 "$ap" --repo "$d/repo" deploy --apply --yes)" "$cpfloor"
+  row "deploy (1% changed)" "$(PREP=sync best_of 1 "$ap" --repo "$d/repo" deploy --apply --yes)" "$cpfloor"
   # Nine of every ten files changed in the repo (a line added to each ref
   # file), then planned and deployed once in the last project: updates,
   # each replaced file's bytes saved in the snapshot first (the floor of
@@ -188,11 +190,11 @@ for n in "${sizes[@]}"; do
   find "$d/repo/modules" -path '*/ref/*' -type f -exec sh -c 'for f; do echo changed >> "$f"; done' sh {} +
   cd "$lastproj"
   row "plan (updates)" "$(best_of 1 "$ap" --repo "$d/repo" plan)" "$hashfloor"
-  row "deploy (updates)" "$(best_of 1 "$ap" --repo "$d/repo" deploy --apply --yes)" "$cpfloor"
+  row "deploy (updates)" "$(PREP=sync best_of 1 "$ap" --repo "$d/repo" deploy --apply --yes)" "$cpfloor"
   # That deploy rolled back (each replaced file's saved bytes put back),
   # then the first status after it: the updates pending again, the files
   # the rollback wrote found in the stat cache instead of hashed.
-  row "rollback (updates)" "$(best_of 1 "$ap" --repo "$d/repo" rollback --last --yes)" "$cpfloor"
+  row "rollback (updates)" "$(PREP=sync best_of 1 "$ap" --repo "$d/repo" rollback --last --yes)" "$cpfloor"
   sleep 0.3
   row "status (after rollback)" "$(best_of 1 "$ap" --repo "$d/repo" status)" "$hashfloor"
   cd "$work"

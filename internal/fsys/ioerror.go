@@ -8,6 +8,11 @@ import (
 	"github.com/agentpack/agentpack/internal/apperr"
 )
 
+// ErrNotRegular is the cause of a read refused because the path is neither
+// a regular file nor a folder: a FIFO, a socket or a device, which
+// agentpack never reads (a FIFO's open would wait for a writer).
+var ErrNotRegular = errors.New("not a regular file")
+
 // IOError turns an OS error from op ("read", "write", "remove", …) on path
 // into an apperr.Error with a stable E_IO_* code. The OS cause stays in the
 // message and in details["cause"], because "no space left on device" is what
@@ -30,6 +35,8 @@ func IOError(err error, op string, path AbsPath) error {
 	case errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR),
 		errors.Is(err, syscall.EINVAL), errors.Is(err, syscall.ELOOP):
 		code, hint = apperr.IOInvalidPath, "a parent of this path is a file, or the path is a folder"
+	case errors.Is(err, ErrNotRegular):
+		code, hint = apperr.IOInvalidPath, "replace it with a regular file: agentpack reads and writes regular files only"
 	case errors.Is(err, syscall.ENOSPC):
 		hint = "free some disk space and try again"
 	}

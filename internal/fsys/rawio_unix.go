@@ -69,14 +69,18 @@ func writeAtomic(dir, path AbsPath, data []byte, perm fs.FileMode, fsync bool, p
 }
 
 // readFile returns the bytes of path with open, fstat, read and close,
-// without the poller calls of os.ReadFile.
+// without the poller calls of os.ReadFile. Only a regular file is read:
+// the open does not wait (O_NONBLOCK), so a FIFO where agentpack expects
+// a file (a manifest, a module's file, planted in a project or swapped in
+// since the plan) is refused instead of hanging the command until some
+// program writes to it, and a device is refused instead of read.
 func readFile(path string) ([]byte, error) {
 	var (
 		fd  int
 		err error
 	)
 	for {
-		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		if !errors.Is(err, unix.EINTR) {
 			break
 		}
@@ -89,12 +93,13 @@ func readFile(path string) ([]byte, error) {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		// Folders, pipes and devices: let the os package give its usual
-		// answer (EISDIR, or reading until EOF).
-		return os.ReadFile(path)
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return readFd(fd, st.Size, path, nil)
+	case unix.S_IFDIR:
+		return nil, &fs.PathError{Op: "read", Path: path, Err: unix.EISDIR}
 	}
-	return readFd(fd, st.Size, path, nil)
+	return nil, &fs.PathError{Op: "read", Path: path, Err: ErrNotRegular}
 }
 
 // readFd reads the regular file fd, size bytes long by its fstat, to its

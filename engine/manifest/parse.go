@@ -45,6 +45,10 @@ func Load(r Reader, repo fsys.AbsPath, knownTargets []string) (*Manifest, error)
 			return nil, apperr.New(apperr.ConfigMissing, "no %s in %s", FileName, repo).
 				WithHint("run `agentpack init` or pass --repo <dir>").With("path", path.String())
 		}
+		if errors.Is(err, fsys.ErrNotRegular) {
+			return nil, apperr.Wrap(err, apperr.ConfigInvalid, "cannot read %s: not a regular file", path).
+				WithHint("replace it with a regular file (it is a FIFO, socket or device)").With("path", path.String())
+		}
 		return nil, apperr.Wrap(err, apperr.ConfigInvalid, "cannot read %s", path).WithHint("check file permissions")
 	}
 	m, err := Parse(data, knownTargets)

@@ -45,11 +45,17 @@ func Load(r Reader, repo fsys.AbsPath, knownTargets []string) (*Manifest, error)
 			return nil, apperr.New(apperr.ConfigMissing, "no %s in %s", FileName, repo).
 				WithHint("run `agentpack init` or pass --repo <dir>").With("path", path.String())
 		}
-		if errors.Is(err, fsys.ErrNotRegular) {
-			return nil, apperr.Wrap(err, apperr.ConfigInvalid, "cannot read %s: not a regular file", path).
-				WithHint("replace it with a regular file (it is a FIFO, socket or device)").With("path", path.String())
+		msg, hint := "cannot read "+path.String(), "check file permissions"
+		var ioErr *apperr.Error
+		if errors.As(err, &ioErr) {
+			if cause, ok := ioErr.Details["cause"].(string); ok {
+				msg += ": " + cause // "permission denied", "not a regular file"
+			}
 		}
-		return nil, apperr.Wrap(err, apperr.ConfigInvalid, "cannot read %s", path).WithHint("check file permissions")
+		if errors.Is(err, fsys.ErrNotRegular) {
+			hint = "replace it with a regular file (it is a FIFO, socket or device)"
+		}
+		return nil, apperr.Wrap(err, apperr.ConfigInvalid, "%s", msg).WithHint("%s", hint).With("path", path.String())
 	}
 	m, err := Parse(data, knownTargets)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/engine/plan"
 	"github.com/agentpack/agentpack/internal/apperr"
 )
 
@@ -22,15 +23,9 @@ import (
 // is not a regular file with E_IO_INVALID_PATH, leaving it there.
 func TestFIFOWhereAManifestShouldBe(t *testing.T) {
 	env, e, req, _ := deployedCodexRepo(t)
-	var manifest string
-	err := filepath.WalkDir(env.Cwd, func(p string, d os.DirEntry, err error) error {
-		if err == nil && manifest == "" && strings.HasPrefix(d.Name(), ".agentpack.manifest.") {
-			manifest = p
-		}
-		return err
-	})
-	if err != nil || manifest == "" {
-		t.Fatalf("no target manifest deployed under %s (%v)", env.Cwd, err)
+	manifest := filepath.Join(env.Cwd, ".agents", "skills", plan.TargetManifestName("codex"))
+	if _, err := os.Lstat(manifest); err != nil {
+		t.Fatalf("no target manifest deployed: %v", err)
 	}
 	if err := os.Remove(manifest); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentpack/agentpack/engine/desired"
@@ -182,15 +183,29 @@ func (e *Engine) currentEntry(key string, path fsys.AbsPath) *sourcecache.Entry 
 }
 
 // sourceCacheHit is the cached state of key when its file decodes and
-// nothing it was compiled from changed, else nil.
+// nothing it was compiled from changed, or only source files that are
+// copied and nothing more ([Engine.patchedState]); else nil.
 func (e *Engine) sourceCacheHit(req Request, key string, path fsys.AbsPath) *State {
-	ent := e.currentEntry(key, path)
-	if ent == nil {
-		return nil
-	}
-	d, err := ent.DecodeDesired()
+	data, err := e.Sys.ReadFile(path)
 	if err != nil {
 		return nil
+	}
+	ent, err := sourcecache.Decode(data)
+	if err != nil || ent.Key != key {
+		return nil
+	}
+	start := time.Now()
+	state := sync.OnceValues(ent.DecodeDesired)
+	changed, ok := ent.Stamp.Changes(e.Sys, maxPatched, patchable(abs(ent.Repo), state))
+	if !ok {
+		return nil
+	}
+	d, err := state()
+	if err != nil {
+		return nil
+	}
+	if len(changed) > 0 {
+		return e.patchedState(req, key, path, ent, d, changed, start)
 	}
 	return e.cachedState(req, ent, ent.Project, d)
 }

@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -279,4 +280,128 @@ func onlyEditedRead(t *testing.T, read []string, edited string) {
 	if len(refs) != 1 || refs[0] != edited {
 		t.Errorf("the load after one edit read %v of the files it only hashes, want just %s", refs, edited)
 	}
+}
+
+// readsDuring is what a plan and a status with the source cache read of
+// the repo (ReadFile, ReadRegular), sorted, and how many files they read
+// and folders they listed below it in all.
+func (w *cacheWorld) readsDuring() (plan, status string, read []string, looks int64) {
+	var mu sync.Mutex
+	e := w.engine(true)
+	e.Sys = namedReads{System: e.Sys, below: fsys.AbsPath(w.repo), mu: &mu, read: &read}
+	w.reads.Store(0)
+	plan, status = w.outputs(e)
+	slices.Sort(read)
+	return plan, status, read, w.reads.Load()
+}
+
+// An in-place edit of files a load only hashes and copies (a skill's
+// reference files) patches the cached state: the plan after it reads
+// just those files, lists no folder and answers as a run without the
+// cache does, and the entry it saves leaves nothing to read for the next.
+func TestSourceCachePatchesEditsOfCopiedFiles(t *testing.T) {
+	w := newCacheWorld(t)
+	w.deploy(w.engine(false))
+	w.warm()
+	edited := []string{
+		filepath.Join(w.repo, "modules", "s0002", "ref", "f01.md"),
+		filepath.Join(w.repo, "modules", "s0004", "ref", "f02.md"),
+	}
+	for _, p := range edited {
+		appendLine(t, p, "one more line")
+	}
+	time.Sleep(150 * time.Millisecond)
+	cp, cs, read, looks := w.readsDuring()
+	if !slices.Equal(read, edited) || looks != int64(len(edited)) {
+		t.Errorf("after editing %v the plan and status read %v, %d reads and listings in all", edited, read, looks)
+	}
+	if up, us := w.outputs(w.engine(false)); cp != up || cs != us {
+		t.Errorf("plan or status from a patched state differ from a run without the cache:\n%s\n%s", cp, up)
+	}
+	if !strings.Contains(cp, `"summary":{"create":0,"update":4,"delete":0}`) {
+		t.Errorf("the plan does not update the copies of the edited files, two targets' each: %s", cp)
+	}
+	if _, _, read, looks := w.readsDuring(); looks != 0 {
+		t.Errorf("the plan after the patch read %v again (%d looks): the patched entry was not saved", read, looks)
+	}
+}
+
+// A patch made right after the edit is used but not saved (the racy rule:
+// the edit's times are too recent to stand for the bytes hashed), so the
+// status after the plan reads the file again; once its times are old
+// enough, the plan saves the entry, its status reads nothing, and nor
+// does the next plan.
+func TestSourceCachePatchIsSavedOnlyWhenSettled(t *testing.T) {
+	w := newCacheWorld(t)
+	w.warm()
+	edited := filepath.Join(w.repo, "modules", "s0001", "ref", "f02.md")
+	data, err := os.ReadFile(edited)
+	must(t, err)
+	must(t, os.WriteFile(edited, append(data, "racy\n"...), 0o644))
+	for i, want := range []int64{2, 1, 0} {
+		if i == 1 {
+			time.Sleep(150 * time.Millisecond)
+		}
+		_, _, read, looks := w.readsDuring()
+		if looks != want {
+			t.Errorf("plan %d after the edit read %v (%d looks), want %d", i+1, read, looks, want)
+		}
+	}
+	cp, cs := w.outputs(w.engine(true))
+	if up, us := w.outputs(w.engine(false)); cp != up || cs != us {
+		t.Errorf("plan or status differ from a run without the cache:\n%s\n%s", cp, up)
+	}
+}
+
+// Edits a patch cannot stand for load the repo again (folders listed, the
+// manifest read) and answer as a run without the cache: a main file, whose
+// bytes the compile parses; a new mode; a config file; an MCP module's
+// definition; a new file in a folder.
+func TestSourceCacheLoadsAgainForEditsItCannotPatch(t *testing.T) {
+	edits := []struct {
+		name string
+		edit func(w *cacheWorld)
+	}{
+		{"a skill's main file", func(w *cacheWorld) {
+			appendLine(t, filepath.Join(w.repo, "modules", "s0003", "SKILL.md"), "more body")
+		}},
+		{"a copied file made executable", func(w *cacheWorld) {
+			must(t, os.Chmod(filepath.Join(w.repo, "modules", "s0003", "ref", "f01.md"), 0o755))
+		}},
+		{"agentpack.yaml", func(w *cacheWorld) {
+			appendLine(t, filepath.Join(w.repo, "agentpack.yaml"), "# a comment")
+		}},
+		{"an MCP server's definition", func(w *cacheWorld) {
+			appendLine(t, filepath.Join(w.repo, "modules", "mcp", "gh.yaml"), "# a comment")
+		}},
+		{"a copied file edited beside a new one", func(w *cacheWorld) {
+			appendLine(t, filepath.Join(w.repo, "modules", "s0003", "ref", "f01.md"), "edited")
+			mustWrite(t, filepath.Join(w.repo, "modules", "s0003", "ref", "new.md"), "new\n")
+		}},
+	}
+	for _, c := range edits {
+		t.Run(c.name, func(t *testing.T) {
+			w := newCacheWorld(t)
+			w.warm()
+			c.edit(w)
+			time.Sleep(150 * time.Millisecond)
+			cp, cs, read, looks := w.readsDuring()
+			if looks <= int64(len(read)) || !slices.Contains(read, filepath.Join(w.repo, "agentpack.yaml")) {
+				t.Errorf("the plan did not load the repo again: read %v, %d reads and listings", read, looks)
+			}
+			if up, us := w.outputs(w.engine(false)); cp != up || cs != us {
+				t.Errorf("plan or status differ from a run without the cache:\n%s\n%s", cp, up)
+			}
+		})
+	}
+}
+
+// appendLine adds line to the file at path, in place.
+func appendLine(t *testing.T, path, line string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	_, err = f.WriteString(line + "\n")
+	must(t, err)
+	must(t, f.Close())
 }

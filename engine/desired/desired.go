@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/agentpack/agentpack/engine/target"
@@ -61,6 +62,9 @@ type File struct {
 	srcTail uint16
 	Marked  bool
 	hasSrc  bool
+	// srcHashed: the source's bytes were only hashed when the file was
+	// compiled ([target.DesiredFile.SrcHashed]).
+	srcHashed bool
 }
 
 // State is every file the selected profile and targets want on disk.
@@ -91,7 +95,7 @@ func NewFile(target string, root fsys.AbsPath, f target.DesiredFile, sum string)
 // the folder is the whole source path).
 func NewFileOf(o *Origin, f target.DesiredFile, sum string, hasSrc bool, srcTail int) File {
 	return File{Origin: o, Path: f.Path, SHA256: sum, Data: f.Data, Keyed: f.Keyed, Mode: f.Mode, Marked: f.Marked,
-		hasSrc: hasSrc, srcTail: uint16(srcTail)}
+		hasSrc: hasSrc, srcTail: uint16(srcTail), srcHashed: hasSrc && f.SrcHashed && f.Keyed == nil}
 }
 
 // Src is the source file whose bytes the file's are, byte for byte (a
@@ -115,8 +119,80 @@ func (f *File) HasSrc() bool { return f.hasSrc }
 func (f *File) SrcTail() int { return int(f.srcTail) }
 
 // SetSrc gives f a source file: its origin's source folder followed by
-// the last tail bytes of its path (see [NewFileOf]).
-func (f *File) SetSrc(tail int) { f.hasSrc, f.srcTail = true, uint16(tail) }
+// the last tail bytes of its path (see [NewFileOf]); hashed says whether
+// the source's bytes were only hashed ([File.SrcHashed]).
+func (f *File) SetSrc(tail int, hashed bool) {
+	f.hasSrc, f.srcTail, f.srcHashed = true, uint16(tail), hashed && f.Keyed == nil
+}
+
+// SrcHashed reports whether f is a copy of a source file whose bytes were
+// only hashed when it was compiled: nothing else of the state was made
+// from them, so an edit of that source changes f's hash and nothing more
+// ([State.Rehash]).
+func (f *File) SrcHashed() bool { return f.srcHashed }
+
+// srcIs reports whether f's source is p, without making the path.
+func (f *File) srcIs(p fsys.AbsPath) bool {
+	if !f.hasSrc {
+		return false
+	}
+	if f.srcTail == 0 {
+		return f.srcDir == p
+	}
+	tail := f.Path[len(f.Path)-int(f.srcTail):]
+	return len(p) == len(f.srcDir)+len(tail) && p[:len(f.srcDir)] == f.srcDir && p[len(f.srcDir):] == tail
+}
+
+// Rehashable is what [State.Rehash] accepts, path by path: whether p is
+// the source of a file of d and every file of d with that source is
+// [File.SrcHashed]. It indexes d's sources once, on its first call.
+func (d *State) Rehashable() func(p fsys.AbsPath) bool {
+	index := sync.OnceValue(func() map[fsys.AbsPath]bool {
+		m := map[fsys.AbsPath]bool{}
+		for _, f := range d.Files {
+			if f.hasSrc {
+				p := f.Src()
+				if hashed, seen := m[p]; !seen || hashed {
+					m[p] = f.srcHashed
+				}
+			}
+		}
+		return m
+	})
+	return func(p fsys.AbsPath) bool { return index()[p] }
+}
+
+// Rehash gives the copies of each source file in sums its new hash: what
+// compiling again after an edit of those files alone would give, when
+// every file copied from them is [File.SrcHashed]. ok is false, and d is
+// left as it was, when one of them is not, or a source in sums is no
+// file's (it was read for something else: compile again).
+func (d *State) Rehash(sums map[fsys.AbsPath]string) (ok bool) {
+	var copies []*File
+	found := make(map[fsys.AbsPath]bool, len(sums))
+	for _, f := range d.Files {
+		if !f.hasSrc {
+			continue
+		}
+		for p := range sums {
+			if f.srcIs(p) {
+				if !f.srcHashed {
+					return false
+				}
+				copies = append(copies, f)
+				found[p] = true
+				break
+			}
+		}
+	}
+	if len(found) != len(sums) {
+		return false
+	}
+	for _, f := range copies {
+		f.SHA256 = sums[f.Src()]
+	}
+	return true
+}
 
 // Bytes returns f's bytes: Data, or, for a file restored from a cache
 // without them, its source file's bytes read through sys, checked against

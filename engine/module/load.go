@@ -33,6 +33,10 @@ type File struct {
 	// SHA256 is the hex sha256 of Data, computed while reading (in the
 	// load's parallel workers); "" when Src is "".
 	SHA256 string
+	// Hashed says the bytes were read only to be hashed (Data is nil): the
+	// file can be copied, but nothing else can be made from its bytes, so
+	// an edit of it changes its copies' hash and nothing more.
+	Hashed bool
 }
 
 // LoadedModule is a module with its source files read and validated.
@@ -217,7 +221,7 @@ func readJobFile(sys fsys.System, mod *Module, j readJob, keep bool, shaped func
 		return File{}, moduleErr(mod, j.abs.String(), "%s is no longer a regular file", j.abs).
 			WithHint("run the command again once the module's files stop changing")
 	}
-	f := File{Path: j.rel, Data: data, Mode: fi.Mode().Perm(), Src: j.abs, SHA256: checksum.SHA256Hex(data)}
+	f := File{Path: j.rel, Data: data, Mode: fi.Mode().Perm(), Src: j.abs, SHA256: checksum.SHA256Hex(data), Hashed: !keep}
 	if !keep {
 		if shaped != nil {
 			shaped(j.abs, textdiff.ShapeOf(data))
@@ -245,7 +249,7 @@ func knownFile(sys fsys.System, j readJob, known KnownHash) (File, bool) {
 	if !ok {
 		return File{}, false
 	}
-	return File{Path: j.rel, Mode: st.Mode.Perm(), Src: j.abs, SHA256: sha}, true
+	return File{Path: j.rel, Mode: st.Mode.Perm(), Src: j.abs, SHA256: sha, Hashed: true}, true
 }
 
 // LoadModule reads and validates a module from its resolved source path

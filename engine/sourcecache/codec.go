@@ -236,6 +236,17 @@ func (s Stamp) UnchangedMoved(sys fsys.System, from, to fsys.AbsPath, skip func(
 	})
 }
 
+// Changes is [fsys.Fingerprint.Changes] of s, decoding it a chunk at a
+// time: what moved among the paths s describes, as they are now.
+func (s Stamp) Changes(sys fsys.System, limit int, accept func(was, now fsys.FingerprintEntry) bool) (changed []fsys.FingerprintEntry, ok bool) {
+	ok = s.each(func(chunk []fsys.FingerprintEntry) bool {
+		more, ok := fsys.NewFingerprint(chunk).Changes(sys, limit-len(changed), accept)
+		changed = append(changed, more...)
+		return ok
+	})
+	return changed, ok
+}
+
 // Entries are all of s's entries decoded.
 func (s Stamp) Entries() []fsys.FingerprintEntry {
 	var out []fsys.FingerprintEntry

@@ -25,7 +25,7 @@ import (
 // A file with another magic or version is ignored and rebuilt.
 const (
 	magic   = "agentpack source cache\n"
-	version = 5
+	version = 6
 )
 
 // Entry is one cached load: what it was loaded for (Key), what it read
@@ -175,6 +175,7 @@ func encodeDesired(w *writer, d *desired.State, fp []fsys.FingerprintEntry) erro
 		} else {
 			w.Bool(true)
 			w.Uint(uint64(f.SrcTail()))
+			w.Bool(f.SrcHashed())
 		}
 		w.Uint(uint64(f.Mode))
 		w.Bool(f.Marked)
@@ -222,7 +223,7 @@ func decodeDesired(r *reader) *desired.State {
 		if !r.Bool() {
 			f.Data = bytes.Clone(r.Bytes()) // a slice of data would be writable
 		} else if tail := r.Uint(); tail <= uint64(min(len(f.Path), math.MaxUint16)) {
-			f.SetSrc(int(tail))
+			f.SetSrc(int(tail), r.Bool())
 		} else {
 			r.Fail()
 		}

@@ -3,6 +3,7 @@ package fsys
 import (
 	"cmp"
 	"io/fs"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -467,6 +468,49 @@ func (fp *Fingerprint) Unchanged(sys System) bool {
 		return true
 	})
 	return !changed.Load()
+}
+
+// Changes is what moved among the paths fp describes, each path's entry
+// as sys shows it now, in fp's order: nil when nothing did. ok is false,
+// and the look stops, once more than limit moved or one moved in a way
+// accept refuses (it is given the entry as fp has it and as it is now).
+func (fp *Fingerprint) Changes(sys System, limit int, accept func(was, now FingerprintEntry) bool) (changed []FingerprintEntry, ok bool) {
+	var mu sync.Mutex
+	var refused atomic.Bool
+	at := make(map[int]FingerprintEntry)
+	workers.Chunks(len(fp.entries), func(i int) bool {
+		e := fp.entries[i]
+		if e.Listed {
+			NoteListed(sys, e.Path)
+		}
+		now := statOf(sys, e.Path, e.Follow, e.Listed)
+		if now == e {
+			return true
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		at[i] = now
+		if len(at) > limit || !accept(e, now) {
+			refused.Store(true)
+			return false
+		}
+		return true
+	})
+	if refused.Load() {
+		return nil, false
+	}
+	for _, i := range slices.Sorted(maps.Keys(at)) {
+		changed = append(changed, at[i])
+	}
+	return changed, true
+}
+
+// Settled reports whether e's times are old enough, against a look that
+// began at start, to stand for what the path held then ([tooRecent]: see
+// [TrackingSystem.Fingerprint]).
+func (e FingerprintEntry) Settled(start time.Time, racy time.Duration) bool {
+	s := start.UnixNano()
+	return e.Missing || !tooRecent(e.MtimeNS, s, racy) && !tooRecent(e.CtimeNS, s, racy)
 }
 
 // Len is the number of paths fp describes.

@@ -1,0 +1,102 @@
+package engine
+
+import (
+	"io"
+	"sync"
+	"time"
+
+	"github.com/agentpack/agentpack/engine/desired"
+	"github.com/agentpack/agentpack/engine/sourcecache"
+	"github.com/agentpack/agentpack/internal/checksum"
+	"github.com/agentpack/agentpack/internal/fsys"
+)
+
+// maxPatched is how many edited source files a cached state is patched
+// for ([Engine.patchedState]); past it the repo is loaded again.
+const maxPatched = 64
+
+// patchable is what a source cache entry's path may have gone through for
+// the entry to be patched rather than the repo loaded again: a regular
+// file of the repo, looked at without following links, edited in place
+// (same type and permissions; its folder, listed, did not move, or its
+// own entry refuses the patch), that the compiled state, decoded on the
+// first change, only copies ([desired.State.Rehashable]).
+func patchable(repo fsys.AbsPath, state func() (*desired.State, error)) func(was, now fsys.FingerprintEntry) bool {
+	copied := sync.OnceValue(func() func(fsys.AbsPath) bool {
+		d, err := state()
+		if err != nil {
+			return func(fsys.AbsPath) bool { return false }
+		}
+		return d.Rehashable()
+	})
+	return func(was, now fsys.FingerprintEntry) bool {
+		return !was.Follow && !was.Listed && !was.Missing && was.Mode.IsRegular() &&
+			!now.Missing && now.Mode == was.Mode && repo.Contains(was.Path) && copied()(was.Path)
+	}
+}
+
+// patchedState is ent's compiled state d after the edits changed shows
+// ([patchable], as looked at from start on), when each edited file is a
+// source only copied ([desired.State.Rehash]): those files are read and
+// hashed, and their copies take the new hash, instead of the whole repo
+// being loaded again (every folder listed, every file looked at, every
+// module compiled). The entry is saved with the new stat data when that
+// can be trusted. nil when the edits need a load.
+func (e *Engine) patchedState(req Request, key string, path fsys.AbsPath, ent *sourcecache.Entry, d *desired.State, changed []fsys.FingerprintEntry, start time.Time) *State {
+	sums := make(map[fsys.AbsPath]string, len(changed))
+	for _, c := range changed {
+		data, fi, err := fsys.ReadRegular(e.Sys, c.Path, nil)
+		if err != nil || fsys.StatDataOf(fi) != statDataOfEntry(c) {
+			return nil // changed again since the look, or not as it looked
+		}
+		sums[c.Path] = checksum.SHA256Hex(data)
+	}
+	if !d.Rehash(sums) {
+		return nil
+	}
+	e.savePatchedEntry(key, path, ent, d, changed, start)
+	return e.cachedState(req, ent, ent.Project, d)
+}
+
+// savePatchedEntry writes ent again at path with the patched state d and
+// the stat data of the edited files in changed, when none of those changed
+// too recently before start to be trusted (then the next command patches
+// again).
+func (e *Engine) savePatchedEntry(key string, path fsys.AbsPath, ent *sourcecache.Entry, d *desired.State, changed []fsys.FingerprintEntry, start time.Time) {
+	if e.dryRun() {
+		return
+	}
+	racy := e.SourceCache.racy()
+	for _, c := range changed {
+		if !c.Settled(start, racy) {
+			return
+		}
+	}
+	// changed is in the entries' order: one pass puts each in its place.
+	entries := ent.Stamp.Entries()
+	j := 0
+	for i := range entries {
+		if j < len(changed) && sameLook(entries[i], changed[j]) {
+			entries[i] = changed[j]
+			j++
+		}
+	}
+	if j != len(changed) {
+		return
+	}
+	out := &sourcecache.Entry{Key: key, Fingerprint: fsys.NewFingerprint(entries), Repo: ent.Repo, Project: ent.Project,
+		Profile: ent.Profile, Targets: ent.Targets, Configured: ent.Configured, Warnings: ent.Warnings,
+		Relocatable: ent.Relocatable, Desired: d}
+	e.writeCacheFile(path, func(w io.Writer) error { return sourcecache.Encode(w, out) })
+}
+
+// sameLook reports whether a and b are entries of the same look at the same
+// path.
+func sameLook(a, b fsys.FingerprintEntry) bool {
+	return a.Path == b.Path && a.Follow == b.Follow && a.Listed == b.Listed
+}
+
+// statDataOfEntry is the stat data e records.
+func statDataOfEntry(e fsys.FingerprintEntry) fsys.StatData {
+	return fsys.StatData{Mode: e.Mode, Size: e.Size, MtimeNS: e.MtimeNS, CtimeNS: e.CtimeNS, Ino: e.Ino}
+}

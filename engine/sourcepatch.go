@@ -43,19 +43,26 @@ func patchable(repo fsys.AbsPath, state func() (*desired.State, error)) func(was
 // module compiled). The entry is saved with the new stat data when that
 // can be trusted. nil when the edits need a load.
 func (e *Engine) patchedState(req Request, key string, path fsys.AbsPath, ent *sourcecache.Entry, d *desired.State, changed []fsys.FingerprintEntry, start time.Time) *State {
-	sums := make(map[fsys.AbsPath]string, len(changed))
-	for _, c := range changed {
-		data, fi, err := fsys.ReadRegular(e.Sys, c.Path, nil)
-		if err != nil || fsys.StatDataOf(fi) != statDataOfEntry(c) {
-			return nil // changed again since the look, or not as it looked
-		}
-		sums[c.Path] = checksum.SHA256Hex(data)
-	}
-	if !d.Rehash(sums) {
+	if !e.patchState(d, changed) {
 		return nil
 	}
 	e.savePatchedEntry(key, path, ent, d, changed, start)
 	return e.cachedState(req, ent, ent.Project, d)
+}
+
+// patchState reads and hashes the edited files in changed and gives their
+// copies in d the new hashes ([desired.State.Rehash]); false, d as it was,
+// when a file is not as the look found it or d does not only copy it.
+func (e *Engine) patchState(d *desired.State, changed []fsys.FingerprintEntry) bool {
+	sums := make(map[fsys.AbsPath]string, len(changed))
+	for _, c := range changed {
+		data, fi, err := fsys.ReadRegular(e.Sys, c.Path, nil)
+		if err != nil || fsys.StatDataOf(fi) != statDataOfEntry(c) {
+			return false // changed again since the look, or not as it looked
+		}
+		sums[c.Path] = checksum.SHA256Hex(data)
+	}
+	return d.Rehash(sums)
 }
 
 // savePatchedEntry writes ent again at path with the patched state d and

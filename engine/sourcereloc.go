@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/engine/overlay"
@@ -198,12 +199,24 @@ func (e *Engine) relocatedHit(req Request) *State {
 	if err != nil || ent.Key != key || !ent.Relocatable || ent.Project != from || ent.Repo != repo {
 		return nil
 	}
-	if !ent.Stamp.UnchangedMoved(e.Sys, from, to, projectOwn(from)) {
+	start := time.Now()
+	state := sync.OnceValues(ent.DecodeDesired)
+	changed, ok := ent.Stamp.ChangesMoved(e.Sys, from, to, projectOwn(from), maxPatched, patchable(abs(ent.Repo), state))
+	if !ok {
 		return nil
 	}
-	d, err := ent.DecodeDesired()
+	d, err := state()
 	if err != nil {
 		return nil
+	}
+	if len(changed) > 0 {
+		// Edits only of files the state copies, none in either project:
+		// the other project's entry is patched as its own plan would, and
+		// then moved.
+		if !e.patchState(d, changed) {
+			return nil
+		}
+		e.savePatchedEntry(key, e.sourceCachePath(key), ent, d, changed, start)
 	}
 	if d, ok := d.Relocated(from, to); ok {
 		return e.cachedState(req, ent, to, d)

@@ -295,3 +295,40 @@ func TestRelocatedProjectRereadsOnlyEditedFiles(t *testing.T) {
 	onlyEditedRead(t, read, edited)
 	w.check(b)
 }
+
+// An in-place edit of a file the state only copies patches the other
+// project's entry before it is moved: a project that took that state
+// reads just the edited file and lists no folder, agrees with a load, and
+// the patched entry serves the other project and a third one without
+// another read.
+func TestRelocatedProjectPatchesEditsOfCopiedFiles(t *testing.T) {
+	w := newRelocWorld(t)
+	a, b := w.project("a", false, ""), w.project("b", false, "")
+	w.check(a)
+	if w.check(b) {
+		t.Fatal("a new project's plan read the repo again: the other project's state was not relocated")
+	}
+	edited := filepath.Join(w.repo, "modules", "s", "ref", "a.md")
+	f, err := os.OpenFile(edited, os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	_, err = f.WriteString("one more line\n")
+	must(t, err)
+	must(t, f.Close())
+	var mu sync.Mutex
+	var read []string
+	e := w.engine(b, true)
+	e.Sys = namedReads{System: e.Sys, below: fsys.AbsPath(w.repo), mu: &mu, read: &read}
+	w.reads.Store(0)
+	if _, _, err := e.Plan(context.Background(), engine.Request{Repo: w.repo}); err != nil {
+		t.Fatal(err)
+	}
+	if n := w.reads.Load(); len(read) != 1 || read[0] != edited || n != 1 {
+		t.Errorf("the plan after the edit read %v (%d reads and listings in all), want just %s", read, n, edited)
+	}
+	w.check(b)
+	for _, env := range []engine.Env{a, w.project("c", false, "")} {
+		if w.check(env) {
+			t.Errorf("the plan in %s read the repo: the patched entry was not saved", env.Cwd)
+		}
+	}
+}

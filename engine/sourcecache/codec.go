@@ -217,14 +217,20 @@ func (s Stamp) Unchanged(sys fsys.System) bool {
 	})
 }
 
-// UnchangedMoved is [Stamp.Unchanged] for paths moved from the folder from
-// to the folder to: an entry at or below from is checked at the same place
-// below to, or not at all when skip says so.
-func (s Stamp) UnchangedMoved(sys fsys.System, from, to fsys.AbsPath, skip func(fsys.AbsPath) bool) bool {
-	return s.each(func(chunk []fsys.FingerprintEntry) bool {
+// Changes is [fsys.Fingerprint.Changes] of s, decoding it a chunk at a
+// time: what moved among the paths s describes, as they are now.
+func (s Stamp) Changes(sys fsys.System, limit int, accept func(was, now fsys.FingerprintEntry) bool) (changed []fsys.FingerprintEntry, ok bool) {
+	return s.ChangesMoved(sys, "", "", nil, limit, accept)
+}
+
+// ChangesMoved is [Stamp.Changes] for paths moved from the folder from to
+// the folder to (none when from is ""): an entry at or below from is
+// checked at the same place below to, or not at all when skip says so.
+func (s Stamp) ChangesMoved(sys fsys.System, from, to fsys.AbsPath, skip func(fsys.AbsPath) bool, limit int, accept func(was, now fsys.FingerprintEntry) bool) (changed []fsys.FingerprintEntry, ok bool) {
+	ok = s.each(func(chunk []fsys.FingerprintEntry) bool {
 		kept := chunk[:0]
 		for _, e := range chunk {
-			if from.Contains(e.Path) {
+			if from != "" && from.Contains(e.Path) {
 				if skip(e.Path) {
 					continue
 				}
@@ -232,15 +238,7 @@ func (s Stamp) UnchangedMoved(sys fsys.System, from, to fsys.AbsPath, skip func(
 			}
 			kept = append(kept, e)
 		}
-		return fsys.NewFingerprint(kept).Unchanged(sys)
-	})
-}
-
-// Changes is [fsys.Fingerprint.Changes] of s, decoding it a chunk at a
-// time: what moved among the paths s describes, as they are now.
-func (s Stamp) Changes(sys fsys.System, limit int, accept func(was, now fsys.FingerprintEntry) bool) (changed []fsys.FingerprintEntry, ok bool) {
-	ok = s.each(func(chunk []fsys.FingerprintEntry) bool {
-		more, ok := fsys.NewFingerprint(chunk).Changes(sys, limit-len(changed), accept)
+		more, ok := fsys.NewFingerprint(kept).Changes(sys, limit-len(changed), accept)
 		changed = append(changed, more...)
 		return ok
 	})

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/internal/fsys"
 )
 
@@ -194,6 +195,11 @@ func (e *Engine) cachedLoadStateAs(ctx context.Context, req Request, kind string
 		noteLoad(ctx, hit)
 		return hit.st.clone(), nil
 	}
+	if hit != nil && kind == "compiled" {
+		if st := e.patchedLoad(ctx, c, key, hit); st != nil {
+			return st, nil
+		}
+	}
 	tracker := fsys.NewTrackingSystem(e.Sys)
 	sys := e.Sys
 	e.Sys = tracker
@@ -213,6 +219,34 @@ func (e *Engine) cachedLoadStateAs(ctx context.Context, req Request, kind string
 		noteLoad(ctx, h)
 	}
 	return st, nil
+}
+
+// patchedLoad is hit's compiled state after in-place edits of files it
+// only copies, as [Engine.patchedState] makes it from a source cache entry;
+// the patched state replaces hit when the edits are old enough to trust.
+// nil when the edits need a load.
+func (e *Engine) patchedLoad(ctx context.Context, c *LoadCache, key string, hit *cachedLoad) *State {
+	if hit.st.Desired == nil {
+		return nil
+	}
+	start := time.Now()
+	old := hit.st.Desired
+	changed, ok := hit.fp.Changes(e.Sys, maxPatched, patchable(abs(hit.st.Repo), func() (*desired.State, error) { return old, nil }))
+	if !ok || len(changed) == 0 {
+		return nil
+	}
+	d, ok := e.patchState(old, changed)
+	if !ok {
+		return nil
+	}
+	st := hit.st.clone()
+	st.Desired = d
+	if entries, ok := withChanges(hit.fp.Entries(), changed); ok && settled(changed, start, c.Racy) {
+		h := &cachedLoad{st: st.clone(), fp: fsys.NewFingerprint(entries)}
+		c.store(c.entries, key, h, e.Sys)
+		noteLoad(ctx, h)
+	}
+	return st
 }
 
 // clone is a copy of st that shares the (read-only) compiled state but not

@@ -412,3 +412,61 @@ func TestLoadCacheRereadsOnlyEditedFiles(t *testing.T) {
 		t.Errorf("plan with the known hashes\n%s\nwithout a cache\n%s", got, want)
 	}
 }
+
+// After an in-place edit of a file the state only copies, the server
+// patches the state it holds: the next load reads just that file and
+// lists no folder, agrees with a load without the cache, leaves the state
+// an earlier call took as it was, and keeps the patched one, so the call
+// after it reads nothing.
+func TestLoadCachePatchesEditsOfCopiedFiles(t *testing.T) {
+	env := testEnv(t)
+	repo := benchRepo(t, 4, 3)
+	cache := engine.NewLoadCache()
+	cache.Racy = 0 // the test's files are all brand new
+	var mu sync.Mutex
+	var read []string
+	var looks atomic.Int64
+	plan := func() (string, *engine.State) {
+		t.Helper()
+		e := engine.New(env, targets.NewSet())
+		e.Sys = namedReads{System: sourceReads{e.Sys, fsys.AbsPath(repo), &looks}, below: fsys.AbsPath(repo), mu: &mu, read: &read}
+		e.LoadCache = cache
+		st, p, err := e.Plan(context.Background(), engine.Request{Repo: repo})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := json.Marshal(p)
+		return string(out), st
+	}
+	_, before := plan()
+	held := map[string]string{}
+	for _, f := range before.Desired.Files {
+		held[f.Path.String()] = f.SHA256
+	}
+	edited := filepath.Join(repo, "modules", "s0002", "ref", "f01.md")
+	time.Sleep(10 * time.Millisecond) // later writes get later timestamps
+	appendLine(t, edited, "one more line")
+	read = nil
+	looks.Store(0)
+	got, _ := plan()
+	if len(read) != 1 || read[0] != edited || looks.Load() != 1 {
+		t.Errorf("the load after the edit read %v (%d reads and listings in all), want just %s", read, looks.Load(), edited)
+	}
+	_, p, err := engine.New(env, targets.NewSet()).Plan(context.Background(), engine.Request{Repo: repo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := json.Marshal(p); got != string(want) {
+		t.Errorf("plan from the patched state\n%s\nwithout a cache\n%s", got, want)
+	}
+	for _, f := range before.Desired.Files {
+		if held[f.Path.String()] != f.SHA256 {
+			t.Errorf("the patch changed the state an earlier call holds: %s", f.Path)
+		}
+	}
+	looks.Store(0)
+	plan()
+	if n := looks.Load(); n != 0 {
+		t.Errorf("the call after the patch read or listed %d paths of the repo: the patched state was not kept", n)
+	}
+}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -37,32 +38,59 @@ func patchable(repo fsys.AbsPath, state func() (*desired.State, error)) func(was
 
 // patchedState is ent's compiled state d after the edits changed shows
 // ([patchable], as looked at from start on), when each edited file is a
-// source only copied ([desired.State.Rehash]): those files are read and
+// source only copied ([desired.State.Rehashed]): those files are read and
 // hashed, and their copies take the new hash, instead of the whole repo
 // being loaded again (every folder listed, every file looked at, every
 // module compiled). The entry is saved with the new stat data when that
 // can be trusted. nil when the edits need a load.
 func (e *Engine) patchedState(req Request, key string, path fsys.AbsPath, ent *sourcecache.Entry, d *desired.State, changed []fsys.FingerprintEntry, start time.Time) *State {
-	if !e.patchState(d, changed) {
+	d, ok := e.patchState(d, changed)
+	if !ok {
 		return nil
 	}
 	e.savePatchedEntry(key, path, ent, d, changed, start)
 	return e.cachedState(req, ent, ent.Project, d)
 }
 
-// patchState reads and hashes the edited files in changed and gives their
-// copies in d the new hashes ([desired.State.Rehash]); false, d as it was,
+// patchState reads and hashes the edited files in changed and is d with
+// their copies given the new hashes ([desired.State.Rehashed]); ok is false
 // when a file is not as the look found it or d does not only copy it.
-func (e *Engine) patchState(d *desired.State, changed []fsys.FingerprintEntry) bool {
+func (e *Engine) patchState(d *desired.State, changed []fsys.FingerprintEntry) (*desired.State, bool) {
 	sums := make(map[fsys.AbsPath]string, len(changed))
 	for _, c := range changed {
 		data, fi, err := fsys.ReadRegular(e.Sys, c.Path, nil)
 		if err != nil || fsys.StatDataOf(fi) != statDataOfEntry(c) {
-			return false // changed again since the look, or not as it looked
+			return nil, false // changed again since the look, or not as it looked
 		}
 		sums[c.Path] = checksum.SHA256Hex(data)
 	}
-	return d.Rehash(sums)
+	return d.Rehashed(sums)
+}
+
+// settled reports whether every entry of changed is old enough, against a
+// look begun at start, to be recorded ([fsys.FingerprintEntry.Settled]).
+func settled(changed []fsys.FingerprintEntry, start time.Time, racy time.Duration) bool {
+	for _, c := range changed {
+		if !c.Settled(start, racy) {
+			return false
+		}
+	}
+	return true
+}
+
+// withChanges is entries, a fingerprint's, with each entry of changed (in
+// the same order) in place of the one of the same look; ok is false when
+// one has none.
+func withChanges(entries, changed []fsys.FingerprintEntry) (out []fsys.FingerprintEntry, ok bool) {
+	out = slices.Clone(entries)
+	j := 0
+	for i := range out {
+		if j < len(changed) && sameLook(out[i], changed[j]) {
+			out[i] = changed[j]
+			j++
+		}
+	}
+	return out, j == len(changed)
 }
 
 // savePatchedEntry writes ent again at path with the patched state d and
@@ -70,25 +98,11 @@ func (e *Engine) patchState(d *desired.State, changed []fsys.FingerprintEntry) b
 // too recently before start to be trusted (then the next command patches
 // again).
 func (e *Engine) savePatchedEntry(key string, path fsys.AbsPath, ent *sourcecache.Entry, d *desired.State, changed []fsys.FingerprintEntry, start time.Time) {
-	if e.dryRun() {
+	if e.dryRun() || !settled(changed, start, e.SourceCache.racy()) {
 		return
 	}
-	racy := e.SourceCache.racy()
-	for _, c := range changed {
-		if !c.Settled(start, racy) {
-			return
-		}
-	}
-	// changed is in the entries' order: one pass puts each in its place.
-	entries := ent.Stamp.Entries()
-	j := 0
-	for i := range entries {
-		if j < len(changed) && sameLook(entries[i], changed[j]) {
-			entries[i] = changed[j]
-			j++
-		}
-	}
-	if j != len(changed) {
+	entries, ok := withChanges(ent.Stamp.Entries(), changed)
+	if !ok {
 		return
 	}
 	out := &sourcecache.Entry{Key: key, Fingerprint: fsys.NewFingerprint(entries), Repo: ent.Repo, Project: ent.Project,

@@ -213,7 +213,7 @@ func (e *Engine) relocatedHit(req Request) *State {
 		// Edits only of files the state copies, none in either project:
 		// the other project's entry is patched as its own plan would, and
 		// then moved.
-		if !e.patchState(d, changed) {
+		if d, ok = e.patchState(d, changed); !ok {
 			return nil
 		}
 		e.savePatchedEntry(key, e.sourceCachePath(key), ent, d, changed, start)

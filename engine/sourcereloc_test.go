@@ -309,11 +309,7 @@ func TestRelocatedProjectPatchesEditsOfCopiedFiles(t *testing.T) {
 		t.Fatal("a new project's plan read the repo again: the other project's state was not relocated")
 	}
 	edited := filepath.Join(w.repo, "modules", "s", "ref", "a.md")
-	f, err := os.OpenFile(edited, os.O_APPEND|os.O_WRONLY, 0)
-	must(t, err)
-	_, err = f.WriteString("one more line\n")
-	must(t, err)
-	must(t, f.Close())
+	appendLine(t, edited, "one more line")
 	var mu sync.Mutex
 	var read []string
 	e := w.engine(b, true)

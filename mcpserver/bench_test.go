@@ -128,8 +128,41 @@ func vmRSSKiB(b *testing.B) float64 {
 // state and its file watcher has heard nothing, so the call re-reads no
 // source and re-stats none of them (the target files are still checked).
 func BenchmarkStatusToolUnchanged10k(b *testing.B) {
+	_, call := deployedStatus10k(b)
+	for b.Loop() {
+		call()
+	}
+}
+
+// BenchmarkStatusToolAfterEdit10k is one status call after a line was
+// added to a skill's reference file (untimed): the server patches the
+// compiled state it keeps (the edited file read and hashed, its copy
+// rehashed) instead of loading the repo again, and the status reads the
+// edited target file's drift.
+func BenchmarkStatusToolAfterEdit10k(b *testing.B) {
+	repo, call := deployedStatus10k(b)
+	edited := filepath.Join(repo, "modules", "s0500", "ref", "f01.md")
+	for b.Loop() {
+		b.StopTimer()
+		f, err := os.OpenFile(edited, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := f.WriteString("one more line\n"); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+		b.StartTimer()
+		call()
+	}
+}
+
+// deployedStatus10k deploys a repo of 1,000 skills × 10 files and returns
+// it with a status call to a server of it, called once (it loads and
+// caches).
+func deployedStatus10k(b *testing.B) (repo string, call func()) {
 	te := newTestEnv(b)
-	repo := filepath.Join(b.TempDir(), "repo10k")
+	repo = filepath.Join(b.TempDir(), "repo10k")
 	var m strings.Builder
 	m.WriteString("version: 1\nprofiles: {default: {include_tags: [base]}}\ntargets: {codex: {scope: project}}\nmodules:\n")
 	for i := range 1000 {
@@ -148,16 +181,14 @@ func BenchmarkStatusToolUnchanged10k(b *testing.B) {
 	time.Sleep(2100 * time.Millisecond) // the load cache trusts files older than 2s
 	cs := connect(b, te.server(b, func(o *Options) { o.Defaults = req }), "2025-11-25")
 	params := &mcp.CallToolParams{Name: "status", Arguments: M{}}
-	call := func() {
+	call = func() {
 		res, err := cs.CallTool(context.Background(), params)
 		if err != nil || res.IsError {
 			b.Fatal(err, res)
 		}
 	}
-	call() // loads and caches
-	for b.Loop() {
-		call()
-	}
+	call()
+	return repo, call
 }
 
 func writeFile(b testing.TB, path, content string) {

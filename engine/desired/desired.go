@@ -128,7 +128,7 @@ func (f *File) SetSrc(tail int, hashed bool) {
 // SrcHashed reports whether f is a copy of a source file whose bytes were
 // only hashed when it was compiled: nothing else of the state was made
 // from them, so an edit of that source changes f's hash and nothing more
-// ([State.Rehash]).
+// ([State.Rehashed]).
 func (f *File) SrcHashed() bool { return f.srcHashed }
 
 // srcIs reports whether f's source is p, without making the path.
@@ -143,7 +143,7 @@ func (f *File) srcIs(p fsys.AbsPath) bool {
 	return len(p) == len(f.srcDir)+len(tail) && p[:len(f.srcDir)] == f.srcDir && p[len(f.srcDir):] == tail
 }
 
-// Rehashable is what [State.Rehash] accepts, path by path: whether p is
+// Rehashable is what [State.Rehashed] accepts, path by path: whether p is
 // the source of a file of d and every file of d with that source is
 // [File.SrcHashed]. It indexes d's sources once, on its first call.
 func (d *State) Rehashable() func(p fsys.AbsPath) bool {
@@ -162,36 +162,47 @@ func (d *State) Rehashable() func(p fsys.AbsPath) bool {
 	return func(p fsys.AbsPath) bool { return index()[p] }
 }
 
-// Rehash gives the copies of each source file in sums its new hash: what
-// compiling again after an edit of those files alone would give, when
-// every file copied from them is [File.SrcHashed]. ok is false, and d is
-// left as it was, when one of them is not, or a source in sums is no
-// file's (it was read for something else: compile again).
-func (d *State) Rehash(sums map[fsys.AbsPath]string) (ok bool) {
-	var copies []*File
+// Rehashed is d with the copies of each source file in sums given its new
+// hash: what compiling again after an edit of those files alone would
+// give, when every file copied from them is [File.SrcHashed]. ok is false
+// when one of them is not, or a source in sums is no file's (it was read
+// for something else: compile again). d is left as it is (a server shares
+// it between calls); the copy shares every file but those rehashed.
+func (d *State) Rehashed(sums map[fsys.AbsPath]string) (out *State, ok bool) {
+	rehashed := map[*File]*File{}
 	found := make(map[fsys.AbsPath]bool, len(sums))
 	for _, f := range d.Files {
 		if !f.hasSrc {
 			continue
 		}
-		for p := range sums {
+		for p, sum := range sums {
 			if f.srcIs(p) {
 				if !f.srcHashed {
-					return false
+					return nil, false
 				}
-				copies = append(copies, f)
-				found[p] = true
+				g := *f
+				g.SHA256 = sum
+				rehashed[f], found[p] = &g, true
 				break
 			}
 		}
 	}
 	if len(found) != len(sums) {
-		return false
+		return nil, false
 	}
-	for _, f := range copies {
-		f.SHA256 = sums[f.Src()]
+	swap := func(files []*File) []*File {
+		if files == nil {
+			return nil
+		}
+		files = slices.Clone(files)
+		for i, f := range files {
+			if g := rehashed[f]; g != nil {
+				files[i] = g
+			}
+		}
+		return files
 	}
-	return true
+	return &State{Targets: d.Targets, Roots: d.Roots, Stale: d.Stale, Files: swap(d.Files), byPath: swap(d.byPath)}, true
 }
 
 // Bytes returns f's bytes: Data, or, for a file restored from a cache

@@ -7,10 +7,11 @@ import (
 	"github.com/agentpack/agentpack/internal/fsys"
 )
 
-// Rehash (and Rehashable, path by path) gives every copy of an edited
-// source its new hash when all of them were compiled from bytes only
-// hashed, and changes nothing when one was not, when a source is nobody's
-// copy, or when merging made one file of two modules' copies.
+// Rehashed (and Rehashable, path by path) gives every copy of an edited
+// source its new hash in a copy that shares the other files, when all of
+// them were compiled from bytes only hashed, and refuses when one was not,
+// when a source is nobody's copy, or when merging made one file of two
+// modules' copies; the state rehashed never changes.
 func TestRehash(t *testing.T) {
 	origins := Origins{}
 	copyWith := func(tgt string, path, src fsys.AbsPath, id string, hashed bool, sum string) *File {
@@ -41,29 +42,34 @@ func TestRehash(t *testing.T) {
 			t.Errorf("Rehashable(%s) = %v, want %v", p, !want, want)
 		}
 	}
-	if !d.Rehash(map[fsys.AbsPath]string{ref: "new"}) {
+	out, ok := d.Rehashed(map[fsys.AbsPath]string{ref: "new"})
+	if !ok {
 		t.Fatal("copies of a hashed-only source were not rehashed")
 	}
-	for _, f := range d.Files {
+	for i, f := range out.Files {
 		want := "new"
 		if f.Src() == main {
 			want = "old-" + string(main)
+			if f != d.Files[i] {
+				t.Errorf("%s, not rehashed, is not shared with the state rehashed", f.Path)
+			}
 		}
 		if f.SHA256 != want {
 			t.Errorf("%s hash %s, want %s", f.Path, f.SHA256, want)
+		}
+		if d.Files[i].SHA256 != "old-"+string(d.Files[i].Src()) {
+			t.Errorf("rehashing changed the state rehashed: %s hash %s", d.Files[i].Path, d.Files[i].SHA256)
+		}
+		if out.File(f.Path) != f {
+			t.Errorf("the rehashed state finds another file at %s", f.Path)
 		}
 	}
 	for name, sums := range map[string]map[fsys.AbsPath]string{
 		"a source whose bytes were compiled": {ref: "newer", main: "x"},
 		"a source no file copies":            {ref: "newer", "/repo/agentpack.yaml": "x"},
 	} {
-		if d.Rehash(sums) {
+		if _, ok := d.Rehashed(sums); ok {
 			t.Errorf("%s: rehashed", name)
-		}
-		for _, f := range d.Files {
-			if f.SHA256 == "newer" || f.SHA256 == "x" {
-				t.Errorf("%s: a refused rehash changed %s", name, f.Path)
-			}
 		}
 	}
 	other := fsys.AbsPath("/repo/modules/s2/ref/a.md")
@@ -71,7 +77,7 @@ func TestRehash(t *testing.T) {
 		copyWith("codex", "/p/shared/a.md", ref, "skill:s1", true, "same"),
 		copyWith("codex", "/p/shared/a.md", other, "skill:s2", true, "same"),
 	)
-	if merged.Rehashable()(ref) || merged.Rehash(map[fsys.AbsPath]string{ref: "new"}) || merged.Files[0].SrcHashed() {
+	if _, ok := merged.Rehashed(map[fsys.AbsPath]string{ref: "new"}); ok || merged.Rehashable()(ref) || merged.Files[0].SrcHashed() {
 		t.Error("the merged copy of two modules' files was rehashed: only compiling can tell they now conflict")
 	}
 }

@@ -231,11 +231,12 @@ func (e *Engine) patchedLoad(ctx context.Context, c *LoadCache, key string, hit 
 	}
 	start := time.Now()
 	old := hit.st.Desired
-	changed, ok := hit.fp.Changes(e.Sys, maxPatched, patchable(abs(hit.st.Repo), func() (*desired.State, error) { return old, nil }))
+	use := rehashableOf(func() (*desired.State, error) { return old, nil })
+	changed, ok := hit.fp.Changes(e.Sys, maxPatched, patchable(abs(hit.st.Repo), use))
 	if !ok || len(changed) == 0 {
 		return nil
 	}
-	d, ok := e.patchState(old, changed)
+	d, ok := e.patchState(old, use, changed)
 	if !ok {
 		return nil
 	}

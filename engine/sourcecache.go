@@ -196,7 +196,8 @@ func (e *Engine) sourceCacheHit(req Request, key string, path fsys.AbsPath) *Sta
 	}
 	start := time.Now()
 	state := sync.OnceValues(ent.DecodeDesired)
-	changed, ok := ent.Stamp.Changes(e.Sys, maxPatched, patchable(abs(ent.Repo), state))
+	use := rehashableOf(state)
+	changed, ok := ent.Stamp.Changes(e.Sys, maxPatched, patchable(abs(ent.Repo), use))
 	if !ok {
 		return nil
 	}
@@ -205,7 +206,7 @@ func (e *Engine) sourceCacheHit(req Request, key string, path fsys.AbsPath) *Sta
 		return nil
 	}
 	if len(changed) > 0 {
-		return e.patchedState(req, key, path, ent, d, changed, start)
+		return e.patchedState(req, key, path, ent, d, use, changed, start)
 	}
 	return e.cachedState(req, ent, ent.Project, d)
 }

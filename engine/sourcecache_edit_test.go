@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/agentpack/agentpack/engine/overlay"
 	"github.com/agentpack/agentpack/engine/sourcecache"
+	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/fsys"
 )
 
@@ -295,21 +297,26 @@ func (w *cacheWorld) readsDuring() (plan, status string, read []string, looks in
 	return plan, status, read, w.reads.Load()
 }
 
-// An in-place edit of files a load only hashes and copies (a skill's
-// reference files) patches the cached state: the plan after it reads
-// just those files, lists no folder and answers as a run without the
-// cache does, and the entry it saves leaves nothing to read for the next.
+// An in-place edit of files a load only copies (a skill's reference
+// files, whose bytes it only hashes, and its SKILL.md, whose front matter
+// it only checks) patches the cached state: the plan after it reads just
+// those files, lists no folder and answers as a run without the cache
+// does, and the entry it saves leaves nothing to read for the next.
 func TestSourceCachePatchesEditsOfCopiedFiles(t *testing.T) {
 	w := newCacheWorld(t)
 	w.deploy(w.engine(false))
 	w.warm()
 	edited := []string{
+		filepath.Join(w.repo, "modules", "s0001", "SKILL.md"),
 		filepath.Join(w.repo, "modules", "s0002", "ref", "f01.md"),
 		filepath.Join(w.repo, "modules", "s0004", "ref", "f02.md"),
 	}
-	for _, p := range edited {
+	for _, p := range edited[1:] {
 		appendLine(t, p, "one more line")
 	}
+	data, err := os.ReadFile(edited[0])
+	must(t, err)
+	must(t, os.WriteFile(edited[0], []byte(strings.Replace(string(data), "description: skill 1", "description: another", 1)), 0o644))
 	time.Sleep(150 * time.Millisecond)
 	cp, cs, read, looks := w.readsDuring()
 	if !slices.Equal(read, edited) || looks != int64(len(edited)) {
@@ -318,7 +325,7 @@ func TestSourceCachePatchesEditsOfCopiedFiles(t *testing.T) {
 	if up, us := w.outputs(w.engine(false)); cp != up || cs != us {
 		t.Errorf("plan or status from a patched state differ from a run without the cache:\n%s\n%s", cp, up)
 	}
-	if !strings.Contains(cp, `"summary":{"create":0,"update":4,"delete":0}`) {
+	if !strings.Contains(cp, `"summary":{"create":0,"update":6,"delete":0}`) {
 		t.Errorf("the plan does not update the copies of the edited files, two targets' each: %s", cp)
 	}
 	if _, _, read, looks := w.readsDuring(); looks != 0 {
@@ -354,17 +361,14 @@ func TestSourceCachePatchIsSavedOnlyWhenSettled(t *testing.T) {
 }
 
 // Edits a patch cannot stand for load the repo again (folders listed, the
-// manifest read) and answer as a run without the cache: a main file, whose
-// bytes the compile parses; a new mode; a config file; an MCP module's
-// definition; a new file in a folder.
+// manifest read) and answer as a run without the cache: a new mode; a
+// config file; an MCP module's definition, whose bytes the compile parses;
+// a new file in a folder.
 func TestSourceCacheLoadsAgainForEditsItCannotPatch(t *testing.T) {
 	edits := []struct {
 		name string
 		edit func(w *cacheWorld)
 	}{
-		{"a skill's main file", func(w *cacheWorld) {
-			appendLine(t, filepath.Join(w.repo, "modules", "s0003", "SKILL.md"), "more body")
-		}},
 		{"a copied file made executable", func(w *cacheWorld) {
 			must(t, os.Chmod(filepath.Join(w.repo, "modules", "s0003", "ref", "f01.md"), 0o755))
 		}},
@@ -404,4 +408,26 @@ func appendLine(t *testing.T, path, line string) {
 	_, err = f.WriteString(line + "\n")
 	must(t, err)
 	must(t, f.Close())
+}
+
+// A SKILL.md edited so that it fails the skill's checks is not patched:
+// the plan loads the repo again and fails as a run without the cache does.
+func TestSourceCacheLoadsAgainForAnInvalidSkill(t *testing.T) {
+	w := newCacheWorld(t)
+	w.warm()
+	skill := filepath.Join(w.repo, "modules", "s0003", "SKILL.md")
+	data, err := os.ReadFile(skill)
+	must(t, err)
+	must(t, os.WriteFile(skill, []byte(strings.Replace(string(data), "description: skill 3", "description: \"\"", 1)), 0o644))
+	time.Sleep(150 * time.Millisecond)
+	codes := [2]apperr.Code{}
+	for i, cached := range []bool{true, false} {
+		_, _, err := w.engine(cached).Plan(context.Background(), w.req)
+		if ae := apperr.As(err); ae != nil {
+			codes[i] = ae.Code
+		}
+	}
+	if codes[0] == "" || codes[0] != codes[1] {
+		t.Errorf("plan of an invalid SKILL.md: %q with the cache, %q without", codes[0], codes[1])
+	}
 }

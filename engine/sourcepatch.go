@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentpack/agentpack/engine/desired"
+	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/engine/sourcecache"
 	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/fsys"
@@ -20,20 +21,26 @@ const maxPatched = 64
 // the entry to be patched rather than the repo loaded again: a regular
 // file of the repo, looked at without following links, edited in place
 // (same type and permissions; its folder, listed, did not move, or its
-// own entry refuses the patch), that the compiled state, decoded on the
-// first change, only copies ([desired.State.Rehashable]).
-func patchable(repo fsys.AbsPath, state func() (*desired.State, error)) func(was, now fsys.FingerprintEntry) bool {
-	copied := sync.OnceValue(func() func(fsys.AbsPath) bool {
+// own entry refuses the patch), that the compiled state only copies (use:
+// [desired.State.Rehashable]).
+func patchable(repo fsys.AbsPath, use func(fsys.AbsPath) module.Use) func(was, now fsys.FingerprintEntry) bool {
+	return func(was, now fsys.FingerprintEntry) bool {
+		return !was.Follow && !was.Listed && !was.Missing && was.Mode.IsRegular() &&
+			!now.Missing && now.Mode == was.Mode && repo.Contains(was.Path) && use(was.Path) != module.UseParsed
+	}
+}
+
+// rehashableOf is [desired.State.Rehashable] of the state decoded by state
+// on its first call (nothing is rehashable when it fails to decode).
+func rehashableOf(state func() (*desired.State, error)) func(fsys.AbsPath) module.Use {
+	use := sync.OnceValue(func() func(fsys.AbsPath) module.Use {
 		d, err := state()
 		if err != nil {
-			return func(fsys.AbsPath) bool { return false }
+			return func(fsys.AbsPath) module.Use { return module.UseParsed }
 		}
 		return d.Rehashable()
 	})
-	return func(was, now fsys.FingerprintEntry) bool {
-		return !was.Follow && !was.Listed && !was.Missing && was.Mode.IsRegular() &&
-			!now.Missing && now.Mode == was.Mode && repo.Contains(was.Path) && copied()(was.Path)
-	}
+	return func(p fsys.AbsPath) module.Use { return use()(p) }
 }
 
 // patchedState is ent's compiled state d after the edits changed shows
@@ -43,8 +50,8 @@ func patchable(repo fsys.AbsPath, state func() (*desired.State, error)) func(was
 // being loaded again (every folder listed, every file looked at, every
 // module compiled). The entry is saved with the new stat data when that
 // can be trusted. nil when the edits need a load.
-func (e *Engine) patchedState(req Request, key string, path fsys.AbsPath, ent *sourcecache.Entry, d *desired.State, changed []fsys.FingerprintEntry, start time.Time) *State {
-	d, ok := e.patchState(d, changed)
+func (e *Engine) patchedState(req Request, key string, path fsys.AbsPath, ent *sourcecache.Entry, d *desired.State, use func(fsys.AbsPath) module.Use, changed []fsys.FingerprintEntry, start time.Time) *State {
+	d, ok := e.patchState(d, use, changed)
 	if !ok {
 		return nil
 	}
@@ -54,13 +61,18 @@ func (e *Engine) patchedState(req Request, key string, path fsys.AbsPath, ent *s
 
 // patchState reads and hashes the edited files in changed and is d with
 // their copies given the new hashes ([desired.State.Rehashed]); ok is false
-// when a file is not as the look found it or d does not only copy it.
-func (e *Engine) patchState(d *desired.State, changed []fsys.FingerprintEntry) (*desired.State, bool) {
+// when a file is not as the look found it, d does not only copy it, or it
+// fails the check its use names (a skill's SKILL.md: [module.CheckSkillMain];
+// the load that follows reports why).
+func (e *Engine) patchState(d *desired.State, use func(fsys.AbsPath) module.Use, changed []fsys.FingerprintEntry) (*desired.State, bool) {
 	sums := make(map[fsys.AbsPath]string, len(changed))
 	for _, c := range changed {
 		data, fi, err := fsys.ReadRegular(e.Sys, c.Path, nil)
 		if err != nil || fsys.StatDataOf(fi) != statDataOfEntry(c) {
 			return nil, false // changed again since the look, or not as it looked
+		}
+		if use(c.Path) == module.UseSkillMain && !module.CheckSkillMain(data) {
+			return nil, false
 		}
 		sums[c.Path] = checksum.SHA256Hex(data)
 	}

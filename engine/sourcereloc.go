@@ -201,7 +201,8 @@ func (e *Engine) relocatedHit(req Request) *State {
 	}
 	start := time.Now()
 	state := sync.OnceValues(ent.DecodeDesired)
-	changed, ok := ent.Stamp.ChangesMoved(e.Sys, from, to, projectOwn(from), maxPatched, patchable(abs(ent.Repo), state))
+	use := rehashableOf(state)
+	changed, ok := ent.Stamp.ChangesMoved(e.Sys, from, to, projectOwn(from), maxPatched, patchable(abs(ent.Repo), use))
 	if !ok {
 		return nil
 	}
@@ -213,7 +214,7 @@ func (e *Engine) relocatedHit(req Request) *State {
 		// Edits only of files the state copies, none in either project:
 		// the other project's entry is patched as its own plan would, and
 		// then moved.
-		if d, ok = e.patchState(d, changed); !ok {
+		if d, ok = e.patchState(d, use, changed); !ok {
 			return nil
 		}
 		e.savePatchedEntry(key, e.sourceCachePath(key), ent, d, changed, start)

@@ -126,7 +126,7 @@ func (r *renderer) add(p fsys.AbsPath, data []byte, mode fs.FileMode, ids ...str
 func (r *renderer) copyFile(p fsys.AbsPath, f *module.File, ids ...string) {
 	r.add(p, f.Data, f.Mode, ids...)
 	last := &r.files[len(r.files)-1]
-	last.Src, last.SrcSHA256, last.SrcHashed = f.Src, f.SHA256, f.Hashed
+	last.Src, last.SrcSHA256, last.SrcUse = f.Src, f.SHA256, f.Use
 }
 
 // copyModule writes every file of lm under dir, byte for byte with its mode.
@@ -143,7 +143,7 @@ func (r *renderer) copyModule(dir fsys.AbsPath, lm *module.LoadedModule) {
 		if mode == 0 {
 			mode = 0o644
 		}
-		r.files = append(r.files, target.DesiredFile{Path: under(dir, f.Path), Data: f.Data, Mode: mode, ModuleIDs: ids, Src: f.Src, SrcSHA256: f.SHA256, SrcHashed: f.Hashed})
+		r.files = append(r.files, target.DesiredFile{Path: under(dir, f.Path), Data: f.Data, Mode: mode, ModuleIDs: ids, Src: f.Src, SrcSHA256: f.SHA256, SrcUse: f.Use})
 	}
 }
 

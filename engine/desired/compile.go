@@ -166,7 +166,7 @@ func merge(files []*File, origins Origins) ([]*File, error) {
 		prev.Origin = origins.Get(prev.Target, prev.Root, mergeIDs(prev.ModuleIDs, f.ModuleIDs), prev.srcDir)
 		// Two modules' files, equal now: an edit of one source alone
 		// would make them conflict, which only compiling tells.
-		prev.srcHashed = false
+		prev.srcUse = module.UseParsed
 	}
 	clear(files[len(out):])
 	return out, nil

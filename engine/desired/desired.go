@@ -11,6 +11,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/engine/target"
 	"github.com/agentpack/agentpack/internal/apperr"
 	"github.com/agentpack/agentpack/internal/checksum"
@@ -62,9 +63,9 @@ type File struct {
 	srcTail uint16
 	Marked  bool
 	hasSrc  bool
-	// srcHashed: the source's bytes were only hashed when the file was
-	// compiled ([target.DesiredFile.SrcHashed]).
-	srcHashed bool
+	// srcUse is what compiling did with the source's bytes
+	// ([target.DesiredFile.SrcUse]).
+	srcUse module.Use
 }
 
 // State is every file the selected profile and targets want on disk.
@@ -95,7 +96,7 @@ func NewFile(target string, root fsys.AbsPath, f target.DesiredFile, sum string)
 // the folder is the whole source path).
 func NewFileOf(o *Origin, f target.DesiredFile, sum string, hasSrc bool, srcTail int) File {
 	return File{Origin: o, Path: f.Path, SHA256: sum, Data: f.Data, Keyed: f.Keyed, Mode: f.Mode, Marked: f.Marked,
-		hasSrc: hasSrc, srcTail: uint16(srcTail), srcHashed: hasSrc && f.SrcHashed && f.Keyed == nil}
+		hasSrc: hasSrc, srcTail: uint16(srcTail), srcUse: srcUseOf(hasSrc, f.SrcUse, f.Keyed)}
 }
 
 // Src is the source file whose bytes the file's are, byte for byte (a
@@ -119,17 +120,26 @@ func (f *File) HasSrc() bool { return f.hasSrc }
 func (f *File) SrcTail() int { return int(f.srcTail) }
 
 // SetSrc gives f a source file: its origin's source folder followed by
-// the last tail bytes of its path (see [NewFileOf]); hashed says whether
-// the source's bytes were only hashed ([File.SrcHashed]).
-func (f *File) SetSrc(tail int, hashed bool) {
-	f.hasSrc, f.srcTail, f.srcHashed = true, uint16(tail), hashed && f.Keyed == nil
+// the last tail bytes of its path (see [NewFileOf]), and what compiling
+// did with the source's bytes ([File.SrcUse]).
+func (f *File) SetSrc(tail int, use module.Use) {
+	f.hasSrc, f.srcTail, f.srcUse = true, uint16(tail), srcUseOf(true, use, f.Keyed)
 }
 
-// SrcHashed reports whether f is a copy of a source file whose bytes were
-// only hashed when it was compiled: nothing else of the state was made
-// from them, so an edit of that source changes f's hash and nothing more
-// ([State.Rehashed]).
-func (f *File) SrcHashed() bool { return f.srcHashed }
+// srcUseOf is the [File.SrcUse] of a file with a source (hasSrc), keyed
+// or not, made from a source file the load used as use says.
+func srcUseOf(hasSrc bool, use module.Use, keyed *target.KeyedFile) module.Use {
+	if !hasSrc || keyed != nil {
+		return module.UseParsed
+	}
+	return use
+}
+
+// SrcUse is what compiling f did with its source's bytes: anything but
+// [module.UseParsed] says f is a copy of a source from which nothing else
+// of the state was made, so an edit of that source (that passes the check
+// the use names) changes f's hash and nothing more ([State.Rehashed]).
+func (f *File) SrcUse() module.Use { return f.srcUse }
 
 // srcIs reports whether f's source is p, without making the path.
 func (f *File) srcIs(p fsys.AbsPath) bool {
@@ -143,52 +153,53 @@ func (f *File) srcIs(p fsys.AbsPath) bool {
 	return len(p) == len(f.srcDir)+len(tail) && p[:len(f.srcDir)] == f.srcDir && p[len(f.srcDir):] == tail
 }
 
-// Rehashable is what [State.Rehashed] accepts, path by path: whether p is
-// the source of a file of d and every file of d with that source is
-// [File.SrcHashed]. It indexes d's sources once, on its first call.
-func (d *State) Rehashable() func(p fsys.AbsPath) bool {
-	index := sync.OnceValue(func() map[fsys.AbsPath]bool {
-		m := map[fsys.AbsPath]bool{}
+// Rehashable is what [State.Rehashed] accepts, path by path: how the
+// copies of the source p used its bytes, when p is the source of a file of
+// d and every file of d with that source used them alike and not as
+// [module.UseParsed]; UseParsed otherwise. It indexes d's sources once, on
+// its first call.
+func (d *State) Rehashable() func(p fsys.AbsPath) module.Use {
+	index := sync.OnceValue(func() map[fsys.AbsPath]module.Use {
+		m := map[fsys.AbsPath]module.Use{}
 		for _, f := range d.Files {
 			if f.hasSrc {
 				p := f.Src()
-				if hashed, seen := m[p]; !seen || hashed {
-					m[p] = f.srcHashed
+				if use, seen := m[p]; !seen {
+					m[p] = f.srcUse
+				} else if use != f.srcUse {
+					m[p] = module.UseParsed
 				}
 			}
 		}
 		return m
 	})
-	return func(p fsys.AbsPath) bool { return index()[p] }
+	return func(p fsys.AbsPath) module.Use { return index()[p] }
 }
 
 // Rehashed is d with the copies of each source file in sums given its new
 // hash: what compiling again after an edit of those files alone would
-// give, when every file copied from them is [File.SrcHashed]. ok is false
-// when one of them is not, or a source in sums is no file's (it was read
-// for something else: compile again). d is left as it is (a server shares
+// give, when every file copied from them used their bytes as
+// [State.Rehashable] accepts (the caller runs the check that use names).
+// ok is false when one did not, or a source in sums is no file's (it was
+// read for something else: compile again). d is left as it is (a server shares
 // it between calls); the copy shares every file but those rehashed.
 func (d *State) Rehashed(sums map[fsys.AbsPath]string) (out *State, ok bool) {
-	rehashed := map[*File]*File{}
-	found := make(map[fsys.AbsPath]bool, len(sums))
-	for _, f := range d.Files {
-		if !f.hasSrc {
-			continue
+	use := d.Rehashable()
+	for p := range sums {
+		if use(p) == module.UseParsed {
+			return nil, false
 		}
+	}
+	rehashed := map[*File]*File{}
+	for _, f := range d.Files {
 		for p, sum := range sums {
 			if f.srcIs(p) {
-				if !f.srcHashed {
-					return nil, false
-				}
 				g := *f
 				g.SHA256 = sum
-				rehashed[f], found[p] = &g, true
+				rehashed[f] = &g
 				break
 			}
 		}
-	}
-	if len(found) != len(sums) {
-		return nil, false
 	}
 	swap := func(files []*File) []*File {
 		if files == nil {

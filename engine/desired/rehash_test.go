@@ -3,6 +3,7 @@ package desired
 import (
 	"testing"
 
+	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/engine/target"
 	"github.com/agentpack/agentpack/internal/fsys"
 )
@@ -12,15 +13,15 @@ import (
 // them were compiled from bytes only hashed, and refuses when one was not,
 // when a source is nobody's copy, or when merging made one file of two
 // modules' copies; the state rehashed never changes.
-func TestRehash(t *testing.T) {
+func TestRehashed(t *testing.T) {
 	origins := Origins{}
-	copyWith := func(tgt string, path, src fsys.AbsPath, id string, hashed bool, sum string) *File {
+	copyWith := func(tgt string, path, src fsys.AbsPath, id string, use module.Use, sum string) *File {
 		dir, tail := splitSrc(src, path)
-		f := NewFileOf(origins.Get(tgt, "/p", []string{id}, dir), target.DesiredFile{Path: path, SrcHashed: hashed}, sum, true, tail)
+		f := NewFileOf(origins.Get(tgt, "/p", []string{id}, dir), target.DesiredFile{Path: path, SrcUse: use}, sum, true, tail)
 		return &f
 	}
-	copyOf := func(tgt string, path, src fsys.AbsPath, id string, hashed bool) *File {
-		return copyWith(tgt, path, src, id, hashed, "old-"+string(src))
+	copyOf := func(tgt string, path, src fsys.AbsPath, id string, use module.Use) *File {
+		return copyWith(tgt, path, src, id, use, "old-"+string(src))
 	}
 	state := func(files ...*File) *State {
 		out, err := merge(files, origins)
@@ -32,14 +33,15 @@ func TestRehash(t *testing.T) {
 	ref := fsys.AbsPath("/repo/modules/s1/ref/a.md")
 	main := fsys.AbsPath("/repo/modules/s1/SKILL.md")
 	d := state(
-		copyOf("codex", "/p/.agents/skills/s1/ref/a.md", ref, "skill:s1", true),
-		copyOf("claude", "/p/.claude/skills/s1/ref/a.md", ref, "skill:s1", true),
-		copyOf("codex", "/p/.agents/skills/s1/SKILL.md", main, "skill:s1", false),
+		copyOf("codex", "/p/.agents/skills/s1/ref/a.md", ref, "skill:s1", module.UseHashed),
+		copyOf("claude", "/p/.claude/skills/s1/ref/a.md", ref, "skill:s1", module.UseHashed),
+		copyOf("codex", "/p/.agents/skills/s1/SKILL.md", main, "skill:s1", module.UseSkillMain),
+		copyOf("claude", "/p/.claude/skills/s1/SKILL.md", main, "skill:s1", module.UseParsed),
 	)
 	rehashable := d.Rehashable()
-	for p, want := range map[fsys.AbsPath]bool{ref: true, main: false, "/repo/agentpack.yaml": false} {
-		if rehashable(p) != want {
-			t.Errorf("Rehashable(%s) = %v, want %v", p, !want, want)
+	for p, want := range map[fsys.AbsPath]module.Use{ref: module.UseHashed, main: module.UseParsed, "/repo/agentpack.yaml": module.UseParsed} {
+		if got := rehashable(p); got != want {
+			t.Errorf("Rehashable(%s) = %v, want %v", p, got, want)
 		}
 	}
 	out, ok := d.Rehashed(map[fsys.AbsPath]string{ref: "new"})
@@ -65,19 +67,29 @@ func TestRehash(t *testing.T) {
 		}
 	}
 	for name, sums := range map[string]map[fsys.AbsPath]string{
-		"a source whose bytes were compiled": {ref: "newer", main: "x"},
-		"a source no file copies":            {ref: "newer", "/repo/agentpack.yaml": "x"},
+		"a source one of whose copies was made from parsed bytes": {ref: "newer", main: "x"},
+		"a source no file copies":                                 {ref: "newer", "/repo/agentpack.yaml": "x"},
 	} {
 		if _, ok := d.Rehashed(sums); ok {
 			t.Errorf("%s: rehashed", name)
 		}
 	}
+	skill := state(
+		copyOf("codex", "/p/.agents/skills/s2/SKILL.md", "/repo/modules/s2/SKILL.md", "skill:s2", module.UseSkillMain),
+		copyOf("claude", "/p/.claude/skills/s2/SKILL.md", "/repo/modules/s2/SKILL.md", "skill:s2", module.UseSkillMain),
+	)
+	if use := skill.Rehashable()("/repo/modules/s2/SKILL.md"); use != module.UseSkillMain {
+		t.Errorf("a SKILL.md every copy of which is a skill's main file: Rehashable = %v", use)
+	}
+	if out, ok := skill.Rehashed(map[fsys.AbsPath]string{"/repo/modules/s2/SKILL.md": "new"}); !ok || out.Files[0].SHA256 != "new" || out.Files[1].SHA256 != "new" {
+		t.Error("a skill's SKILL.md copies were not rehashed")
+	}
 	other := fsys.AbsPath("/repo/modules/s2/ref/a.md")
 	merged := state(
-		copyWith("codex", "/p/shared/a.md", ref, "skill:s1", true, "same"),
-		copyWith("codex", "/p/shared/a.md", other, "skill:s2", true, "same"),
+		copyWith("codex", "/p/shared/a.md", ref, "skill:s1", module.UseHashed, "same"),
+		copyWith("codex", "/p/shared/a.md", other, "skill:s2", module.UseHashed, "same"),
 	)
-	if _, ok := merged.Rehashed(map[fsys.AbsPath]string{ref: "new"}); ok || merged.Rehashable()(ref) || merged.Files[0].SrcHashed() {
+	if _, ok := merged.Rehashed(map[fsys.AbsPath]string{ref: "new"}); ok || merged.Rehashable()(ref) != module.UseParsed || merged.Files[0].SrcUse() != module.UseParsed {
 		t.Error("the merged copy of two modules' files was rehashed: only compiling can tell they now conflict")
 	}
 }

@@ -100,7 +100,7 @@ func SameRelocated(a *State, from, to fsys.AbsPath, b *State) bool {
 		}
 		if f.Target != g.Target || !moved(f.Root, g.Root) || !slices.Equal(f.ModuleIDs, g.ModuleIDs) || f.Src() != g.Src() ||
 			!moved(f.Path, g.Path) || f.SHA256 != g.SHA256 || !bytes.Equal(f.Data, g.Data) || (f.Data == nil) != (g.Data == nil) ||
-			f.Mode != g.Mode || f.Marked != g.Marked || f.srcHashed != g.srcHashed || !reflect.DeepEqual(f.Keyed, g.Keyed) {
+			f.Mode != g.Mode || f.Marked != g.Marked || f.srcUse != g.srcUse || !reflect.DeepEqual(f.Keyed, g.Keyed) {
 			return false
 		}
 	}

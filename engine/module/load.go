@@ -33,11 +33,28 @@ type File struct {
 	// SHA256 is the hex sha256 of Data, computed while reading (in the
 	// load's parallel workers); "" when Src is "".
 	SHA256 string
-	// Hashed says the bytes were read only to be hashed (Data is nil): the
-	// file can be copied, but nothing else can be made from its bytes, so
-	// an edit of it changes its copies' hash and nothing more.
-	Hashed bool
+	// Use is what the load did with the bytes besides hashing them.
+	Use Use
 }
+
+// Use is what loading a module does with a file's bytes, and so what an
+// edit of the file can change in what is compiled from it.
+type Use uint8
+
+const (
+	// UseParsed: the bytes were kept, to be parsed or rendered; anything
+	// may be made from them. The zero value, and the safe one.
+	UseParsed Use = iota
+	// UseHashed: the bytes were only hashed (Data is nil). Nothing can be
+	// made from them but the file's verbatim copies, so an edit changes
+	// their hash and nothing more.
+	UseHashed
+	// UseSkillMain: a skill's SKILL.md, whose front matter is only checked
+	// ([CheckSkillMain]) and whose bytes are only copied (every adapter
+	// copies a skill's files verbatim): an edit that passes the check
+	// changes its copies' hash and nothing more.
+	UseSkillMain
+)
 
 // LoadedModule is a module with its source files read and validated.
 type LoadedModule struct {
@@ -221,8 +238,9 @@ func readJobFile(sys fsys.System, mod *Module, j readJob, keep bool, shaped func
 		return File{}, moduleErr(mod, j.abs.String(), "%s is no longer a regular file", j.abs).
 			WithHint("run the command again once the module's files stop changing")
 	}
-	f := File{Path: j.rel, Data: data, Mode: fi.Mode().Perm(), Src: j.abs, SHA256: checksum.SHA256Hex(data), Hashed: !keep}
+	f := File{Path: j.rel, Data: data, Mode: fi.Mode().Perm(), Src: j.abs, SHA256: checksum.SHA256Hex(data)}
 	if !keep {
+		f.Use = UseHashed
 		if shaped != nil {
 			shaped(j.abs, textdiff.ShapeOf(data))
 		}
@@ -249,7 +267,7 @@ func knownFile(sys fsys.System, j readJob, known KnownHash) (File, bool) {
 	if !ok {
 		return File{}, false
 	}
-	return File{Path: j.rel, Mode: st.Mode.Perm(), Src: j.abs, SHA256: sha, Hashed: true}, true
+	return File{Path: j.rel, Mode: st.Mode.Perm(), Src: j.abs, SHA256: sha, Use: UseHashed}, true
 }
 
 // LoadModule reads and validates a module from its resolved source path
@@ -323,9 +341,12 @@ func (lm *LoadedModule) validate() error {
 		if err := lm.pickMain("SKILL.md"); err != nil {
 			return err
 		}
-		if lm.Frontmatter.String("name") == "" || lm.Frontmatter.String("description") == "" {
+		if !skillFrontmatterOK(lm.Frontmatter) {
 			return moduleErr(lm.Module, lm.mainPath(), "SKILL.md needs frontmatter with non-empty `name` and `description`").
 				WithHint("open SKILL.md with a frontmatter block: a `---` line, `name: <name>`, `description: <what it does>`, a `---` line")
+		}
+		if lm.Main.Src != "" {
+			lm.Main.Use = UseSkillMain
 		}
 	case TypePrompt, TypeCommand, TypeAgent:
 		if err := lm.pickSingleMarkdown(); err != nil {
@@ -349,6 +370,19 @@ func (lm *LoadedModule) validate() error {
 		return lm.loadMCP()
 	}
 	return nil
+}
+
+// CheckSkillMain reports whether data passes the checks a skill's SKILL.md
+// goes through when it is loaded (its front matter parses and names the
+// skill and what it does): for [UseSkillMain], all a load makes of its
+// bytes besides their copies.
+func CheckSkillMain(data []byte) bool {
+	fm, _, err := frontmatter.Parse(data)
+	return err == nil && skillFrontmatterOK(fm)
+}
+
+func skillFrontmatterOK(fm *frontmatter.Block) bool {
+	return fm.String("name") != "" && fm.String("description") != ""
 }
 
 func (lm *LoadedModule) mainPath() string {

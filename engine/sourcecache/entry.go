@@ -15,6 +15,7 @@ import (
 	"slices"
 
 	"github.com/agentpack/agentpack/engine/desired"
+	"github.com/agentpack/agentpack/engine/module"
 	"github.com/agentpack/agentpack/engine/target"
 	"github.com/agentpack/agentpack/internal/arena"
 	"github.com/agentpack/agentpack/internal/cfgedit"
@@ -25,7 +26,7 @@ import (
 // A file with another magic or version is ignored and rebuilt.
 const (
 	magic   = "agentpack source cache\n"
-	version = 6
+	version = 7
 )
 
 // Entry is one cached load: what it was loaded for (Key), what it read
@@ -175,7 +176,7 @@ func encodeDesired(w *writer, d *desired.State, fp []fsys.FingerprintEntry) erro
 		} else {
 			w.Bool(true)
 			w.Uint(uint64(f.SrcTail()))
-			w.Bool(f.SrcHashed())
+			w.Uint(uint64(f.SrcUse()))
 		}
 		w.Uint(uint64(f.Mode))
 		w.Bool(f.Marked)
@@ -222,8 +223,8 @@ func decodeDesired(r *reader) *desired.State {
 		f.Path = fsys.AbsPath(prev)
 		if !r.Bool() {
 			f.Data = bytes.Clone(r.Bytes()) // a slice of data would be writable
-		} else if tail := r.Uint(); tail <= uint64(min(len(f.Path), math.MaxUint16)) {
-			f.SetSrc(int(tail), r.Bool())
+		} else if tail, use := r.Uint(), r.Uint(); tail <= uint64(min(len(f.Path), math.MaxUint16)) && use <= uint64(module.UseSkillMain) {
+			f.SetSrc(int(tail), module.Use(use))
 		} else {
 			r.Fail()
 		}

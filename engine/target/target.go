@@ -107,13 +107,14 @@ type DesiredFile struct {
 	// SrcSHA256 is the hex sha256 of Src's bytes when the loader hashed
 	// them as it read, so they are not hashed twice.
 	SrcSHA256 string
-	// SrcHashed says the loader only hashed Src's bytes ([module.File]'s
-	// Hashed): the file is a copy of a source no other file was made
-	// from, so a cache may take an edit of the source as a new hash for
+	// SrcUse is what loading the module did with Src's bytes ([module.File]'s
+	// Use): when it is not [module.UseParsed], no file but copies is made
+	// from them, so a cache may take an edit of the source as a new hash for
 	// its copies without compiling again. An adapter that copies a module
-	// file sets it from the file's Hashed and uses that file's SHA256 for
-	// nothing else.
-	SrcHashed bool
+	// file sets it from the file's Use, and makes nothing else from a file
+	// whose Use is not UseParsed (its SHA256 included): a skill's files, for
+	// one, are only ever copied.
+	SrcUse module.Use
 }
 
 // Set is the adapters an engine knows, by name. It is a value handed to

@@ -11,11 +11,14 @@ import (
 	"github.com/agentpack/agentpack/engine/sourcecache"
 	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/fsys"
+	"github.com/agentpack/agentpack/internal/workers"
 )
 
 // maxPatched is how many edited source files a cached state is patched
-// for ([Engine.patchedState]); past it the repo is loaded again.
-const maxPatched = 64
+// for ([Engine.patchedState]); past it the repo is loaded again. Each is
+// read and hashed, as a load reads and hashes every file that changed, so
+// only what the check holds of them bounds it.
+const maxPatched = 1 << 16
 
 // patchable is what a source cache entry's path may have gone through for
 // the entry to be patched rather than the repo loaded again: a regular
@@ -65,16 +68,24 @@ func (e *Engine) patchedState(req Request, key string, path fsys.AbsPath, ent *s
 // fails the check its use names (a skill's SKILL.md: [module.CheckSkillMain];
 // the load that follows reports why).
 func (e *Engine) patchState(d *desired.State, use func(fsys.AbsPath) module.Use, changed []fsys.FingerprintEntry) (*desired.State, bool) {
-	sums := make(map[fsys.AbsPath]string, len(changed))
-	for _, c := range changed {
+	hashes := make([]string, len(changed))
+	workers.Parallel(len(changed), func(i int) {
+		c := changed[i]
 		data, fi, err := fsys.ReadRegular(e.Sys, c.Path, nil)
 		if err != nil || fsys.StatDataOf(fi) != statDataOfEntry(c) {
-			return nil, false // changed again since the look, or not as it looked
+			return // changed again since the look, or not as it looked
 		}
 		if use(c.Path) == module.UseSkillMain && !module.CheckSkillMain(data) {
+			return
+		}
+		hashes[i] = checksum.SHA256Hex(data)
+	})
+	sums := make(map[fsys.AbsPath]string, len(changed))
+	for i, c := range changed {
+		if hashes[i] == "" {
 			return nil, false
 		}
-		sums[c.Path] = checksum.SHA256Hex(data)
+		sums[c.Path] = hashes[i]
 	}
 	return d.Rehashed(sums)
 }

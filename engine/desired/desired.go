@@ -141,18 +141,6 @@ func srcUseOf(hasSrc bool, use module.Use, keyed *target.KeyedFile) module.Use {
 // the use names) changes f's hash and nothing more ([State.Rehashed]).
 func (f *File) SrcUse() module.Use { return f.srcUse }
 
-// srcIs reports whether f's source is p, without making the path.
-func (f *File) srcIs(p fsys.AbsPath) bool {
-	if !f.hasSrc {
-		return false
-	}
-	if f.srcTail == 0 {
-		return f.srcDir == p
-	}
-	tail := f.Path[len(f.Path)-int(f.srcTail):]
-	return len(p) == len(f.srcDir)+len(tail) && p[:len(f.srcDir)] == f.srcDir && p[len(f.srcDir):] == tail
-}
-
 // Rehashable is what [State.Rehashed] accepts, path by path: how the
 // copies of the source p used its bytes, when p is the source of a file of
 // d and every file of d with that source used them alike and not as
@@ -192,13 +180,13 @@ func (d *State) Rehashed(sums map[fsys.AbsPath]string) (out *State, ok bool) {
 	}
 	rehashed := map[*File]*File{}
 	for _, f := range d.Files {
-		for p, sum := range sums {
-			if f.srcIs(p) {
-				g := *f
-				g.SHA256 = sum
-				rehashed[f] = &g
-				break
-			}
+		if !f.hasSrc {
+			continue
+		}
+		if sum, ok := sums[f.Src()]; ok {
+			g := *f
+			g.SHA256 = sum
+			rehashed[f] = &g
 		}
 	}
 	swap := func(files []*File) []*File {

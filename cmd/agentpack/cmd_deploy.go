@@ -228,6 +228,9 @@ func (a *App) rollbackAway(files []engine.RollbackFile) []string {
 		strings.Join(away, ", "), here)}
 }
 
+// maxAway is how many other projects a rollback's warning names.
+const maxAway = 5
+
 // outsideProject returns the folders of files that are neither in the
 // current project nor in a tool's folder under $HOME (~/.codex, ~/.claude…):
 // most likely another project's files.
@@ -236,15 +239,19 @@ func outsideProject(env engine.Env, sys fsys.System, files []engine.RollbackFile
 	inProject := env.InGitRepo(sys) // outside a git repo, no folder counts as "this project"
 	seen := map[string]bool{}
 	var out []string
+	rootOf := engine.ProjectRoots(sys)
 	for _, f := range files {
+		if len(out) == maxAway {
+			break
+		}
 		if inProject && inDir(proj, f.Path) {
 			continue
 		}
 		if rel, err := filepath.Rel(env.Home, f.Path); err == nil && strings.HasPrefix(rel, ".") && !strings.HasPrefix(rel, "..") {
 			continue
 		}
-		dir := engine.Env{Cwd: filepath.Dir(f.Path)}.ProjectRoot(sys) // its project, when it is in one
-		if !seen[dir] && len(out) < 5 {
+		dir := rootOf(filepath.Dir(f.Path)) // its project, when it is in one
+		if !seen[dir] {
 			seen[dir] = true
 			out = append(out, dir)
 		}

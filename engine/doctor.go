@@ -238,8 +238,9 @@ func osMessage(err error) string {
 // manifests be committed.
 func (e *Engine) checkIgnored(add func(name, status, msg, suggestion string), st *State, fix bool, d *DoctorData) {
 	done := map[fsys.AbsPath]bool{}
+	gitTop := gitTops(e.Sys)
 	for _, r := range st.Desired.Roots {
-		top := gitTop(e.Sys, r.Path)
+		top := gitTop(r.Path)
 		if top == "" || done[top] {
 			continue
 		}
@@ -259,20 +260,6 @@ func (e *Engine) checkIgnored(add func(name, status, msg, suggestion string), st
 		}
 		add("gitignore:"+top.ToSlash(), CheckWarn, "agentpack manifests in "+top.String()+" are not git-ignored",
 			"add `"+ManifestIgnoreLine+"` to .gitignore, or run `agentpack doctor --fix`")
-	}
-}
-
-// gitTop is the nearest folder from dir up holding .git, or "".
-func gitTop(sys fsys.System, dir fsys.AbsPath) fsys.AbsPath {
-	for {
-		if _, err := sys.Lstat(dir.JoinName(".git")); err == nil {
-			return dir
-		}
-		parent := dir.Dir()
-		if parent == dir {
-			return ""
-		}
-		dir = parent
 	}
 }
 

@@ -125,24 +125,17 @@ func (e Env) gitTop(sys fsys.System) (top string, found bool) {
 	if err != nil {
 		return e.Cwd, false
 	}
-	for {
-		if _, err := sys.Lstat(dir.JoinName(".git")); err == nil {
-			return dir.String(), true
-		}
-		parent := dir.Dir()
-		if parent == dir {
-			return e.Cwd, false
-		}
-		dir = parent
+	if t := gitTops(sys)(dir); t != "" {
+		return t.String(), true
 	}
+	return e.Cwd, false
 }
 
-// ProjectRoots is [Env.ProjectRoot] for many folders: each folder on the
-// way up is looked at for .git once, however many of the folders asked
-// about lie below it (a rollback's 10,000 files in 2,000 folders: a few
-// thousand looks, not one walk up per file).
-func ProjectRoots(sys fsys.System) func(dir string) string {
-	tops := map[fsys.AbsPath]fsys.AbsPath{} // a folder's git top level, "" for none
+// gitTops finds the git top level of folders (the nearest folder up
+// holding .git; "" for none), looking at each folder on the way up once
+// however many of the folders asked about lie below it.
+func gitTops(sys fsys.System) func(dir fsys.AbsPath) fsys.AbsPath {
+	tops := map[fsys.AbsPath]fsys.AbsPath{}
 	var topOf func(dir fsys.AbsPath) fsys.AbsPath
 	topOf = func(dir fsys.AbsPath) fsys.AbsPath {
 		if top, ok := tops[dir]; ok {
@@ -157,6 +150,15 @@ func ProjectRoots(sys fsys.System) func(dir string) string {
 		tops[dir] = top
 		return top
 	}
+	return topOf
+}
+
+// ProjectRoots is [Env.ProjectRoot] for many folders: each folder on the
+// way up is looked at for .git once, however many of the folders asked
+// about lie below it (a rollback's 10,000 files in 2,000 folders: a few
+// thousand looks, not one walk up per file).
+func ProjectRoots(sys fsys.System) func(dir string) string {
+	topOf := gitTops(sys)
 	return func(dir string) string {
 		d, err := fsys.NewAbsPath(dir)
 		if err != nil {

@@ -212,9 +212,8 @@ func (s Stamp) Len() int { return s.n }
 // stat data on sys ([fsys.Fingerprint.Unchanged]), decoding s a chunk at
 // a time.
 func (s Stamp) Unchanged(sys fsys.System) bool {
-	return s.each(func(chunk []fsys.FingerprintEntry) bool {
-		return fsys.NewFingerprint(chunk).Unchanged(sys)
-	})
+	_, ok := s.Changes(sys, 0, nil)
+	return ok
 }
 
 // Changes is [fsys.Fingerprint.Changes] of s, decoding it a chunk at a

@@ -453,27 +453,15 @@ func cmpBool(a, b bool) int {
 // stat data on sys. The paths are stat'ed in parallel: a 10,000-file repo
 // is checked in a few milliseconds.
 func (fp *Fingerprint) Unchanged(sys System) bool {
-	var changed atomic.Bool
-	workers.Chunks(len(fp.entries), func(i int) bool {
-		e := fp.entries[i]
-		if e.Listed {
-			// A folder whose listing fp vouches for: a System tracking
-			// this check must keep its times too.
-			NoteListed(sys, e.Path)
-		}
-		if statOf(sys, e.Path, e.Follow, e.Listed) != e {
-			changed.Store(true)
-			return false
-		}
-		return true
-	})
-	return !changed.Load()
+	_, ok := fp.Changes(sys, 0, nil)
+	return ok
 }
 
 // Changes is what moved among the paths fp describes, each path's entry
 // as sys shows it now, in fp's order: nil when nothing did. ok is false,
 // and the look stops, once more than limit moved or one moved in a way
-// accept refuses (it is given the entry as fp has it and as it is now).
+// accept refuses (it is given the entry as fp has it and as it is now;
+// with limit 0 it is never called).
 func (fp *Fingerprint) Changes(sys System, limit int, accept func(was, now FingerprintEntry) bool) (changed []FingerprintEntry, ok bool) {
 	var mu sync.Mutex
 	var refused atomic.Bool
@@ -481,6 +469,8 @@ func (fp *Fingerprint) Changes(sys System, limit int, accept func(was, now Finge
 	workers.Chunks(len(fp.entries), func(i int) bool {
 		e := fp.entries[i]
 		if e.Listed {
+			// A folder whose listing fp vouches for: a System tracking
+			// this check must keep its times too.
 			NoteListed(sys, e.Path)
 		}
 		now := statOf(sys, e.Path, e.Follow, e.Listed)

@@ -374,9 +374,10 @@ func TestLoadCacheKeepsNoCopiedBytesForCompiledCommands(t *testing.T) {
 	}
 }
 
-// After an edit of one file, the server's next load reads that file again
-// (and the modules' main files, parsed), not every file it only hashes:
-// their hashes come from the entry the edit made out of date.
+// After a file is saved by rename (so the state is loaded again, not
+// patched), the server's next load reads that file again (and the
+// modules' main files, parsed), not every file it only hashes: their
+// hashes come from the entry the edit made out of date.
 func TestLoadCacheRereadsOnlyEditedFiles(t *testing.T) {
 	env := testEnv(t)
 	repo := benchRepo(t, 4, 3)
@@ -399,9 +400,10 @@ func TestLoadCacheRereadsOnlyEditedFiles(t *testing.T) {
 	plan()
 	edited := filepath.Join(repo, "modules", "s0002", "ref", "f01.md")
 	time.Sleep(10 * time.Millisecond) // later writes get later timestamps
-	mustWrite(t, edited, "edited\n")
+	saveByRename(t, edited, "edited\n")
 	read = nil
 	got := plan()
+	loadedAgain(t, read, repo)
 	onlyEditedRead(t, read, edited)
 	e := engine.New(env, targets.NewSet())
 	_, p, err := e.Plan(context.Background(), engine.Request{Repo: repo})

@@ -249,23 +249,43 @@ func (c namedReads) note(p fsys.AbsPath) {
 	}
 }
 
-// After an edit of one file of a module, the load reads that file again
-// and the modules' main files (parsed), not every file it only hashes:
-// the others' hashes come from the last load, by their stat data.
+// After a file of a module is saved by rename (its folder's listing moves,
+// so the cached state is loaded again, not patched), the load reads that
+// file again and the modules' main files (parsed), not every file it only
+// hashes: the others' hashes come from the last load, by their stat data.
 func TestSourceCacheRereadsOnlyEditedFiles(t *testing.T) {
 	w := newCacheWorld(t)
 	w.warm()
 	edited := filepath.Join(w.repo, "modules", "s0002", "ref", "f01.md")
-	must(t, os.WriteFile(edited, []byte("edited\n"), 0o644))
+	saveByRename(t, edited, "edited\n")
 	time.Sleep(150 * time.Millisecond)
 	var mu sync.Mutex
 	var read []string
 	e := w.engine(true)
 	e.Sys = namedReads{System: e.Sys, below: fsys.AbsPath(w.repo), mu: &mu, read: &read}
 	cp, cs := w.outputs(e)
+	loadedAgain(t, read, w.repo)
 	onlyEditedRead(t, read, edited)
 	if up, us := w.outputs(w.engine(false)); cp != up || cs != us {
 		t.Errorf("plan or status with the known hashes differ from a run without the cache:\n%s\n%s", cp, up)
+	}
+}
+
+// saveByRename writes content to path as editors that save through a
+// temporary file do: a new file renamed over the old one.
+func saveByRename(t *testing.T, path, content string) {
+	t.Helper()
+	must(t, os.WriteFile(path+".saving", []byte(content), 0o644))
+	must(t, os.Rename(path+".saving", path))
+}
+
+// loadedAgain fails unless read, the files a command read, shows the
+// repo loaded again (its agentpack.yaml read), not a cached state used or
+// patched.
+func loadedAgain(t *testing.T, read []string, repo string) {
+	t.Helper()
+	if !slices.Contains(read, filepath.Join(repo, "agentpack.yaml")) {
+		t.Errorf("the repo was not loaded again: read %v", read)
 	}
 }
 

@@ -273,8 +273,9 @@ func (n namesProject) Render(rc *target.RenderContext, mods []*module.LoadedModu
 }
 
 // A project that took another's state, with no entry of its own, loads
-// after an edit knowing the other's source hashes: it reads the edited
-// file again, not every file it only hashes, and agrees with a load.
+// after a file is saved by rename knowing the other's source hashes: it
+// reads the edited file again, not every file it only hashes, and agrees
+// with a load.
 func TestRelocatedProjectRereadsOnlyEditedFiles(t *testing.T) {
 	w := newRelocWorld(t)
 	mustWrite(t, filepath.Join(w.repo, "modules", "s", "ref", "b.md"), "b\n")
@@ -284,7 +285,7 @@ func TestRelocatedProjectRereadsOnlyEditedFiles(t *testing.T) {
 		t.Fatal("a new project's plan read the repo again: the other project's state was not relocated")
 	}
 	edited := filepath.Join(w.repo, "modules", "s", "ref", "a.md")
-	mustWrite(t, edited, "a edited\n")
+	saveByRename(t, edited, "a edited\n")
 	var mu sync.Mutex
 	var read []string
 	e := w.engine(b, true)
@@ -292,6 +293,7 @@ func TestRelocatedProjectRereadsOnlyEditedFiles(t *testing.T) {
 	if _, _, err := e.Plan(context.Background(), engine.Request{Repo: w.repo}); err != nil {
 		t.Fatal(err)
 	}
+	loadedAgain(t, read, w.repo)
 	onlyEditedRead(t, read, edited)
 	w.check(b)
 }

@@ -168,9 +168,9 @@ for n in "${sizes[@]}"; do
     row "status vs chezmoi" "$(best_of "$repeat" "$ap" --repo "$d/repo" status)" "$czstatus"
     row "durable vs chezmoi" "$durable" "$czapply"
   fi
-  # One file edited (a line added), then planned: the source files whose
-  # stat data did not move are not read again, their hashes known from
-  # the last load's cached state (up to 25,000 files).
+  # One file edited in place (a line added to a skill's reference file),
+  # then planned: the cached state is patched (that file read and hashed,
+  # its copies rehashed), nothing listed or compiled.
   cd "$lastproj"
   echo edited >> "$d/repo/modules/s00001/ref/f1.md"
   sleep 0.15

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -162,6 +163,29 @@ func BenchmarkScale(b *testing.B) {
 						b.Fatal(err)
 					}
 					b.StartTimer()
+				}
+			})
+			// A plan after a line is added to one of a skill's files (a
+			// person typing the next command): the cached state is
+			// patched for it, not loaded again. It leaves that file edited.
+			edited := filepath.Join(req.Repo, "modules", "s0000", "ref", "f02.md")
+			b.Run("plan-after-edit", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					b.StopTimer()
+					f, err := os.OpenFile(edited, os.O_APPEND|os.O_WRONLY, 0)
+					if err != nil {
+						b.Fatal(err)
+					}
+					_, err = f.WriteString("one more line\n")
+					if err := errors.Join(err, f.Close()); err != nil {
+						b.Fatal(err)
+					}
+					time.Sleep(150 * time.Millisecond)
+					b.StartTimer()
+					if _, p, err := newEngine().Plan(ctx, req); err != nil || p.Summary.Update == 0 {
+						b.Fatal(err)
+					}
 				}
 			})
 			// Last, as it leaves the sources edited: one file in ten of

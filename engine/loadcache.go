@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/internal/fsys"
 )
 
@@ -222,7 +221,7 @@ func (e *Engine) cachedLoadStateAs(ctx context.Context, req Request, kind string
 }
 
 // patchedLoad is hit's compiled state after in-place edits of files it
-// only copies, as [Engine.patchedState] makes it from a source cache entry;
+// only copies, as [Engine.currentState] makes it from a source cache entry;
 // the patched state replaces hit when the edits are old enough to trust.
 // nil when the edits need a load.
 func (e *Engine) patchedLoad(ctx context.Context, c *LoadCache, key string, hit *cachedLoad) *State {
@@ -231,12 +230,12 @@ func (e *Engine) patchedLoad(ctx context.Context, c *LoadCache, key string, hit 
 	}
 	start := time.Now()
 	old := hit.st.Desired
-	use := rehashableOf(func() (*desired.State, error) { return old, nil })
-	changed, ok := hit.fp.Changes(e.Sys, maxPatched, patchable(abs(hit.st.Repo), use))
+	copies := sync.OnceValue(old.Copies)
+	changed, ok := hit.fp.Changes(e.Sys, maxPatched, patchable(abs(hit.st.Repo), copies))
 	if !ok || len(changed) == 0 {
 		return nil
 	}
-	d, ok := e.patchState(old, use, changed)
+	d, ok := e.patchState(copies(), changed)
 	if !ok {
 		return nil
 	}

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentpack/agentpack/engine/desired"
@@ -171,22 +170,17 @@ func (e *Engine) likelyInSync(req Request) bool {
 // currentEntry is key's source cache entry, in its file at path, when the
 // file decodes and nothing the entry was compiled from changed, else nil.
 func (e *Engine) currentEntry(key string, path fsys.AbsPath) *sourcecache.Entry {
-	data, err := e.Sys.ReadFile(path)
-	if err != nil {
-		return nil
+	if ent := readEntry(e.Sys, key, path); ent != nil && ent.Stamp.Unchanged(e.Sys) {
+		return ent
 	}
-	ent, err := sourcecache.Decode(data)
-	if err != nil || ent.Key != key || !ent.Stamp.Unchanged(e.Sys) {
-		return nil
-	}
-	return ent
+	return nil
 }
 
-// sourceCacheHit is the cached state of key when its file decodes and
-// nothing it was compiled from changed, or only source files that are
-// copied and nothing more ([Engine.patchedState]); else nil.
-func (e *Engine) sourceCacheHit(req Request, key string, path fsys.AbsPath) *State {
-	data, err := e.Sys.ReadFile(path)
+// readEntry is key's source cache entry, decoded from its file at path
+// read through sys; nil when the file is missing, damaged or another
+// key's.
+func readEntry(sys fsys.System, key string, path fsys.AbsPath) *sourcecache.Entry {
+	data, err := sys.ReadFile(path)
 	if err != nil {
 		return nil
 	}
@@ -194,19 +188,22 @@ func (e *Engine) sourceCacheHit(req Request, key string, path fsys.AbsPath) *Sta
 	if err != nil || ent.Key != key {
 		return nil
 	}
-	start := time.Now()
-	state := sync.OnceValues(ent.DecodeDesired)
-	use := rehashableOf(state)
-	changed, ok := ent.Stamp.Changes(e.Sys, maxPatched, patchable(abs(ent.Repo), use))
+	return ent
+}
+
+// sourceCacheHit is the cached state of key when its file decodes and
+// nothing it was compiled from changed, or only source files that are
+// copied and nothing more ([Engine.currentState]); else nil.
+func (e *Engine) sourceCacheHit(req Request, key string, path fsys.AbsPath) *State {
+	ent := readEntry(e.Sys, key, path)
+	if ent == nil {
+		return nil
+	}
+	d, ok := e.currentState(key, path, ent, func(accept func(was, now fsys.FingerprintEntry) bool) ([]fsys.FingerprintEntry, bool) {
+		return ent.Stamp.Changes(e.Sys, maxPatched, accept)
+	})
 	if !ok {
 		return nil
-	}
-	d, err := state()
-	if err != nil {
-		return nil
-	}
-	if len(changed) > 0 {
-		return e.patchedState(req, key, path, ent, d, use, changed, start)
 	}
 	return e.cachedState(req, ent, ent.Project, d)
 }

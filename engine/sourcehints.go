@@ -9,7 +9,6 @@ import (
 
 	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/engine/module"
-	"github.com/agentpack/agentpack/engine/sourcecache"
 	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/internal/gcpace"
@@ -42,12 +41,8 @@ var knownSeed = maphash.MakeSeed()
 // there is no entry of key. It is read through sys, not the load's
 // tracker: the entry is agentpack's own cache, not an input of the load.
 func knownSourceHashes(sys fsys.System, key string, path fsys.AbsPath) module.KnownHash {
-	data, err := sys.ReadFile(path)
-	if err != nil {
-		return nil
-	}
-	ent, err := sourcecache.Decode(data)
-	if err != nil || ent.Key != key || ent.Stamp.Len() > maxKnownSources {
+	ent := readEntry(sys, key, path)
+	if ent == nil || ent.Stamp.Len() > maxKnownSources {
 		return nil
 	}
 	d, err := ent.DecodeDesired()

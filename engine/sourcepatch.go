@@ -15,7 +15,7 @@ import (
 )
 
 // maxPatched is how many edited source files a cached state is patched
-// for ([Engine.patchedState]); past it the repo is loaded again. Each is
+// for ([Engine.currentState]); past it the repo is loaded again. Each is
 // read and hashed, as a load reads and hashes every file that changed, so
 // only what the check holds of them bounds it.
 const maxPatched = 1 << 16
@@ -24,50 +24,64 @@ const maxPatched = 1 << 16
 // the entry to be patched rather than the repo loaded again: a regular
 // file of the repo, looked at without following links, edited in place
 // (same type and permissions; its folder, listed, did not move, or its
-// own entry refuses the patch), that the compiled state only copies (use:
-// [desired.State.Rehashable]).
-func patchable(repo fsys.AbsPath, use func(fsys.AbsPath) module.Use) func(was, now fsys.FingerprintEntry) bool {
+// own entry refuses the patch), that the compiled state only copies
+// (copies: [desired.Copies.Use]).
+func patchable(repo fsys.AbsPath, copies func() *desired.Copies) func(was, now fsys.FingerprintEntry) bool {
 	return func(was, now fsys.FingerprintEntry) bool {
 		return !was.Follow && !was.Listed && !was.Missing && was.Mode.IsRegular() &&
-			!now.Missing && now.Mode == was.Mode && repo.Contains(was.Path) && use(was.Path) != module.UseParsed
+			!now.Missing && now.Mode == was.Mode && repo.Contains(was.Path) && copies().Use(was.Path) != module.UseParsed
 	}
 }
 
-// rehashableOf is [desired.State.Rehashable] of the state decoded by state
-// on its first call (nothing is rehashable when it fails to decode).
-func rehashableOf(state func() (*desired.State, error)) func(fsys.AbsPath) module.Use {
-	use := sync.OnceValue(func() func(fsys.AbsPath) module.Use {
+// copiesOf is [desired.State.Copies] of the state decoded by state, made on
+// its first call (copying nothing when the state fails to decode).
+func copiesOf(state func() (*desired.State, error)) func() *desired.Copies {
+	return sync.OnceValue(func() *desired.Copies {
 		d, err := state()
 		if err != nil {
-			return func(fsys.AbsPath) module.Use { return module.UseParsed }
+			d = &desired.State{}
 		}
-		return d.Rehashable()
+		return d.Copies()
 	})
-	return func(p fsys.AbsPath) module.Use { return use()(p) }
 }
 
-// patchedState is ent's compiled state d after the edits changed shows
-// ([patchable], as looked at from start on), when each edited file is a
-// source only copied ([desired.State.Rehashed]): those files are read and
-// hashed, and their copies take the new hash, instead of the whole repo
-// being loaded again (every folder listed, every file looked at, every
-// module compiled). The entry is saved with the new stat data when that
-// can be trusted. nil when the edits need a load.
-func (e *Engine) patchedState(req Request, key string, path fsys.AbsPath, ent *sourcecache.Entry, d *desired.State, use func(fsys.AbsPath) module.Use, changed []fsys.FingerprintEntry, start time.Time) *State {
-	d, ok := e.patchState(d, use, changed)
+// currentState is ent's compiled state (ent is key's, in its file at path)
+// for the sources as they are now: decoded when changes, the look at the
+// paths its stamp describes, finds none moved, and patched when it finds
+// only in-place edits of files the state merely copies ([patchable]):
+// those files are read and hashed, and their copies take the new hash,
+// instead of the whole repo being loaded again (every folder listed, every
+// file looked at, every module compiled). A patched entry is saved with
+// the new stat data when that can be trusted. ok is false when the repo
+// must be loaded again.
+func (e *Engine) currentState(key string, path fsys.AbsPath, ent *sourcecache.Entry, changes func(accept func(was, now fsys.FingerprintEntry) bool) ([]fsys.FingerprintEntry, bool)) (*desired.State, bool) {
+	start := time.Now()
+	state := sync.OnceValues(ent.DecodeDesired)
+	copies := copiesOf(state)
+	changed, ok := changes(patchable(abs(ent.Repo), copies))
 	if !ok {
-		return nil
+		return nil, false
 	}
-	e.savePatchedEntry(key, path, ent, d, changed, start)
-	return e.cachedState(req, ent, ent.Project, d)
+	d, err := state()
+	if err != nil {
+		return nil, false
+	}
+	if len(changed) == 0 {
+		return d, true
+	}
+	if d, ok = e.patchState(copies(), changed); ok {
+		e.savePatchedEntry(key, path, ent, d, changed, start)
+	}
+	return d, ok
 }
 
-// patchState reads and hashes the edited files in changed and is d with
-// their copies given the new hashes ([desired.State.Rehashed]); ok is false
-// when a file is not as the look found it, d does not only copy it, or it
-// fails the check its use names (a skill's SKILL.md: [module.CheckSkillMain];
-// the load that follows reports why).
-func (e *Engine) patchState(d *desired.State, use func(fsys.AbsPath) module.Use, changed []fsys.FingerprintEntry) (*desired.State, bool) {
+// patchState reads and hashes the edited files in changed and is the
+// state of copies with their copies given the new hashes
+// ([desired.Copies.Rehashed]); ok is false when a file is not as the look
+// found it, the state does not only copy it, or it fails the check its use
+// names (a skill's SKILL.md: [module.CheckSkillMain]; the load that
+// follows reports why).
+func (e *Engine) patchState(copies *desired.Copies, changed []fsys.FingerprintEntry) (*desired.State, bool) {
 	hashes := make([]string, len(changed))
 	workers.Parallel(len(changed), func(i int) {
 		c := changed[i]
@@ -75,7 +89,7 @@ func (e *Engine) patchState(d *desired.State, use func(fsys.AbsPath) module.Use,
 		if err != nil || fsys.StatDataOf(fi) != statDataOfEntry(c) {
 			return // changed again since the look, or not as it looked
 		}
-		if use(c.Path) == module.UseSkillMain && !module.CheckSkillMain(data) {
+		if copies.Use(c.Path) == module.UseSkillMain && !module.CheckSkillMain(data) {
 			return
 		}
 		hashes[i] = checksum.SHA256Hex(data)
@@ -87,7 +101,7 @@ func (e *Engine) patchState(d *desired.State, use func(fsys.AbsPath) module.Use,
 		}
 		sums[c.Path] = hashes[i]
 	}
-	return d.Rehashed(sums)
+	return copies.Rehashed(sums)
 }
 
 // settled reports whether every entry of changed is old enough, against a

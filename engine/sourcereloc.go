@@ -9,11 +9,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/engine/overlay"
-	"github.com/agentpack/agentpack/engine/sourcecache"
 	"github.com/agentpack/agentpack/internal/fsys"
 )
 
@@ -191,33 +189,18 @@ func (e *Engine) relocatedHit(req Request) *State {
 		return nil
 	}
 	key := e.sourceCacheKey(req, from.String())
-	data, err := e.Sys.ReadFile(e.sourceCachePath(key))
-	if err != nil {
+	path := e.sourceCachePath(key)
+	ent := readEntry(e.Sys, key, path)
+	if ent == nil || !ent.Relocatable || ent.Project != from || ent.Repo != repo {
 		return nil
 	}
-	ent, err := sourcecache.Decode(data)
-	if err != nil || ent.Key != key || !ent.Relocatable || ent.Project != from || ent.Repo != repo {
-		return nil
-	}
-	start := time.Now()
-	state := sync.OnceValues(ent.DecodeDesired)
-	use := rehashableOf(state)
-	changed, ok := ent.Stamp.ChangesMoved(e.Sys, from, to, projectOwn(from), maxPatched, patchable(abs(ent.Repo), use))
+	// Edits only of files the state copies (none in either project) patch
+	// the other project's entry, as its own plan would; it is then moved.
+	d, ok := e.currentState(key, path, ent, func(accept func(was, now fsys.FingerprintEntry) bool) ([]fsys.FingerprintEntry, bool) {
+		return ent.Stamp.ChangesMoved(e.Sys, from, to, projectOwn(from), maxPatched, accept)
+	})
 	if !ok {
 		return nil
-	}
-	d, err := state()
-	if err != nil {
-		return nil
-	}
-	if len(changed) > 0 {
-		// Edits only of files the state copies, none in either project:
-		// the other project's entry is patched as its own plan would, and
-		// then moved.
-		if d, ok = e.patchState(d, use, changed); !ok {
-			return nil
-		}
-		e.savePatchedEntry(key, e.sourceCachePath(key), ent, d, changed, start)
 	}
 	if d, ok := d.Relocated(from, to); ok {
 		return e.cachedState(req, ent, to, d)

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"unsafe"
 
 	"github.com/agentpack/agentpack/engine/module"
@@ -138,52 +137,66 @@ func srcUseOf(hasSrc bool, use module.Use, keyed *target.KeyedFile) module.Use {
 // SrcUse is what compiling f did with its source's bytes: anything but
 // [module.UseParsed] says f is a copy of a source from which nothing else
 // of the state was made, so an edit of that source (that passes the check
-// the use names) changes f's hash and nothing more ([State.Rehashed]).
+// the use names) changes f's hash and nothing more ([Copies.Rehashed]).
 func (f *File) SrcUse() module.Use { return f.srcUse }
 
-// Rehashable is what [State.Rehashed] accepts, path by path: how the
-// copies of the source p used its bytes, when p is the source of a file of
-// d and every file of d with that source used them alike and not as
-// [module.UseParsed]; UseParsed otherwise. It indexes d's sources once, on
-// its first call.
-func (d *State) Rehashable() func(p fsys.AbsPath) module.Use {
-	index := sync.OnceValue(func() map[fsys.AbsPath]module.Use {
-		m := map[fsys.AbsPath]module.Use{}
-		for _, f := range d.Files {
-			if f.hasSrc {
-				p := f.Src()
-				if use, seen := m[p]; !seen {
-					m[p] = f.srcUse
-				} else if use != f.srcUse {
-					m[p] = module.UseParsed
-				}
-			}
-		}
-		return m
-	})
-	return func(p fsys.AbsPath) module.Use { return index()[p] }
+// Copies is a state's files indexed by the source file each copies
+// ([File.Src]), for the sources edited in place that the state may be
+// patched for ([Copies.Rehashed]) instead of compiled again.
+type Copies struct {
+	d     *State
+	bySrc map[fsys.AbsPath]sourceCopies
 }
 
-// Rehashed is d with the copies of each source file in sums given its new
-// hash: what compiling again after an edit of those files alone would
-// give, when every file copied from them used their bytes as
-// [State.Rehashable] accepts (the caller runs the check that use names).
-// ok is false when one did not, or a source in sums is no file's (it was
-// read for something else: compile again). d is left as it is (a server shares
-// it between calls); the copy shares every file but those rehashed.
-func (d *State) Rehashed(sums map[fsys.AbsPath]string) (out *State, ok bool) {
-	use := d.Rehashable()
-	for p := range sums {
-		if use(p) == module.UseParsed {
-			return nil, false
-		}
-	}
-	rehashed := map[*File]*File{}
+// sourceCopies are the files copied from one source and how compiling
+// used its bytes: module.UseParsed unless every copy used them alike.
+type sourceCopies struct {
+	use   module.Use
+	files []*File
+}
+
+// Copies indexes d's files by their source. d is not changed (a server
+// shares it between calls).
+func (d *State) Copies() *Copies {
+	c := &Copies{d: d, bySrc: map[fsys.AbsPath]sourceCopies{}}
 	for _, f := range d.Files {
 		if !f.hasSrc {
 			continue
 		}
-		if sum, ok := sums[f.Src()]; ok {
+		p := f.Src()
+		sc, seen := c.bySrc[p]
+		if !seen {
+			sc.use = f.srcUse
+		} else if sc.use != f.srcUse {
+			sc.use = module.UseParsed
+		}
+		sc.files = append(sc.files, f)
+		c.bySrc[p] = sc
+	}
+	return c
+}
+
+// Use is how the copies of the source p used its bytes, when p is the
+// source of a file of the state and every file with that source used them
+// alike and not as [module.UseParsed]: what [Copies.Rehashed] accepts.
+// UseParsed otherwise.
+func (c *Copies) Use(p fsys.AbsPath) module.Use { return c.bySrc[p].use }
+
+// Rehashed is the state with the copies of each source file in sums given
+// its new hash: what compiling again after an edit of those files alone
+// would give, when every file copied from them used their bytes as
+// [Copies.Use] accepts (the caller runs the check that use names). ok is
+// false when one did not, or a source in sums is no file's (it was read
+// for something else: compile again). The state is left as it is; the
+// copy shares every file but those rehashed.
+func (c *Copies) Rehashed(sums map[fsys.AbsPath]string) (out *State, ok bool) {
+	rehashed := map[*File]*File{}
+	for p, sum := range sums {
+		sc := c.bySrc[p]
+		if sc.use == module.UseParsed {
+			return nil, false
+		}
+		for _, f := range sc.files {
 			g := *f
 			g.SHA256 = sum
 			rehashed[f] = &g
@@ -201,6 +214,7 @@ func (d *State) Rehashed(sums map[fsys.AbsPath]string) (out *State, ok bool) {
 		}
 		return files
 	}
+	d := c.d
 	return &State{Targets: d.Targets, Roots: d.Roots, Stale: d.Stale, Files: swap(d.Files), byPath: swap(d.byPath)}, true
 }
 

@@ -8,11 +8,11 @@ import (
 	"github.com/agentpack/agentpack/internal/fsys"
 )
 
-// Rehashed (and Rehashable, path by path) gives every copy of an edited
-// source its new hash in a copy that shares the other files, when all of
-// them were compiled from bytes only hashed, and refuses when one was not,
-// when a source is nobody's copy, or when merging made one file of two
-// modules' copies; the state rehashed never changes.
+// Copies.Rehashed (and Copies.Use, path by path) gives every copy of an
+// edited source its new hash in a copy that shares the other files, when
+// all of them were compiled from bytes only hashed, and refuses when one
+// was not, when a source is nobody's copy, or when merging made one file
+// of two modules' copies; the state rehashed never changes.
 func TestRehashed(t *testing.T) {
 	origins := Origins{}
 	copyWith := func(tgt string, path, src fsys.AbsPath, id string, use module.Use, sum string) *File {
@@ -38,13 +38,13 @@ func TestRehashed(t *testing.T) {
 		copyOf("codex", "/p/.agents/skills/s1/SKILL.md", main, "skill:s1", module.UseSkillMain),
 		copyOf("claude", "/p/.claude/skills/s1/SKILL.md", main, "skill:s1", module.UseParsed),
 	)
-	rehashable := d.Rehashable()
+	rehashable := d.Copies().Use
 	for p, want := range map[fsys.AbsPath]module.Use{ref: module.UseHashed, main: module.UseParsed, "/repo/agentpack.yaml": module.UseParsed} {
 		if got := rehashable(p); got != want {
-			t.Errorf("Rehashable(%s) = %v, want %v", p, got, want)
+			t.Errorf("Copies().Use(%s) = %v, want %v", p, got, want)
 		}
 	}
-	out, ok := d.Rehashed(map[fsys.AbsPath]string{ref: "new"})
+	out, ok := d.Copies().Rehashed(map[fsys.AbsPath]string{ref: "new"})
 	if !ok {
 		t.Fatal("copies of a hashed-only source were not rehashed")
 	}
@@ -70,7 +70,7 @@ func TestRehashed(t *testing.T) {
 		"a source one of whose copies was made from parsed bytes": {ref: "newer", main: "x"},
 		"a source no file copies":                                 {ref: "newer", "/repo/agentpack.yaml": "x"},
 	} {
-		if _, ok := d.Rehashed(sums); ok {
+		if _, ok := d.Copies().Rehashed(sums); ok {
 			t.Errorf("%s: rehashed", name)
 		}
 	}
@@ -78,10 +78,10 @@ func TestRehashed(t *testing.T) {
 		copyOf("codex", "/p/.agents/skills/s2/SKILL.md", "/repo/modules/s2/SKILL.md", "skill:s2", module.UseSkillMain),
 		copyOf("claude", "/p/.claude/skills/s2/SKILL.md", "/repo/modules/s2/SKILL.md", "skill:s2", module.UseSkillMain),
 	)
-	if use := skill.Rehashable()("/repo/modules/s2/SKILL.md"); use != module.UseSkillMain {
-		t.Errorf("a SKILL.md every copy of which is a skill's main file: Rehashable = %v", use)
+	if use := skill.Copies().Use("/repo/modules/s2/SKILL.md"); use != module.UseSkillMain {
+		t.Errorf("a SKILL.md every copy of which is a skill's main file: Copies().Use = %v", use)
 	}
-	if out, ok := skill.Rehashed(map[fsys.AbsPath]string{"/repo/modules/s2/SKILL.md": "new"}); !ok || out.Files[0].SHA256 != "new" || out.Files[1].SHA256 != "new" {
+	if out, ok := skill.Copies().Rehashed(map[fsys.AbsPath]string{"/repo/modules/s2/SKILL.md": "new"}); !ok || out.Files[0].SHA256 != "new" || out.Files[1].SHA256 != "new" {
 		t.Error("a skill's SKILL.md copies were not rehashed")
 	}
 	other := fsys.AbsPath("/repo/modules/s2/ref/a.md")
@@ -89,7 +89,7 @@ func TestRehashed(t *testing.T) {
 		copyWith("codex", "/p/shared/a.md", ref, "skill:s1", module.UseHashed, "same"),
 		copyWith("codex", "/p/shared/a.md", other, "skill:s2", module.UseHashed, "same"),
 	)
-	if _, ok := merged.Rehashed(map[fsys.AbsPath]string{ref: "new"}); ok || merged.Rehashable()(ref) != module.UseParsed || merged.Files[0].SrcUse() != module.UseParsed {
+	if _, ok := merged.Copies().Rehashed(map[fsys.AbsPath]string{ref: "new"}); ok || merged.Copies().Use(ref) != module.UseParsed || merged.Files[0].SrcUse() != module.UseParsed {
 		t.Error("the merged copy of two modules' files was rehashed: only compiling can tell they now conflict")
 	}
 }

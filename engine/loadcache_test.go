@@ -374,45 +374,69 @@ func TestLoadCacheKeepsNoCopiedBytesForCompiledCommands(t *testing.T) {
 	}
 }
 
+// serverWorld is a repo of skills planned, as the MCP server plans, through
+// one LoadCache, by engines that note the files they read of it and count
+// its reads and listings.
+type serverWorld struct {
+	t     *testing.T
+	env   engine.Env
+	repo  string
+	cache *engine.LoadCache
+	mu    sync.Mutex
+	read  []string
+	looks atomic.Int64
+}
+
+func newServerWorld(t *testing.T) *serverWorld {
+	w := &serverWorld{t: t, env: testEnv(t), repo: benchRepo(t, 4, 3), cache: engine.NewLoadCache()}
+	w.cache.Racy = 0 // the test's files are all brand new
+	return w
+}
+
+// plan is a plan through the cache, as JSON, with its state; read and
+// looks start again from it.
+func (w *serverWorld) plan() (string, *engine.State) {
+	w.t.Helper()
+	w.read = nil
+	w.looks.Store(0)
+	e := engine.New(w.env, targets.NewSet())
+	e.Sys = namedReads{System: sourceReads{e.Sys, fsys.AbsPath(w.repo), &w.looks}, below: fsys.AbsPath(w.repo), mu: &w.mu, read: &w.read}
+	e.LoadCache = w.cache
+	return w.planWith(e)
+}
+
+// agrees fails unless got is the plan a load without a cache makes.
+func (w *serverWorld) agrees(got string) {
+	w.t.Helper()
+	if want, _ := w.planWith(engine.New(w.env, targets.NewSet())); got != want {
+		w.t.Errorf("plan through the cache\n%s\nwithout a cache\n%s", got, want)
+	}
+}
+
+func (w *serverWorld) planWith(e *engine.Engine) (string, *engine.State) {
+	w.t.Helper()
+	st, p, err := e.Plan(context.Background(), engine.Request{Repo: w.repo})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	out, _ := json.Marshal(p)
+	return string(out), st
+}
+
 // After a file is saved by rename (so the state is loaded again, not
 // patched), the server's next load reads that file again (and the
 // modules' main files, parsed), not every file it only hashes: their
 // hashes come from the entry the edit made out of date.
 func TestLoadCacheRereadsOnlyEditedFiles(t *testing.T) {
-	env := testEnv(t)
-	repo := benchRepo(t, 4, 3)
-	cache := engine.NewLoadCache()
-	cache.Racy = 0 // the test's files are all brand new
-	var mu sync.Mutex
-	var read []string
-	plan := func() string {
-		t.Helper()
-		e := engine.New(env, targets.NewSet())
-		e.Sys = namedReads{System: e.Sys, below: fsys.AbsPath(repo), mu: &mu, read: &read}
-		e.LoadCache = cache
-		_, p, err := e.Plan(context.Background(), engine.Request{Repo: repo})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, _ := json.Marshal(p)
-		return string(out)
-	}
-	plan()
-	edited := filepath.Join(repo, "modules", "s0002", "ref", "f01.md")
+	w := newServerWorld(t)
+	w.plan()
+	edited := filepath.Join(w.repo, "modules", "s0002", "ref", "f01.md")
 	time.Sleep(10 * time.Millisecond) // later writes get later timestamps
 	saveByRename(t, edited, "edited\n")
-	read = nil
-	got := plan()
-	loadedAgain(t, read, repo)
-	onlyEditedRead(t, read, edited)
-	e := engine.New(env, targets.NewSet())
-	_, p, err := e.Plan(context.Background(), engine.Request{Repo: repo})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want, _ := json.Marshal(p); got != string(want) {
-		t.Errorf("plan with the known hashes\n%s\nwithout a cache\n%s", got, want)
-	}
+	got, _ := w.plan()
+	loadedAgain(t, w.read, w.repo)
+	onlyEditedRead(t, w.read, edited)
+	w.agrees(got)
 }
 
 // After an in-place edit of a file the state only copies, the server
@@ -421,54 +445,27 @@ func TestLoadCacheRereadsOnlyEditedFiles(t *testing.T) {
 // an earlier call took as it was, and keeps the patched one, so the call
 // after it reads nothing.
 func TestLoadCachePatchesEditsOfCopiedFiles(t *testing.T) {
-	env := testEnv(t)
-	repo := benchRepo(t, 4, 3)
-	cache := engine.NewLoadCache()
-	cache.Racy = 0 // the test's files are all brand new
-	var mu sync.Mutex
-	var read []string
-	var looks atomic.Int64
-	plan := func() (string, *engine.State) {
-		t.Helper()
-		e := engine.New(env, targets.NewSet())
-		e.Sys = namedReads{System: sourceReads{e.Sys, fsys.AbsPath(repo), &looks}, below: fsys.AbsPath(repo), mu: &mu, read: &read}
-		e.LoadCache = cache
-		st, p, err := e.Plan(context.Background(), engine.Request{Repo: repo})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, _ := json.Marshal(p)
-		return string(out), st
-	}
-	_, before := plan()
+	w := newServerWorld(t)
+	_, before := w.plan()
 	held := map[string]string{}
 	for _, f := range before.Desired.Files {
 		held[f.Path.String()] = f.SHA256
 	}
-	edited := filepath.Join(repo, "modules", "s0002", "ref", "f01.md")
+	edited := filepath.Join(w.repo, "modules", "s0002", "ref", "f01.md")
 	time.Sleep(10 * time.Millisecond) // later writes get later timestamps
 	appendLine(t, edited, "one more line")
-	read = nil
-	looks.Store(0)
-	got, _ := plan()
-	if len(read) != 1 || read[0] != edited || looks.Load() != 1 {
-		t.Errorf("the load after the edit read %v (%d reads and listings in all), want just %s", read, looks.Load(), edited)
+	got, _ := w.plan()
+	if len(w.read) != 1 || w.read[0] != edited || w.looks.Load() != 1 {
+		t.Errorf("the load after the edit read %v (%d reads and listings in all), want just %s", w.read, w.looks.Load(), edited)
 	}
-	_, p, err := engine.New(env, targets.NewSet()).Plan(context.Background(), engine.Request{Repo: repo})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want, _ := json.Marshal(p); got != string(want) {
-		t.Errorf("plan from the patched state\n%s\nwithout a cache\n%s", got, want)
-	}
+	w.agrees(got)
 	for _, f := range before.Desired.Files {
 		if held[f.Path.String()] != f.SHA256 {
 			t.Errorf("the patch changed the state an earlier call holds: %s", f.Path)
 		}
 	}
-	looks.Store(0)
-	plan()
-	if n := looks.Load(); n != 0 {
+	w.plan()
+	if n := w.looks.Load(); n != 0 {
 		t.Errorf("the call after the patch read or listed %d paths of the repo: the patched state was not kept", n)
 	}
 }

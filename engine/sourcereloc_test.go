@@ -114,6 +114,21 @@ func (w *relocWorld) check(env engine.Env) (read bool) {
 	return read
 }
 
+// readsOfPlan is what a plan in env with the source cache reads of the
+// repo (ReadFile, ReadRegular), and how many files it read and folders it
+// listed there in all.
+func (w *relocWorld) readsOfPlan(env engine.Env) (read []string, looks int64) {
+	w.t.Helper()
+	var mu sync.Mutex
+	e := w.engine(env, true)
+	e.Sys = namedReads{System: e.Sys, below: fsys.AbsPath(w.repo), mu: &mu, read: &read}
+	w.reads.Store(0)
+	if _, _, err := e.Plan(context.Background(), engine.Request{Repo: w.repo}); err != nil {
+		w.t.Fatal(err)
+	}
+	return read, w.reads.Load()
+}
+
 // leavingManifest has cursor's rules in a folder beside the project.
 var leavingManifest = strings.Replace(relocManifest, "cursor: {scope: project}", "cursor: {scope: project, options: {rules_dir: ../shared/rules}}", 1)
 
@@ -286,13 +301,7 @@ func TestRelocatedProjectRereadsOnlyEditedFiles(t *testing.T) {
 	}
 	edited := filepath.Join(w.repo, "modules", "s", "ref", "a.md")
 	saveByRename(t, edited, "a edited\n")
-	var mu sync.Mutex
-	var read []string
-	e := w.engine(b, true)
-	e.Sys = namedReads{System: e.Sys, below: fsys.AbsPath(w.repo), mu: &mu, read: &read}
-	if _, _, err := e.Plan(context.Background(), engine.Request{Repo: w.repo}); err != nil {
-		t.Fatal(err)
-	}
+	read, _ := w.readsOfPlan(b)
 	loadedAgain(t, read, w.repo)
 	onlyEditedRead(t, read, edited)
 	w.check(b)
@@ -312,15 +321,7 @@ func TestRelocatedProjectPatchesEditsOfCopiedFiles(t *testing.T) {
 	}
 	edited := filepath.Join(w.repo, "modules", "s", "ref", "a.md")
 	appendLine(t, edited, "one more line")
-	var mu sync.Mutex
-	var read []string
-	e := w.engine(b, true)
-	e.Sys = namedReads{System: e.Sys, below: fsys.AbsPath(w.repo), mu: &mu, read: &read}
-	w.reads.Store(0)
-	if _, _, err := e.Plan(context.Background(), engine.Request{Repo: w.repo}); err != nil {
-		t.Fatal(err)
-	}
-	if n := w.reads.Load(); len(read) != 1 || read[0] != edited || n != 1 {
+	if read, n := w.readsOfPlan(b); len(read) != 1 || read[0] != edited || n != 1 {
 		t.Errorf("the plan after the edit read %v (%d reads and listings in all), want just %s", read, n, edited)
 	}
 	w.check(b)

@@ -33,10 +33,10 @@ const maxKeptAnswer = 256 << 10
 func computeAndKeep[T any](ctx context.Context, e *Engine, key string, path fsys.AbsPath, fn func(ctx context.Context) (*State, T, error), keep func(T) bool) (*State, T, error) {
 	tracker := fsys.NewTrackingSystem(e.Sys)
 	sys := e.Sys
-	e.Sys, e.alongside = tracker, nil
+	e.Sys, e.alongside, e.keeping = tracker, nil, tracker
 	st, out, err := fn(ctx)
 	along := e.alongside
-	e.Sys, e.alongside = sys, nil
+	e.Sys, e.alongside, e.keeping = sys, nil, nil
 	if err != nil || st == nil {
 		return st, out, err
 	}
@@ -305,6 +305,16 @@ func sourcesFirst(fp *fsys.Fingerprint, repo fsys.AbsPath) *fsys.Fingerprint {
 		}
 	}
 	return fsys.NewFingerprint(out)
+}
+
+// keepingNone stops tracking the computation being kept when its answer
+// is sure to be too large to keep (its JSON at least minJSON bytes): what
+// the tracker logged of every path looked at is let go of before the
+// answer is built (a status of 9,000 pending updates: 1.5 MiB at 10k).
+func (e *Engine) keepingNone(minJSON int) {
+	if e.keeping != nil && minJSON > maxKeptAnswer {
+		e.keeping.Stop()
+	}
 }
 
 // sizedAnswer is an answer that tells, before it is encoded, a size its

@@ -436,3 +436,21 @@ func TestNoOpDeployRecordsWhatTheRepoNowWants(t *testing.T) {
 		t.Fatalf("deployed file %q, want the repo's %q", got, original)
 	}
 }
+
+// A status with drift is kept too, and answered from the kept answer it
+// says what a status computed afresh says, hashes and all (each
+// "sha256:" digest decoded and encoded again).
+func TestKeptStatusWithDriftAnswersTheSame(t *testing.T) {
+	w := newCacheWorld(t)
+	w.deploy(w.engine(true))
+	skill := filepath.Join(filepath.Dir(w.env.Cwd), ".agents", "skills", "s0001", "SKILL.md")
+	mustWrite(t, skill, "edited by hand\n")
+	if !w.warmStatus() {
+		t.Fatal("the status with drift was not answered from a kept answer")
+	}
+	got, _ := w.keptStatus()
+	want := w.freshStatus()
+	if got != want || !strings.Contains(want, `"kind":"modified"`) || !strings.Contains(want, `"actual":"sha256:`) {
+		t.Fatalf("kept status\n%s\nfresh status\n%s", got, want)
+	}
+}

@@ -64,6 +64,9 @@ type Engine struct {
 	// alongside are the answers a computation being kept found on its
 	// way, kept with its own (see [Engine.keepInSyncAlongside]).
 	alongside []answerToKeep
+	// keeping is the tracker of the computation whose answer is being
+	// kept on disk ([computeAndKeep]); nil when none is.
+	keeping *fsys.TrackingSystem
 	// repairs are the git cache repairs made so far, as warnings; a copy
 	// of the engine (a recording twin) shares them.
 	repairs *repairLog

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -33,9 +34,52 @@ type DriftItem struct {
 	RootPosix string       `json:"root_posix"`
 	Path      fsys.AbsPath `json:"path"`
 	PathPosix string       `json:"path_posix"`
-	Expected  *string      `json:"expected"`
-	Actual    *string      `json:"actual"`
+	Expected  Digest       `json:"expected"`
+	Actual    Digest       `json:"actual"`
 	Kind      string       `json:"kind"`
+}
+
+// Digest is a file's SHA-256 in hex, "" for none; its JSON is
+// "sha256:<hex>", or null. It holds the plan's own hex string: a status
+// of 9,000 pending updates makes no prefixed copy of each hash.
+type Digest string
+
+// MarshalJSON implements [json.Marshaler].
+func (d Digest) MarshalJSON() ([]byte, error) {
+	if d == "" {
+		return []byte("null"), nil
+	}
+	if !isLowerHex(string(d)) { // a damaged manifest's hash, quoted safely
+		return json.Marshal("sha256:" + string(d))
+	}
+	return []byte(`"sha256:` + string(d) + `"`), nil
+}
+
+// UnmarshalJSON implements [json.Unmarshaler] (a kept answer is decoded).
+func (d *Digest) UnmarshalJSON(b []byte) error {
+	var s *string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	if s == nil {
+		*d = ""
+		return nil
+	}
+	h, ok := strings.CutPrefix(*s, "sha256:")
+	if !ok {
+		return fmt.Errorf("digest %q does not start with sha256:", *s)
+	}
+	*d = Digest(h)
+	return nil
+}
+
+func isLowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // minDriftItemJSON is the size of a [DriftItem] in JSON with every string
@@ -105,6 +149,9 @@ func (e *Engine) Status(ctx context.Context, req Request, only []string) (*State
 		if err != nil {
 			return st, nil, err
 		}
+		if len(only) == 0 { // each change is at least one drift item
+			e.keepingNone(len(p.Changes) * minDriftItemJSON)
+		}
 		e.keepInSyncAlongside(req, st, p)
 		out := e.status(st, p, only)
 		// Callers read what a kept answer's State has (warnings): the
@@ -119,12 +166,11 @@ func (e *Engine) Status(ctx context.Context, req Request, only []string) (*State
 func (e *Engine) status(st *State, p *plan.Plan, only []string) *StatusData {
 	out := &StatusData{Profile: st.Profile, Targets: st.Targets, Drift: []DriftItem{}, SummaryByRoot: []RootSummary{},
 		NextActions: []string{}, NextActionsDetailed: []NextAction{}}
-	seen := map[fsys.AbsPath]bool{}
-	add := func(target string, root, path fsys.AbsPath, kind string, expected, actual *string) {
-		if seen[path] {
-			return
-		}
-		seen[path] = true
+	// Each path is one item: drift found against the manifests first,
+	// then what the plan would change, then files only the desired state
+	// tells apart. Extras are none of those.
+	drifted := map[fsys.AbsPath]bool{}
+	add := func(target string, root, path fsys.AbsPath, kind string, expected, actual Digest) {
 		out.Drift = append(out.Drift, DriftItem{Target: target, Root: root, RootPosix: root.ToSlash(), Path: path,
 			PathPosix: path.ToSlash(), Expected: expected, Actual: actual, Kind: kind})
 	}
@@ -141,7 +187,7 @@ func (e *Engine) status(st *State, p *plan.Plan, only []string) *StatusData {
 		paths := managedPaths(p, r)
 		for i, f := range m.ManagedFiles {
 			abs := paths[i]
-			if st.Desired.RootFor(r.Target, abs) != r.Path {
+			if drifted[abs] || st.Desired.RootFor(r.Target, abs) != r.Path {
 				continue
 			}
 			sha, looked := p.Actual[abs]
@@ -152,31 +198,43 @@ func (e *Engine) status(st *State, p *plan.Plan, only []string) *StatusData {
 			}
 			switch {
 			case sha == "":
-				add(r.Target, r.Path, abs, DriftMissing, prefixedHex(f.SHA256), nil)
+				add(r.Target, r.Path, abs, DriftMissing, Digest(f.SHA256), "")
+				drifted[abs] = true
 			case sha != f.SHA256 && e.editedSince(guard, r.Path, abs, f, sha):
-				add(r.Target, r.Path, abs, DriftModified, prefixedHex(f.SHA256), prefixedHex(sha))
+				add(r.Target, r.Path, abs, DriftModified, Digest(f.SHA256), Digest(sha))
+				drifted[abs] = true
 			}
 		}
 	}
-	// Desired vs last applied.
+	// Desired vs last applied. The plan changes each path once.
 	for _, c := range p.Changes {
-		if seen[c.Path] {
+		if drifted[c.Path] {
 			continue
 		}
-		var expected *string
+		var expected, actual Digest
 		if c.AfterSHA256 != nil {
-			expected = prefixedHex(*c.AfterSHA256)
+			expected = Digest(*c.AfterSHA256)
 		}
-		var actual *string
 		if c.BeforeSHA256 != nil {
-			actual = prefixedHex(*c.BeforeSHA256)
+			actual = Digest(*c.BeforeSHA256)
 		}
 		add(c.Target, c.Root, c.Path, DriftPending, expected, actual)
 	}
+	// A file the plan leaves alone whose manifest entry is behind (or
+	// missing) is pending too. Seldom any: the plan's paths are looked up
+	// only then.
+	var planned map[fsys.AbsPath]bool
 	for _, f := range st.Desired.Files {
-		if last, ok := p.Managed[f.Path]; !seen[f.Path] && (!ok || last.EditedSince(f.SHA256, f.Data)) {
-			h := prefixedHex(f.SHA256)
-			add(f.Target, f.Root, f.Path, DriftPending, h, h)
+		last, ok := p.Managed[f.Path]
+		if drifted[f.Path] || ok && !last.EditedSince(f.SHA256, f.Data) {
+			continue
+		}
+		if planned == nil {
+			planned = p.ChangedPaths()
+		}
+		if !planned[f.Path] {
+			planned[f.Path] = true
+			add(f.Target, f.Root, f.Path, DriftPending, Digest(f.SHA256), Digest(f.SHA256))
 		}
 	}
 	// Extras: unmanaged files in folders agentpack owns.
@@ -207,7 +265,7 @@ func (e *Engine) status(st *State, p *plan.Plan, only []string) *StatusData {
 				continue
 			}
 			if data, err := e.Sys.ReadFile(path); err == nil {
-				add(r.Target, r.Path, path, DriftExtra, nil, prefixedHex(checksum.SHA256Hex(data)))
+				add(r.Target, r.Path, path, DriftExtra, "", Digest(checksum.SHA256Hex(data)))
 			}
 		}
 	}
@@ -351,9 +409,4 @@ func managedPaths(p *plan.Plan, r desired.Root) []fsys.AbsPath {
 		paths[i] = f.In(r.Path)
 	}
 	return paths
-}
-
-func prefixedHex(h string) *string {
-	s := "sha256:" + h
-	return &s
 }

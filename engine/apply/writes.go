@@ -295,10 +295,7 @@ func (wr *Writer) keptInPlace(d Deployment) ([]write, error) {
 			continue
 		}
 		if planned == nil {
-			planned = make(map[fsys.AbsPath]bool, len(p.Changes))
-			for _, c := range p.Changes {
-				planned[c.Path] = true
-			}
+			planned = p.ChangedPaths()
 		}
 		if !planned[f.Path] {
 			kept = append(kept, f)

@@ -246,6 +246,15 @@ type Plan struct {
 	ManifestsBehind bool `json:"-"`
 }
 
+// ChangedPaths is the set of the paths p changes (each once).
+func (p *Plan) ChangedPaths() map[fsys.AbsPath]bool {
+	out := make(map[fsys.AbsPath]bool, len(p.Changes))
+	for _, c := range p.Changes {
+		out[c.Path] = true
+	}
+	return out
+}
+
 // Release lets go of what p looked up to decide (the manifests, the files
 // managed and found, the link guard), keeping its changes, summary and
 // stat cache: an apply that has built its writes needs no more, and the

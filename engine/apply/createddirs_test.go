@@ -2,6 +2,8 @@ package apply
 
 import (
 	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -59,5 +61,36 @@ func TestCreatedDirsListsEveryMissingFolderOnce(t *testing.T) {
 	// skill folder.
 	if sys.n > 8 {
 		t.Errorf("createdDirs looked at %d folders, want at most 8", sys.n)
+	}
+}
+
+// TestRemoveEmptyCreatedDirs: the folders an apply created go, deepest
+// first, once empty; one holding a file stays (and so do those above it),
+// and a link put where a created folder was is left alone, with the
+// folder it names.
+func TestRemoveEmptyCreatedDirs(t *testing.T) {
+	dir := t.TempDir()
+	at := func(rel string) string { return filepath.Join(dir, filepath.FromSlash(rel)) }
+	for _, d := range []string{"r/a/b/c", "r/a/x", "r/kept/sub", "elsewhere/empty"} {
+		if err := os.MkdirAll(at(d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(at("r/kept/sub/mine.md"), []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(at("elsewhere"), at("r/link")); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	var created []string
+	for _, d := range []string{"r/a", "r/a/b", "r/a/b/c", "r/a/x", "r/kept", "r/kept/sub", "r/link", "r/link/empty"} {
+		created = append(created, at(d))
+	}
+	removeEmptyCreatedDirs(fsys.NewRealSystem(fsys.RealSystemOptions{}), created)
+	for rel, want := range map[string]bool{"r/a": false, "r/kept/sub/mine.md": true, "r/kept": true,
+		"r/link": true, "elsewhere/empty": true, "r": true} {
+		if _, err := os.Lstat(at(rel)); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", rel, err == nil, want)
+		}
 	}
 }

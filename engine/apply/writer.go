@@ -8,10 +8,13 @@ package apply
 import (
 	"io/fs"
 	"maps"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/agentpack/agentpack/internal/fsys"
+	"github.com/agentpack/agentpack/internal/workers"
 	"github.com/agentpack/agentpack/snapshots"
 )
 
@@ -171,22 +174,54 @@ func createdDirs(sys fsys.System, paths []fsys.AbsPath) []string {
 }
 
 // removeEmptyCreatedDirs removes, deepest first, the folders an apply
-// created that are empty again. A link is never removed. dirs come from
-// snapshot records, so only clean absolute paths are taken.
+// created that are empty again. A folder with anything in it stays (Remove
+// refuses one), and so does a link, and nothing is removed through one: a
+// folder goes only when it and each folder above it that the apply created
+// are real folders. dirs come from snapshot records, so only clean
+// absolute paths are taken. The folders of one depth hold none of each
+// other: they go in parallel, one depth after the other (a rollback of
+// 10,000 files removes 2,000 folders).
 func removeEmptyCreatedDirs(sys fsys.System, dirs []string) {
-	sorted := slices.Clone(dirs)
-	slices.SortFunc(sorted, func(a, b string) int { return len(b) - len(a) })
-	for _, s := range sorted {
+	created := map[fsys.AbsPath]bool{}
+	byDepth := map[int][]fsys.AbsPath{}
+	for _, s := range dirs {
 		d, err := fsys.NewAbsPath(s)
-		if err != nil || d.String() != s {
+		if err != nil || d.String() != s || created[d] {
 			continue
 		}
-		fi, err := sys.Lstat(d)
-		if err != nil || !fi.IsDir() {
-			continue
+		created[d] = true
+		n := strings.Count(s, string(filepath.Separator))
+		byDepth[n] = append(byDepth[n], d)
+	}
+	// Each folder is looked at once, before anything below it goes.
+	var looks sync.Map
+	realDir := func(p fsys.AbsPath) bool {
+		if v, ok := looks.Load(p); ok {
+			return v.(bool)
 		}
-		if entries, err := sys.ReadDir(d); err == nil && len(entries) == 0 {
-			_ = sys.Remove(d)
+		fi, err := sys.Lstat(p)
+		ok := err == nil && fi.IsDir()
+		looks.Store(p, ok)
+		return ok
+	}
+	removable := func(d fsys.AbsPath) bool {
+		for p := d; created[p]; p = p.Dir() {
+			if !realDir(p) {
+				return false
+			}
+			if p.Dir() == p {
+				break
+			}
 		}
+		return true
+	}
+	depths := slices.Sorted(maps.Keys(byDepth))
+	for _, n := range slices.Backward(depths) {
+		level := byDepth[n]
+		workers.Parallel(len(level), func(i int) {
+			if removable(level[i]) {
+				_ = sys.Remove(level[i])
+			}
+		})
 	}
 }

@@ -43,6 +43,11 @@ func ReadActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path 
 // the stat cache may tell that hash), and giving the stat data of the file
 // as looked at before it was read (zero when missing).
 func readActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path fsys.AbsPath, want string, keep bool) (Actual, fsys.StatData, error) {
+	if want == "" {
+		if a, fi, ok := readWhole(sys, guard, cache, root, path); ok {
+			return a, fi, nil
+		}
+	}
 	fi, missing, err := guard.readData(root, path)
 	if missing || err != nil {
 		if missing || errors.Is(err, syscall.ENOTDIR) {
@@ -95,6 +100,33 @@ func readActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path 
 		data = bytes.Clone(data) // the buffer goes back to the pool
 	}
 	return Actual{Exists: true, Data: data, SHA256: sha, Mode: fi.Mode.Perm()}, fi, nil
+}
+
+// readWhole is readActual of a file whose bytes are wanted whatever they
+// are (a rollback saves each file it removes), when path is a regular
+// file below real folders: one open, its fstat the look the stat data
+// come from, where an Lstat came before the open. ok is false for
+// anything else (missing, a link, a folder, an error), which readActual
+// looks at as it always does; a missing file is missing.
+func readWhole(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path fsys.AbsPath) (a Actual, seen fsys.StatData, ok bool) {
+	if guard.goneAbove(root, path) {
+		return Actual{}, fsys.StatData{}, false
+	}
+	if _, err := guard.parents(root, path); err != nil {
+		return Actual{}, fsys.StatData{}, false
+	}
+	data, fi, err := fsys.ReadRegular(sys, path, nil)
+	if fi == nil && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)) {
+		cache.Forget(path) // as readActual: the cache keeps to the files that exist
+		return Actual{}, fsys.StatData{}, true
+	}
+	if err != nil || fi == nil || !fi.Mode().IsRegular() {
+		return Actual{}, fsys.StatData{}, false
+	}
+	seen = fsys.StatDataOf(fi)
+	sha := checksum.SHA256Hex(data)
+	cache.record(path, seen, sha, false)
+	return Actual{Exists: true, Data: data, SHA256: sha, Mode: fi.Mode().Perm()}, seen, true
 }
 
 // readBufs are the buffers ReadActual reads a file it may drop into.

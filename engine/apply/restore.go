@@ -195,7 +195,7 @@ func (wr *Writer) restoreWrites(restores []snapshots.Restore, contents *snapshot
 			if c.Manifest && c.After != nil {
 				w.hold().before = a.Data
 			} else {
-				if _, err := pack.Add(a.Data); err != nil {
+				if err := addRead(pack, a); err != nil {
 					failed.set(i, err)
 					return
 				}
@@ -242,6 +242,16 @@ func (wr *Writer) restoreWrites(restores []snapshots.Restore, contents *snapshot
 		out = append(out, w)
 	}
 	return out, nil
+}
+
+// addRead adds to pack the bytes of a file just read: their hash, made as
+// they were read, is not made again.
+func addRead(pack *snapshots.Pack, a plan.Actual) error {
+	if sum, ok := checksum.ParseSHA256Hex(a.SHA256); ok {
+		return pack.AddSum(a.Data, sum)
+	}
+	_, err := pack.Add(a.Data)
+	return err
 }
 
 // newRestoreWrites makes the write of each of restores, with room for

@@ -16,5 +16,8 @@ func writeAtomic(dir, path AbsPath, data []byte, perm fs.FileMode, fsync bool, p
 // readFile is os.ReadFile where raw system calls are not used.
 func readFile(path string) ([]byte, error) { return os.ReadFile(path) }
 
+// readRange is [readRangePortable] where raw system calls are not used.
+func readRange(path string, off, n int64) ([]byte, error) { return readRangePortable(path, off, n) }
+
 // replaceFile renames the complete temp file tmp over path.
 func replaceFile(tmp, path string) error { return os.Rename(tmp, path) }

@@ -45,3 +45,26 @@ func TestReadFileOfAFolderIsEISDIR(t *testing.T) {
 		t.Fatalf("ReadFile of a folder: %v, want EISDIR", err)
 	}
 }
+
+// TestReadRangeRefusesAFIFOWithoutWaiting: a FIFO planted where a
+// snapshot's pack should be is refused at once, as by ReadFile; its open
+// used to wait for a writer.
+func TestReadRangeRefusesAFIFOWithoutWaiting(t *testing.T) {
+	fifo := AbsPath(filepath.Join(t.TempDir(), "pack"))
+	if err := syscall.Mkfifo(fifo.String(), 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := NewRealSystem(RealSystemOptions{}).ReadRange(fifo, 0, 4)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrNotRegular) || apperr.CodeOf(err) != apperr.IOInvalidPath {
+			t.Fatalf("ReadRange of a FIFO: %v (code %s), want ErrNotRegular as %s", err, apperr.CodeOf(err), apperr.IOInvalidPath)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ReadRange of a FIFO still waits after 10 s")
+	}
+}

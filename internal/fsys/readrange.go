@@ -43,20 +43,29 @@ func (s *RealSystem) ReadRange(path AbsPath, off, n int64) ([]byte, error) {
 	if off < 0 || n < 0 {
 		return nil, IOError(syscall.EINVAL, "read", path)
 	}
-	f, err := os.Open(string(path))
+	data, err := readRange(string(path), off, n)
 	if err != nil {
-		return nil, IOError(err, "read", path)
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return nil, IOError(syscall.EISDIR, "read", path)
-	}
-	buf := make([]byte, n)
-	if _, err := f.ReadAt(buf, off); err != nil {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
 		return nil, IOError(err, "read", path)
+	}
+	return data, nil
+}
+
+// readRangePortable is readRange through an [os.File].
+func readRangePortable(path string, off, n int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return nil, syscall.EISDIR
+	}
+	buf := make([]byte, n)
+	if _, err := f.ReadAt(buf, off); err != nil {
+		return nil, err
 	}
 	return buf, nil
 }

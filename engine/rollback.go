@@ -96,6 +96,7 @@ func (e *Engine) Rollback(ctx context.Context, opt RollbackOptions) (*RollbackDa
 		}
 		to = rp.To
 		contents := store.Contents(rp.Records)
+		defer contents.Close()
 		// What the records say of each path is in the restores and the
 		// contents now; 100,000 files' changes need not be held while
 		// they are written.

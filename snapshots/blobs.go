@@ -33,6 +33,12 @@ func (s *Store) SaveBlob(id string, data []byte) (sha256hex string, err error) {
 // ReadBlob returns the bytes saved under id with the given SHA-256 after
 // checking their hash. Missing or damaged bytes are E_SNAPSHOT_CORRUPTED.
 func (s *Store) ReadBlob(id, sha string) ([]byte, error) {
+	return s.readBlob(id, sha, nil)
+}
+
+// readBlob is [Store.ReadBlob] with the pack read through packs (nil:
+// each read opens the pack).
+func (s *Store) readBlob(id, sha string, packs *openPacks) ([]byte, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
@@ -43,7 +49,7 @@ func (s *Store) ReadBlob(id, sha string) ([]byte, error) {
 	// rollback of 9,000 files does not try 9,000 loose files that do not
 	// exist (a failed open and an error made each) before their pack.
 	path := s.blobDir(id).JoinName(packName)
-	data, err := s.readPacked(id, sha)
+	data, err := s.readPacked(id, sha, packs)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, blobCorrupted(id, sha, path, "saved bytes %s of snapshot %s cannot be read from its pack: %v", sha, id, err)
 	}

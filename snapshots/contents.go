@@ -19,6 +19,8 @@ type Contents struct {
 	byPath map[fileKey][]savedContent
 	// built memoises rebuilt bytes by SHA-256.
 	built map[string][]byte
+	// packs are the packs read so far, held open until [Contents.Close].
+	packs openPacks
 }
 
 type savedContent struct {
@@ -32,6 +34,10 @@ func (s *Store) Contents(records []*Record) *Contents {
 	cs.add(records)
 	return cs
 }
+
+// Close lets go of the packs read so far, held open for the reads after
+// them; reading again opens them again.
+func (cs *Contents) Close() { cs.packs.close() }
 
 // Add makes the changes of snapshot id (a record's or a journal's files)
 // available as bases. What is needed of files is copied: the caller may
@@ -80,7 +86,7 @@ func hasDelta(c *Content) bool { return c != nil && c.Delta != nil }
 // bytes are E_SNAPSHOT_CORRUPTED.
 func (cs *Contents) Read(target, path, id string, c *Content, disk []byte) ([]byte, error) {
 	if c.Delta == nil {
-		return cs.store.ReadBlob(id, c.SHA256)
+		return cs.store.readBlob(id, c.SHA256, &cs.packs)
 	}
 	if disk != nil {
 		cs.built[checksum.SHA256Hex(disk)] = disk
@@ -172,7 +178,7 @@ func (cs *Contents) follow(via map[string]savedContent, sha string) ([]byte, sav
 		s := chain[i]
 		var err error
 		if s.c.Delta == nil {
-			data, err = cs.store.ReadBlob(s.id, s.c.SHA256)
+			data, err = cs.store.readBlob(s.id, s.c.SHA256, &cs.packs)
 		} else {
 			data, err = cs.rebuild(s, data)
 		}
@@ -186,7 +192,7 @@ func (cs *Contents) follow(via map[string]savedContent, sha string) ([]byte, sav
 
 // rebuild applies s's delta to base, the bytes of its base.
 func (cs *Contents) rebuild(s savedContent, base []byte) ([]byte, error) {
-	delta, err := cs.store.ReadBlob(s.id, s.c.Delta.SHA256)
+	delta, err := cs.store.readBlob(s.id, s.c.Delta.SHA256, &cs.packs)
 	if err != nil {
 		return nil, err
 	}

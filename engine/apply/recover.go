@@ -117,6 +117,7 @@ func (wr *Writer) Recover() ([]string, error) {
 func (wr *Writer) recoverySteps(store *snapshots.Store, j *snapshots.Journal) (steps []recoveryStep, kept []keptEdit, warnings []string, err error) {
 	guard := plan.NewLinkGuard(wr.Sys)
 	contents := store.Contents(nil)
+	defer contents.Close()
 	contents.Add(j.ID, j.Files)
 	for i := len(j.Files) - 1; i >= 0; i-- {
 		f := j.Files[i]

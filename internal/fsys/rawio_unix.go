@@ -125,6 +125,12 @@ func readRange(path string, off, n int64) ([]byte, error) {
 		return nil, err
 	}
 	defer unix.Close(fd)
+	return preadAll(fd, path, off, n)
+}
+
+// preadAll reads the n bytes at off of the open file fd; bytes missing at
+// the end are io.EOF.
+func preadAll(fd int, path string, off, n int64) ([]byte, error) {
 	data := make([]byte, n)
 	for got := int64(0); got < n; {
 		k, err := unix.Pread(fd, data[got:], off+got)
@@ -140,6 +146,39 @@ func readRange(path string, off, n int64) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// OpenRange implements [RangeOpener]: one open for every range read, each
+// a pread on it (safe from many goroutines at once). Only where a file
+// held open can still be removed or renamed by others (not on Windows).
+func (s *RealSystem) OpenRange(path AbsPath) (RangeFile, error) {
+	fd, _, err := openRegular(string(path))
+	if err != nil {
+		return nil, IOError(err, "read", path)
+	}
+	return &openRange{fd: fd, path: path}, nil
+}
+
+// openRange is a [RangeFile] on an open file.
+type openRange struct {
+	fd   int
+	path AbsPath
+}
+
+func (r *openRange) ReadRange(off, n int64) ([]byte, error) {
+	if off < 0 || n < 0 {
+		return nil, IOError(unix.EINVAL, "read", r.path)
+	}
+	data, err := preadAll(r.fd, string(r.path), off, n)
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, IOError(err, "read", r.path)
+	}
+	return data, nil
+}
+
+func (r *openRange) Close() error { return unix.Close(r.fd) }
 
 // readFd reads the regular file fd, size bytes long by its fstat, to its
 // end. A read that stops short of what was asked, having given exactly

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -65,7 +66,8 @@ func NewWatcher() (*Watcher, error) {
 	}
 	w := &Watcher{fw: fw, watched: map[string]bool{}, named: map[string]bool{}, whole: map[string]bool{}, done: make(chan struct{}),
 		heardCh: make(chan struct{})}
-	if dir, err := os.MkdirTemp("", "agentpack-watch-"); err == nil {
+	sweepMarkers(os.TempDir())
+	if dir, err := os.MkdirTemp("", markerPrefix+strconv.Itoa(os.Getpid())+"-"); err == nil {
 		if fw.Add(dir) == nil {
 			w.markers = dir
 		} else {
@@ -74,6 +76,36 @@ func NewWatcher() (*Watcher, error) {
 	}
 	go w.listen()
 	return w, nil
+}
+
+// markerPrefix begins the name of a watcher's marker folder, followed by
+// the id of the process that made it.
+const markerPrefix = "agentpack-watch-"
+
+// sweepMarkers removes from tmp the marker folders of watchers whose
+// process is gone: a server killed before it could close its watcher
+// (SIGKILL) left its folder behind. Only a real folder of this user's,
+// holding nothing but marker files, is removed; a folder whose process
+// cannot be told gone stays.
+func sweepMarkers(tmp string) {
+	dirs, _ := filepath.Glob(filepath.Join(tmp, markerPrefix+"*-*"))
+	for _, dir := range dirs {
+		pid, _, ok := strings.Cut(strings.TrimPrefix(filepath.Base(dir), markerPrefix), "-")
+		n, err := strconv.Atoi(pid)
+		if !ok || err != nil || n <= 0 || n == os.Getpid() || !processGone(n) || !ownFolder(dir) {
+			continue
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if _, err := strconv.ParseUint(e.Name(), 10, 64); err == nil && e.Type().IsRegular() {
+				_ = os.Remove(filepath.Join(dir, e.Name()))
+			}
+		}
+		_ = os.Remove(dir) // fails, and the folder stays, when anything else is in it
+	}
 }
 
 // Sync returns once every event the kernel queued before it was called

@@ -55,11 +55,15 @@ type DryRunSystem struct {
 	// read; whatever makes a path a folder again clears them first, so the
 	// common ops need not scan the map.
 	over map[AbsPath]*memNode
+	// kids names, for each folder, its entries in over: a listing looks
+	// them up instead of scanning over (a dry-run rollback of 10,000
+	// files lists 2,000 folders).
+	kids map[AbsPath]map[string]struct{}
 }
 
 // NewDryRunSystem returns a DryRunSystem reading from base.
 func NewDryRunSystem(base System) *DryRunSystem {
-	return &DryRunSystem{base: base, over: map[AbsPath]*memNode{}}
+	return &DryRunSystem{base: base, over: map[AbsPath]*memNode{}, kids: map[AbsPath]map[string]struct{}{}}
 }
 
 // Base returns the System the dry run reads from (the disk as it was).
@@ -127,7 +131,7 @@ func (s *DryRunSystem) writeFile(path AbsPath, data []byte, perm fs.FileMode, cr
 	}
 	s.ops = append(s.ops, Op{Kind: OpWrite, Path: path, Data: data, Perm: perm})
 	s.mkdirAll(path.Dir(), 0o755)
-	s.over[path] = &memNode{mode: perm.Perm(), data: data}
+	s.put(path, &memNode{mode: perm.Perm(), data: data})
 	return nil
 }
 
@@ -148,7 +152,7 @@ func (s *DryRunSystem) Remove(path AbsPath) error {
 		}
 	}
 	s.ops = append(s.ops, Op{Kind: OpRemove, Path: path})
-	s.over[path] = nil
+	s.put(path, nil)
 	return nil
 }
 
@@ -184,7 +188,7 @@ func (s *DryRunSystem) Rename(oldpath, newpath AbsPath) error {
 	s.drop(oldpath)
 	s.drop(newpath)
 	for p, n := range moved {
-		s.over[p] = n
+		s.put(p, n)
 	}
 	return nil
 }
@@ -194,7 +198,7 @@ func (s *DryRunSystem) Symlink(oldname string, newname AbsPath) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ops = append(s.ops, Op{Kind: OpSymlink, Path: newname, LinkTarget: oldname})
-	s.over[newname] = &memNode{mode: fs.ModeSymlink | 0o777, link: oldname}
+	s.put(newname, &memNode{mode: fs.ModeSymlink | 0o777, link: oldname})
 	return nil
 }
 
@@ -304,9 +308,9 @@ func (s *DryRunSystem) readDir(path AbsPath) ([]fs.DirEntry, error) {
 		_, changed := s.over[p.JoinName(e.Name())]
 		return changed
 	})
-	for q, child := range s.over {
-		if child != nil && q != p && q.Dir() == p {
-			entries = append(entries, fs.FileInfoToDirEntry(child.info(q.Base())))
+	for name := range s.kids[p] {
+		if child := s.over[p.JoinName(name)]; child != nil {
+			entries = append(entries, fs.FileInfoToDirEntry(child.info(name)))
 		}
 	}
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
@@ -322,7 +326,7 @@ func (s *DryRunSystem) mkdirAll(path AbsPath, perm fs.FileMode) {
 		s.mkdirAll(path.Dir(), perm)
 	}
 	s.drop(path)
-	s.over[path] = &memNode{mode: fs.ModeDir | perm.Perm()}
+	s.put(path, &memNode{mode: fs.ModeDir | perm.Perm()})
 }
 
 // drop records path, and everything below it, as removed, clearing any
@@ -330,10 +334,35 @@ func (s *DryRunSystem) mkdirAll(path AbsPath, perm fs.FileMode) {
 func (s *DryRunSystem) drop(path AbsPath) {
 	for q := range s.over {
 		if path.Contains(q) {
-			delete(s.over, q)
+			s.forget(q)
 		}
 	}
-	s.over[path] = nil
+	s.put(path, nil)
+}
+
+// put records what path is now (nil: removed).
+func (s *DryRunSystem) put(path AbsPath, n *memNode) {
+	s.over[path] = n
+	if dir := path.Dir(); dir != path {
+		names := s.kids[dir]
+		if names == nil {
+			names = map[string]struct{}{}
+			s.kids[dir] = names
+		}
+		names[path.Base()] = struct{}{}
+	}
+}
+
+// forget clears what was recorded of path.
+func (s *DryRunSystem) forget(path AbsPath) {
+	delete(s.over, path)
+	dir := path.Dir()
+	if names := s.kids[dir]; names != nil && dir != path {
+		delete(names, path.Base())
+		if len(names) == 0 {
+			delete(s.kids, dir)
+		}
+	}
 }
 
 // collect copies what the view holds at from, recursively, into moved under

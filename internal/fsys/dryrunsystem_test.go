@@ -3,8 +3,10 @@ package fsys
 import (
 	"errors"
 	"io/fs"
+	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -164,5 +166,80 @@ func TestDryRunWriteRefusesLinksAndFolders(t *testing.T) {
 	}
 	if data, _ := s.ReadFile(root.JoinName("target")); string(data) != "keep" {
 		t.Errorf("target = %q", data)
+	}
+}
+
+// TestDryRunListingsFollowRandomOps: after each of many random writes,
+// removals, folder makes and renames, a dry run lists each folder as a
+// scan of everything it recorded finds it (the index of each folder's
+// recorded entries stays in step with the record).
+func TestDryRunListingsFollowRandomOps(t *testing.T) {
+	root := tempRoot(t)
+	names := []RelPath{"a", "b", "a/x", "a/y", "b/x", "a/x/f", "a/y/g", "b/x/h", "c"}
+	base := NewMemSystem()
+	for _, n := range []RelPath{"a/x/f", "b/x/h", "c"} {
+		if err := base.WriteFile(root.Join(n), []byte(n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dry := NewDryRunSystem(base)
+	// scanned is what the listing of dir was before the index: base's
+	// entries the record did not touch, and every recorded entry of dir.
+	scanned := func(dir AbsPath) string {
+		entries, err := dry.ReadDir(dir)
+		if err != nil {
+			return "error"
+		}
+		want := map[string]bool{}
+		if n, ok := dry.lookup(dir); !ok {
+			base, _ := base.ReadDir(dir)
+			for _, e := range base {
+				want[e.Name()] = true
+			}
+		} else if n == nil {
+			return "error"
+		}
+		for q, n := range dry.over {
+			if q.Dir() == dir && q != dir {
+				want[q.Base()] = n != nil
+			}
+		}
+		var got, exp []string
+		for _, e := range entries {
+			got = append(got, e.Name())
+		}
+		for name, there := range want {
+			if there {
+				exp = append(exp, name)
+			}
+		}
+		slices.Sort(exp)
+		if g, w := strings.Join(got, ","), strings.Join(exp, ","); g != w {
+			return g + " (a scan finds " + w + ")"
+		}
+		return ""
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for step := range 600 {
+		p, q := root.Join(names[rng.IntN(len(names))]), root.Join(names[rng.IntN(len(names))])
+		switch rng.IntN(5) {
+		case 0:
+			_ = dry.WriteFile(p, []byte("w"), 0o644)
+		case 1:
+			_ = dry.Remove(p)
+		case 2:
+			_ = dry.RemoveAll(p)
+		case 3:
+			_ = dry.MkdirAll(p, 0o755)
+		default:
+			if !p.Contains(q) && !q.Contains(p) {
+				_ = dry.Rename(p, q)
+			}
+		}
+		for _, d := range append([]RelPath{"."}, names...) {
+			if diff := scanned(root.Join(d)); diff != "" && diff != "error" {
+				t.Fatalf("step %d: %s lists %s", step, d, diff)
+			}
+		}
 	}
 }

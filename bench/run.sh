@@ -143,6 +143,9 @@ for n in "${sizes[@]}"; do
   row "deploy (no-op)" "$(best_of "$repeat" "$ap" --repo "$d/repo" deploy --apply --yes)" "$hashfloor"
   row "diff" "$(best_of "$repeat" "$ap" --repo "$d/repo" diff)" "$hashfloor"
   rmfloor=$(PREP=sync best_of 1 rm -rf "$copy")
+  # The preview an interactive rollback shows before it asks: the same
+  # walk on a System that only records (nothing written).
+  row "rollback (dry run)" "$(best_of "$repeat" "$ap" --repo "$d/repo" rollback --last --dry-run)" "$rmfloor"
   row "rollback" "$(PREP=sync best_of 1 "$ap" --repo "$d/repo" rollback --last --yes)" "$rmfloor"
   # Durable cold deploys (one syncfs barrier), each into a new project,
   # compared below with chezmoi's default apply (which fsyncs each file).

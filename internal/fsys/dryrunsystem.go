@@ -118,7 +118,16 @@ func (s *DryRunSystem) WriteFile(path AbsPath, data []byte, perm fs.FileMode) er
 
 // writeFile is WriteFile, or with create CreateFile.
 func (s *DryRunSystem) writeFile(path AbsPath, data []byte, perm fs.FileMode, create bool) error {
-	data = bytes.Clone(data)
+	return s.keep(path, bytes.Clone(data), perm, create)
+}
+
+// writeHandedOver implements [handedOverWriter]: data is kept, not copied.
+func (s *DryRunSystem) writeHandedOver(path AbsPath, data []byte, perm fs.FileMode) error {
+	return s.keep(path, data, perm, false)
+}
+
+// keep records the write of data, which it keeps, to path.
+func (s *DryRunSystem) keep(path AbsPath, data []byte, perm fs.FileMode, create bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if fi, err := s.lstat(path); err == nil {

@@ -40,7 +40,7 @@ func CreateStream(sys System, path AbsPath, perm fs.FileMode) (Stream, error) {
 	if s, ok := sys.(Streamer); ok {
 		return s.CreateStream(path, perm)
 	}
-	return &bufferStream{sys: sys, path: path, perm: perm}, nil
+	return &bufferStream{sys: sys, path: path, perm: perm, synced: -1}, nil
 }
 
 // StreamStatWriter is a [Streamer] whose WriteStream can tell what it
@@ -68,21 +68,75 @@ func WriteStream(sys System, path AbsPath, perm fs.FileMode, write func(io.Write
 	if err := write(&buf); err != nil {
 		return err
 	}
-	return sys.WriteFile(path, buf.Bytes(), perm)
+	return writeHandedOver(sys, path, buf.Bytes(), perm)
+}
+
+// handedOverWriter is implemented by a System in memory that can keep the
+// bytes it is given instead of a copy, for a caller that never touches
+// them again (a dry run's snapshot pack: 10 MB at 10,000 files).
+type handedOverWriter interface {
+	writeHandedOver(path AbsPath, data []byte, perm fs.FileMode) error
+}
+
+// writeHandedOver is WriteFile of data that the caller lets go of.
+func writeHandedOver(sys System, path AbsPath, data []byte, perm fs.FileMode) error {
+	if h, ok := sys.(handedOverWriter); ok {
+		return h.writeHandedOver(path, data, perm)
+	}
+	return sys.WriteFile(path, data, perm)
 }
 
 // bufferStream is the Stream of a System that cannot stream (the ones in
-// memory and the recording one).
+// memory and the recording one). It holds what was written in chunks,
+// never copied as it grows, and each Sync that has something new writes
+// them joined once.
 type bufferStream struct {
-	sys  System
-	path AbsPath
-	perm fs.FileMode
-	buf  bytes.Buffer
+	sys    System
+	path   AbsPath
+	perm   fs.FileMode
+	chunks [][]byte
+	n      int
+	synced int // n at the last Sync, -1 before the first
 }
 
-func (b *bufferStream) Write(p []byte) (int, error) { return b.buf.Write(p) }
-func (b *bufferStream) Sync() error                 { return b.sys.WriteFile(b.path, b.buf.Bytes(), b.perm) }
-func (b *bufferStream) Close() error                { return b.Sync() }
+// maxStreamChunk is the size chunks of a bufferStream grow to.
+const maxStreamChunk = 1 << 20
+
+func (b *bufferStream) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		if k := len(b.chunks); k == 0 || len(b.chunks[k-1]) == cap(b.chunks[k-1]) {
+			size := 4 << 10
+			if k > 0 {
+				size = min(2*cap(b.chunks[k-1]), maxStreamChunk)
+			}
+			b.chunks = append(b.chunks, make([]byte, 0, size))
+		}
+		last := &b.chunks[len(b.chunks)-1]
+		k := min(cap(*last)-len(*last), len(p))
+		*last = append(*last, p[:k]...)
+		p = p[k:]
+	}
+	b.n += n
+	return n, nil
+}
+
+func (b *bufferStream) Sync() error {
+	if b.n == b.synced {
+		return nil
+	}
+	data := make([]byte, 0, b.n)
+	for _, c := range b.chunks {
+		data = append(data, c...)
+	}
+	if err := writeHandedOver(b.sys, b.path, data, b.perm); err != nil {
+		return err
+	}
+	b.synced = b.n
+	return nil
+}
+
+func (b *bufferStream) Close() error { return b.Sync() }
 
 // CreateStream implements [Streamer]. With Fsync, the file's folder entry
 // is made durable at once and its bytes at each Sync.

@@ -1,6 +1,7 @@
 package fsys
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"strings"
@@ -57,6 +58,59 @@ func TestStreams(t *testing.T) {
 				if strings.HasPrefix(e.Name(), TempPrefix) {
 					t.Errorf("temp file %s left behind", e.Name())
 				}
+			}
+		})
+	}
+}
+
+// TestBufferStreamKeepsEveryByte: a stream of a System in memory holds
+// what is written in chunks across many writes of odd sizes; each Sync
+// makes exactly what was written so far readable, an empty stream's Sync
+// makes an empty file, and a dry run kept bytes handed over to it.
+func TestBufferStreamKeepsEveryByte(t *testing.T) {
+	root := tempRoot(t)
+	for name, sys := range map[string]System{"mem": NewMemSystem(), "dry-run": NewDryRunSystem(NewMemSystem())} {
+		t.Run(name, func(t *testing.T) {
+			empty, err := CreateStream(sys, root.JoinName("empty"), 0o600)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := empty.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if data, err := sys.ReadFile(root.JoinName("empty")); err != nil || len(data) != 0 {
+				t.Fatalf("an empty stream: %q, %v", data, err)
+			}
+			path := root.JoinName("pack")
+			s, err := CreateStream(sys, path, 0o600)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []byte
+			piece := make([]byte, 0, 70000)
+			for i := 0; len(want) < 3<<20; i++ {
+				piece = piece[:0]
+				for j := 0; j < (i*7919)%70000+1; j++ {
+					piece = append(piece, byte(i+j))
+				}
+				if _, err := s.Write(piece); err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, piece...)
+				if i == 20 {
+					if err := s.Sync(); err != nil {
+						t.Fatal(err)
+					}
+					if got, err := sys.ReadFile(path); err != nil || !bytes.Equal(got, want) {
+						t.Fatalf("after a Sync: %d bytes, %v; want the %d written", len(got), err, len(want))
+					}
+				}
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := sys.ReadFile(path); err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("after Close: %d bytes, %v; want the %d written", len(got), err, len(want))
 			}
 		})
 	}

@@ -79,3 +79,22 @@ func (t *TrackingSystem) ReadRegular(path AbsPath, buf []byte) ([]byte, fs.FileI
 func ErrMissing(path AbsPath) error {
 	return &missingError{err: syscall.ENOENT, op: "stat", path: path}
 }
+
+// ReadRegular implements [RegularReader]: a path the dry run has not
+// touched is read from the base with one open, as on the disk (a dry-run
+// rollback reads each of the 10,000 files it would remove); any other is
+// looked at, then read, in what the dry run recorded.
+func (s *DryRunSystem) ReadRegular(path AbsPath, buf []byte) ([]byte, fs.FileInfo, error) {
+	s.mu.Lock()
+	_, touched := s.lookup(path)
+	s.mu.Unlock()
+	if !touched {
+		return ReadRegular(s.base, path, buf)
+	}
+	fi, err := s.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, fi, err
+	}
+	data, err := s.ReadFile(path)
+	return data, fi, err
+}

@@ -123,3 +123,43 @@ func TestReadRegularIntoBuffer(t *testing.T) {
 		t.Errorf("a buffer without room: %q, %v; buffer %q", data, err, small)
 	}
 }
+
+// lstats is a real System counting Lstats.
+type lstats struct {
+	*RealSystem
+	n int
+}
+
+func (l *lstats) Lstat(path AbsPath) (fs.FileInfo, error) {
+	l.n++
+	return l.RealSystem.Lstat(path)
+}
+
+// A dry run reads a file it has not touched from its base with one open
+// (no Lstat first), and one it wrote or removed as it recorded it.
+func TestDryRunReadRegular(t *testing.T) {
+	root := tempRoot(t)
+	base := &lstats{RealSystem: NewRealSystem(RealSystemOptions{})}
+	for _, name := range []string{"untouched", "written", "removed"} {
+		mustWriteOS(t, root.JoinName(name), "on disk\n", 0o644)
+	}
+	dry := NewDryRunSystem(base)
+	if err := dry.WriteFile(root.JoinName("written"), []byte("dry\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := dry.Remove(root.JoinName("removed")); err != nil {
+		t.Fatal(err)
+	}
+	base.n = 0
+	data, fi, err := ReadRegular(dry, root.JoinName("untouched"), nil)
+	if err != nil || string(data) != "on disk\n" || fi == nil || !fi.Mode().IsRegular() || base.n != 0 {
+		t.Errorf("untouched: %q, %v, %d lstats of the base", data, err, base.n)
+	}
+	data, fi, err = ReadRegular(dry, root.JoinName("written"), nil)
+	if err != nil || string(data) != "dry\n" || fi == nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("written in the dry run: %q, %v", data, err)
+	}
+	if data, _, err := ReadRegular(dry, root.JoinName("removed"), nil); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("removed in the dry run: %q, %v", data, err)
+	}
+}

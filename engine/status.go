@@ -49,7 +49,7 @@ func (d Digest) MarshalJSON() ([]byte, error) {
 	if d == "" {
 		return []byte("null"), nil
 	}
-	if !isLowerHex(string(d)) { // a damaged manifest's hash, quoted safely
+	if !checksum.IsLowerHex(string(d)) { // a damaged manifest's hash, quoted safely
 		return json.Marshal("sha256:" + string(d))
 	}
 	return []byte(`"sha256:` + string(d) + `"`), nil
@@ -71,15 +71,6 @@ func (d *Digest) UnmarshalJSON(b []byte) error {
 	}
 	*d = Digest(h)
 	return nil
-}
-
-func isLowerHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // minDriftItemJSON is the size of a [DriftItem] in JSON with every string

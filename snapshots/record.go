@@ -19,6 +19,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/agentpack/agentpack/internal/checksum"
 )
 
 // Kinds of [Record].
@@ -251,18 +253,7 @@ func (f *FileChange) validate() error {
 }
 
 // isSHA256 reports whether s is 64 lowercase hex digits.
-func isSHA256(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
+func isSHA256(s string) bool { return len(s) == 64 && checksum.IsLowerHex(s) }
 
 // validatePaths checks that Root is a clean absolute path and Path a clean
 // path strictly inside it: a record (or journal) edited to name

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentpack/agentpack/internal/arena"
 	"github.com/agentpack/agentpack/internal/bincodec"
+	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/fsys"
 )
 
@@ -63,7 +64,7 @@ func (w *writer) path(prev, s string) {
 // sha writes a hex sha256 as its 32 bytes, anything else as a string.
 func (w *writer) sha(s string) {
 	var sum [sha256.Size]byte
-	if len(s) == 2*sha256.Size && isLowerHex(s) {
+	if len(s) == 2*sha256.Size && checksum.IsLowerHex(s) {
 		if _, err := hex.Decode(sum[:], []byte(s)); err == nil {
 			w.Bool(true)
 			w.B = append(w.B, sum[:]...)
@@ -72,15 +73,6 @@ func (w *writer) sha(s string) {
 	}
 	w.Bool(false)
 	w.String(s)
-}
-
-func isLowerHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c-'0' > 9 && c-'a' > 5 {
-			return false
-		}
-	}
-	return true
 }
 
 // flags packs booleans into one number, the first in the lowest bit.

@@ -28,6 +28,18 @@ func ParseSHA256Hex(s string) (sum [sha256.Size]byte, ok bool) {
 	return sum, bad&0xf0 == 0
 }
 
+// IsLowerHex reports whether s holds only lowercase hex digits, as a hash
+// SHA256Hex wrote does (of any length: a record's hash, or a damaged one
+// to be quoted).
+func IsLowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if lowerHexValue[s[i]] == 0xff {
+			return false
+		}
+	}
+	return true
+}
+
 // lowerHexValue is each byte's value as a lowercase hex digit, 0xff for
 // any other byte: a plan parses the hash of each of 10,000 files, and a
 // table without branches takes half the time (16 ns against 30).

@@ -41,3 +41,12 @@ func BenchmarkParseSHA256Hex(b *testing.B) {
 		}
 	}
 }
+
+func TestIsLowerHex(t *testing.T) {
+	for s, want := range map[string]bool{"": true, "0123456789abcdef": true, SHA256Hex([]byte("x")): true,
+		"ABCDEF": false, "0g": false, `ab"`: false, "ab\x00": false, "é": false} {
+		if got := IsLowerHex(s); got != want {
+			t.Errorf("IsLowerHex(%q) = %v, want %v", s, got, want)
+		}
+	}
+}

@@ -165,17 +165,7 @@ type openRange struct {
 }
 
 func (r *openRange) ReadRange(off, n int64) ([]byte, error) {
-	if off < 0 || n < 0 {
-		return nil, IOError(unix.EINVAL, "read", r.path)
-	}
-	data, err := preadAll(r.fd, string(r.path), off, n)
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
-		}
-		return nil, IOError(err, "read", r.path)
-	}
-	return data, nil
+	return rangeOf(r.path, off, n, func(path string, off, n int64) ([]byte, error) { return preadAll(r.fd, path, off, n) })
 }
 
 func (r *openRange) Close() error { return unix.Close(r.fd) }

@@ -46,10 +46,17 @@ func sliceRange(data []byte, path AbsPath, off, n int64) ([]byte, error) {
 
 // ReadRange implements [RangeReader] with one positioned read.
 func (s *RealSystem) ReadRange(path AbsPath, off, n int64) ([]byte, error) {
+	return rangeOf(path, off, n, readRange)
+}
+
+// rangeOf is the n bytes of path at off as read reads them, with the
+// errors every range read gives: a negative off or n is refused unread,
+// and a file too short to hold them is io.ErrUnexpectedEOF.
+func rangeOf(path AbsPath, off, n int64, read func(path string, off, n int64) ([]byte, error)) ([]byte, error) {
 	if off < 0 || n < 0 {
 		return nil, IOError(syscall.EINVAL, "read", path)
 	}
-	data, err := readRange(string(path), off, n)
+	data, err := read(string(path), off, n)
 	if err != nil {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF

@@ -2,7 +2,6 @@ package fsys
 
 import (
 	"bufio"
-	"bytes"
 	"io"
 	"io/fs"
 	"os"
@@ -59,16 +58,19 @@ func WriteStreamStat(sys System, path AbsPath, perm fs.FileMode, write func(io.W
 }
 
 // WriteStream is sys's [Streamer.WriteStream], or, for a System that
-// cannot stream, one WriteFile of what write wrote to a buffer.
+// cannot stream, one WriteFile of what write wrote to a buffer: in chunks
+// joined once, not a buffer that doubles (a dry-run rollback of 10,000
+// files writes its journal twice and its record, 7 MB each, and spent a
+// sixth of its time clearing and copying the doubled buffers).
 func WriteStream(sys System, path AbsPath, perm fs.FileMode, write func(io.Writer) error) error {
 	if s, ok := sys.(Streamer); ok {
 		return s.WriteStream(path, perm, write)
 	}
-	var buf bytes.Buffer
-	if err := write(&buf); err != nil {
+	buf := &bufferStream{sys: sys, path: path, perm: perm, synced: -1}
+	if err := write(buf); err != nil {
 		return err
 	}
-	return writeHandedOver(sys, path, buf.Bytes(), perm)
+	return buf.Sync()
 }
 
 // handedOverWriter is implemented by a System in memory that can keep the
@@ -132,6 +134,10 @@ func (b *bufferStream) Sync() error {
 	if err := writeHandedOver(b.sys, b.path, data, b.perm); err != nil {
 		return err
 	}
+	// The joined bytes, full to their capacity, are the chunks now: the
+	// stream holds them once, not once in chunks and once joined (a dry
+	// run's pack of 10,000 removed files is 10 MB).
+	b.chunks = append(b.chunks[:0], data)
 	b.synced = b.n
 	return nil
 }

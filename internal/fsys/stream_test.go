@@ -86,7 +86,7 @@ func TestBufferStreamKeepsEveryByte(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var want []byte
+			var want, synced []byte
 			piece := make([]byte, 0, 70000)
 			for i := 0; len(want) < 3<<20; i++ {
 				piece = piece[:0]
@@ -101,9 +101,13 @@ func TestBufferStreamKeepsEveryByte(t *testing.T) {
 					if err := s.Sync(); err != nil {
 						t.Fatal(err)
 					}
-					if got, err := sys.ReadFile(path); err != nil || !bytes.Equal(got, want) {
+					got, err := sys.ReadFile(path)
+					if err != nil || !bytes.Equal(got, want) {
 						t.Fatalf("after a Sync: %d bytes, %v; want the %d written", len(got), err, len(want))
 					}
+					// The stream goes on from the bytes it synced: later
+					// writes must not reach what was read then.
+					synced = got
 				}
 			}
 			if err := s.Close(); err != nil {
@@ -111,6 +115,9 @@ func TestBufferStreamKeepsEveryByte(t *testing.T) {
 			}
 			if got, err := sys.ReadFile(path); err != nil || !bytes.Equal(got, want) {
 				t.Fatalf("after Close: %d bytes, %v; want the %d written", len(got), err, len(want))
+			}
+			if !bytes.Equal(synced, want[:len(synced)]) {
+				t.Fatal("the bytes read after the first Sync changed as the stream went on")
 			}
 		})
 	}

@@ -60,7 +60,8 @@ type RollbackOptions struct {
 // Rollback restores the exact bytes the disk had right after snapshot To
 // (or before the newest snapshot, with Last) and records the rollback as a
 // snapshot of its own, so it can be undone too. On an engine whose System
-// only records, it runs the same walk and reports what it would change.
+// only records, it makes the same reads and checks and reports what it
+// would change, without the transaction ([apply.Writer.PreviewRestore]).
 func (e *Engine) Rollback(ctx context.Context, opt RollbackOptions) (*RollbackData, []string, error) {
 	if (opt.To == "") == !opt.Last {
 		return nil, nil, apperr.New(apperr.InvalidArgument, "give exactly one of --to <snapshot> or --last").
@@ -108,6 +109,14 @@ func (e *Engine) Rollback(ctx context.Context, opt RollbackOptions) (*RollbackDa
 			return err
 		}
 		rp.Restores = nil
+		if e.dryRun() {
+			changed, err := w.PreviewRestore(restores, contents)
+			if err != nil {
+				return err
+			}
+			out = rollbackData(&apply.Restored{Changed: changed}, to, true)
+			return nil
+		}
 		done, err := w.Restore(restores, contents, state, to, targets, createdSince(rp.Records, to))
 		if err != nil {
 			return err

@@ -8,11 +8,13 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/agentpack/agentpack/engine"
+	"github.com/agentpack/agentpack/internal/fsys"
 	"github.com/agentpack/agentpack/snapshots"
 	"github.com/agentpack/agentpack/targets"
 )
@@ -150,10 +152,30 @@ func TestRollbackAcrossDeltaSnapshots(t *testing.T) {
 
 	rollback := func(opt engine.RollbackOptions, want map[string]string, what string) {
 		t.Helper()
-		if _, _, err := e.Rollback(ctx, opt); err != nil {
+		// Its dry run first: the same files, from reads alone, with
+		// nothing written even to the recording System (no pack, journal
+		// or record made and thrown away).
+		dry := engine.New(env, targets.NewSet())
+		rec := fsys.NewDryRunSystem(dry.Sys)
+		dry.Sys = rec
+		before := exactTree(t, env.Cwd)
+		preview, _, err := dry.Rollback(ctx, opt)
+		if err != nil {
+			t.Fatalf("%s --dry-run: %v", what, err)
+		}
+		if ops := rec.Ops(); len(ops) > 0 {
+			t.Errorf("%s --dry-run recorded %d writes (first %s %s); a preview makes none", what, len(ops), ops[0].Kind, ops[0].Path)
+		}
+		sameFiles(t, what+" --dry-run", exactTree(t, env.Cwd), before)
+		done, _, err := e.Rollback(ctx, opt)
+		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
 		sameFiles(t, what, exactTree(t, env.Cwd), want)
+		if !preview.DryRun || !reflect.DeepEqual(preview.Files, done.Files) || preview.Restored != done.Restored || preview.Removed != done.Removed {
+			t.Errorf("%s --dry-run showed %d restored, %d removed: %v\nthe rollback did %d, %d: %v", what,
+				preview.Restored, preview.Removed, preview.Files, done.Restored, done.Removed, done.Files)
+		}
 	}
 	rollback(engine.RollbackOptions{To: ids[1]}, states[1], "rollback --to the second deploy")
 	rollback(engine.RollbackOptions{To: ids[0]}, states[0], "then --to the first")

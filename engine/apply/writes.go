@@ -209,8 +209,9 @@ func (w *write) afterSHA256() string {
 }
 
 // bytes returns the bytes w writes, reading them through sys when only
-// the planned change's source or the pack holds them.
-func (w *write) bytes(sys fsys.System) ([]byte, error) {
+// the planned change's source or the pack holds them; a source is read
+// into buf when it has room.
+func (w *write) bytes(sys fsys.System, buf []byte) ([]byte, error) {
 	if w.h != nil && w.h.load != nil {
 		return w.h.load()
 	}
@@ -218,7 +219,7 @@ func (w *write) bytes(sys fsys.System) ([]byte, error) {
 		return data, nil
 	}
 	if src := w.planned.Src(); src != "" {
-		data, err := desired.ReadSource(sys, src, *w.planned.AfterSHA256)
+		data, err := desired.ReadSourceInto(sys, src, *w.planned.AfterSHA256, buf)
 		w.checked = err == nil
 		return data, err
 	}

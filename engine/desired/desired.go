@@ -233,7 +233,21 @@ func (f *File) Bytes(sys fsys.System) ([]byte, error) {
 // sum ([File.Bytes]): a plan keeps only these two, not the whole File, to
 // read the bytes when it writes them.
 func ReadSource(sys fsys.System, src fsys.AbsPath, sum string) ([]byte, error) {
-	data, err := sys.ReadFile(src)
+	return ReadSourceInto(sys, src, sum, nil)
+}
+
+// ReadSourceInto is [ReadSource] reading into buf when it has room (the
+// bytes then share buf's memory), for a writer that reuses one buffer
+// for file after file: a cold deploy of 10,000 files allocated 9 MB for
+// bytes each held for one write, and on a VM where a fresh page costs
+// 20 µs to fault in, the heap they grew cost more than reading them.
+func ReadSourceInto(sys fsys.System, src fsys.AbsPath, sum string, buf []byte) ([]byte, error) {
+	data, fi, err := fsys.ReadRegular(sys, src, buf)
+	if err == nil && data == nil && fi != nil {
+		// Not a regular file: a link is followed, as a module's files
+		// are when loaded, and anything else refused by ReadFile.
+		data, err = sys.ReadFile(src)
+	}
 	if err != nil {
 		return nil, err
 	}

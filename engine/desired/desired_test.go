@@ -2,6 +2,8 @@ package desired_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/agentpack/agentpack/engine/desired"
@@ -39,5 +41,50 @@ func TestFileBytesReadsAndChecksTheSource(t *testing.T) {
 	kept := desired.NewFile("", "", target.DesiredFile{Data: []byte("made"), Src: "/nowhere"}, "")
 	if data, err := kept.Bytes(sys); err != nil || string(data) != "made" {
 		t.Fatalf("Bytes of kept data = %q, %v", data, err)
+	}
+}
+
+// ReadSourceInto reads a source into the buffer it is given when the
+// buffer has room, follows a link that now stands where the source was
+// (checked against the hash as any source is) and refuses what is not a
+// file, on the disk.
+func TestReadSourceIntoReusesTheBufferAndFollowsALink(t *testing.T) {
+	dir := t.TempDir()
+	sys := fsys.NewRealSystem(fsys.RealSystemOptions{})
+	src := fsys.AbsPath(filepath.Join(dir, "a.md"))
+	body := []byte("compiled\n")
+	if err := os.WriteFile(src.String(), body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum := checksum.SHA256Hex(body)
+	buf := make([]byte, 0, 64)
+	data, err := desired.ReadSourceInto(sys, src, sum, buf)
+	if err != nil || string(data) != "compiled\n" {
+		t.Fatalf("ReadSourceInto = %q, %v", data, err)
+	}
+	if &data[:1][0] != &buf[:1][0] {
+		t.Error("the bytes were not read into the buffer that had room for them")
+	}
+	// The source swapped for a link to a copy since it was hashed.
+	if err := os.WriteFile(filepath.Join(dir, "copy.md"), body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(src.String()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("copy.md", src.String()); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	if data, err := desired.ReadSourceInto(sys, src, sum, nil); err != nil || string(data) != "compiled\n" {
+		t.Fatalf("ReadSourceInto through a link = %q, %v", data, err)
+	}
+	if err := os.Remove(src.String()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(src.String(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := desired.ReadSourceInto(sys, src, sum, buf); err == nil {
+		t.Fatalf("ReadSourceInto of a folder = %q, no error", data)
 	}
 }

@@ -487,9 +487,22 @@ func TestLinkOrFolderAppearingBeforeTheWriteIsRefused(t *testing.T) {
 // A file another program creates where the plan saw nothing, after the
 // plan and before the write, is not replaced: the deploy stops with
 // E_DRIFT_CONFLICT, the file keeps its bytes, the rest of the deploy is
-// rolled back, and the next plan shows the file as one to adopt.
+// rolled back, and the next plan shows the file as one to adopt. So it
+// goes for the first create in a folder (made by path) and for a later
+// one (made by name in the folder held open since the first).
 func TestFileAppearingBeforeItsCreateIsKept(t *testing.T) {
+	for name, before := range map[string][]string{"first create in its folder": nil, "later create in its folder": {"new0.txt", "new1.txt"}} {
+		t.Run(name, func(t *testing.T) { fileAppearingBeforeItsCreateIsKept(t, before) })
+	}
+}
+
+// fileAppearingBeforeItsCreateIsKept has new.txt appear before its create,
+// the deploy creating the files before first, in the same folder.
+func fileAppearingBeforeItsCreateIsKept(t *testing.T, before []string) {
 	env, e, req, repo := deployedCodexRepo(t)
+	for _, name := range before {
+		mustWrite(t, filepath.Join(repo, "modules/s", name), name)
+	}
 	mustWrite(t, filepath.Join(repo, "modules/s/new.txt"), "new\n")
 	mustWrite(t, filepath.Join(repo, "modules/base/AGENTS.md"), "# base 2\n")
 	created := filepath.Join(env.Cwd, ".agents/skills/s/new.txt")

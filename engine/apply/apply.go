@@ -173,8 +173,11 @@ func (wr *Writer) performAll(sys fsys.System, writes []write, nManifests int, ti
 	errs := make([]error, len(files))
 	runs := folderRuns(files)
 	workers.Parallel(len(runs)-1, func(r int) {
+		var in runFolder
+		defer in.close()
 		for i := runs[r]; i < runs[r+1]; i++ {
-			errs[i] = wr.perform(sys, guard, &files[i], wrote)
+			in.more = i+1 < runs[r+1]
+			errs[i] = wr.perform(sys, guard, &files[i], wrote, &in)
 			if !files[i].noop {
 				tick()
 			}
@@ -193,7 +196,7 @@ func (wr *Writer) performAll(sys fsys.System, writes []write, nManifests int, ti
 	// at each folder, not one per file removed from it.
 	emptied.prune(sys)
 	for i := range manifests {
-		if err := wr.perform(sys, guard, &manifests[i], wrote); err != nil {
+		if err := wr.perform(sys, guard, &manifests[i], wrote, nil); err != nil {
 			return err
 		}
 		if prune {
@@ -202,6 +205,38 @@ func (wr *Writer) performAll(sys fsys.System, writes []write, nManifests int, ti
 	}
 	emptied.prune(sys)
 	return nil
+}
+
+// runFolder is the folder of a run of writes ([folderRuns]), held open
+// once a create in it has made sure it exists and more of the run are to
+// come: the run's next creates are made by name in it ([fsys.Folder]),
+// without walking its path twice each.
+type runFolder struct {
+	f fsys.Folder
+	// more: a write of the run follows the one being performed.
+	more bool
+	// tried: the folder was opened, or could not be.
+	tried bool
+}
+
+// create makes w's file with data in the run's folder when it is open,
+// else by path, then opens the folder when more of the run may use it.
+func (in *runFolder) create(sys fsys.System, w *write, data []byte) (fsys.Placed, error) {
+	if in != nil && in.f != nil {
+		return in.f.CreateFileStat(w.path().Base(), data, w.mode)
+	}
+	placed, err := fsys.WriteFileStat(sys, w.path(), data, w.mode, true)
+	if err == nil && in != nil && in.more && !in.tried {
+		in.tried = true
+		in.f = fsys.OpenFolder(sys, w.path().Dir())
+	}
+	return placed, err
+}
+
+func (in *runFolder) close() {
+	if in.f != nil {
+		_ = in.f.Close()
+	}
 }
 
 // folderRuns splits files into runs of neighbours in one folder: the
@@ -304,9 +339,10 @@ func (wr *Writer) cacheWritten(cache *plan.StatCache, changes []plan.Change, pla
 
 // perform executes one write or removal of a transaction on sys, after
 // checking that no folder below its root is a link, and hands the bytes
-// written to wrote (when set). The folders a removal empties are left to
+// written to wrote (when set). A create goes into in, the folder of its
+// run, when that is held open (in may be nil). The folders a removal empties are left to
 // [emptiedDirs].
-func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w *write, wrote func(*write, []byte) error) error {
+func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w *write, wrote func(*write, []byte) error, in *runFolder) error {
 	if w.noop {
 		return nil
 	}
@@ -357,7 +393,12 @@ func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w *write, wrot
 	}
 	// A create (missing when planned) never replaces a file another
 	// program made since, in the same step as the write.
-	placed, err := fsys.WriteFileStat(sys, w.path(), data, w.mode, w.createsFile())
+	var placed fsys.Placed
+	if w.createsFile() {
+		placed, err = in.create(sys, w, data)
+	} else {
+		placed, err = fsys.WriteFileStat(sys, w.path(), data, w.mode, false)
+	}
 	w.stat, w.distinct = placed.Stat, placed.Distinct
 	if errors.Is(err, fs.ErrExist) && w.createsFile() {
 		return appearedSincePlan(w)

@@ -34,10 +34,25 @@ var anonByProc atomic.Bool
 // a temp name: unnamed files are not supported here, or the open or link
 // failed in a way the temp-name path reports as it always has.
 func createAnon(dir, path AbsPath, data []byte, perm fs.FileMode, fsync bool, placed *Placed) (done bool, err error) {
+	return createAnonAt(anonFolder{fd: unix.AT_FDCWD, dir: dir}, string(path), path, data, perm, fsync, placed)
+}
+
+// anonFolder is where an unnamed file is made and named: a folder held
+// open (fd), or, with fd AT_FDCWD, the folder dir found by its path (and
+// made when missing) for each file.
+type anonFolder struct {
+	fd  int
+	dir AbsPath
+}
+
+// createAnonAt is [createAnon] in folder f, naming the file name: relative
+// to f's descriptor, or the whole path with AT_FDCWD. path is the file's
+// path, for errors.
+func createAnonAt(f anonFolder, name string, path AbsPath, data []byte, perm fs.FileMode, fsync bool, placed *Placed) (done bool, err error) {
 	if anonOff.Load() {
 		return false, nil
 	}
-	fd, err := openAnon(dir, perm)
+	fd, err := f.open(perm)
 	if err != nil {
 		if anonUnsupported(err) {
 			anonOff.Store(true)
@@ -51,7 +66,7 @@ func createAnon(dir, path AbsPath, data []byte, perm fs.FileMode, fsync bool, pl
 		_ = unix.Close(fd)
 		return true, &fs.PathError{Op: "write", Path: string(path), Err: err}
 	}
-	if err := linkAnon(fd, string(path)); err != nil {
+	if err := linkAnon(fd, f.fd, name); err != nil {
 		_ = unix.Close(fd)
 		if errors.Is(err, unix.EEXIST) {
 			return true, &fs.PathError{Op: "create", Path: string(path), Err: fs.ErrExist}
@@ -65,8 +80,8 @@ func createAnon(dir, path AbsPath, data []byte, perm fs.FileMode, fsync bool, pl
 		// The name is there already: a file whose last bytes may not have
 		// been written must not stay under it.
 		var now unix.Stat_t
-		if look == nil && unix.Lstat(string(path), &now) == nil && now.Ino == before.Ino && now.Dev == before.Dev {
-			_ = unix.Unlink(string(path))
+		if look == nil && unix.Fstatat(f.fd, name, &now, unix.AT_SYMLINK_NOFOLLOW) == nil && now.Ino == before.Ino && now.Dev == before.Dev {
+			_ = unix.Unlinkat(f.fd, name, 0)
 		}
 		if placed != nil {
 			*placed = Placed{}
@@ -74,6 +89,19 @@ func createAnon(dir, path AbsPath, data []byte, perm fs.FileMode, fsync bool, pl
 		return true, &fs.PathError{Op: "write", Path: string(path), Err: err}
 	}
 	return true, nil
+}
+
+// open opens an unnamed file in f.
+func (f anonFolder) open(perm fs.FileMode) (int, error) {
+	if f.fd == unix.AT_FDCWD {
+		return openAnon(f.dir, perm)
+	}
+	for {
+		fd, err := unix.Openat(f.fd, ".", unix.O_WRONLY|unix.O_TMPFILE|unix.O_CLOEXEC, uint32(perm))
+		if !errors.Is(err, unix.EINTR) {
+			return fd, err
+		}
+	}
 }
 
 // openAnon opens an unnamed file in dir, making dir when it is missing.
@@ -103,23 +131,24 @@ func anonUnsupported(err error) bool {
 	return isENOTSUP(err) || errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EINVAL)
 }
 
-// linkAnon gives the unnamed file fd the name path, failing with EEXIST
-// when something is there.
-func linkAnon(fd int, path string) error {
+// linkAnon gives the unnamed file fd the name name in the folder open
+// as at (a whole path with AT_FDCWD), failing with EEXIST when something
+// is there.
+func linkAnon(fd, at int, name string) error {
 	if !anonByProc.Load() {
-		err := unix.Linkat(fd, "", unix.AT_FDCWD, path, unix.AT_EMPTY_PATH)
+		err := unix.Linkat(fd, "", at, name, unix.AT_EMPTY_PATH)
 		if !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.EPERM) {
 			return err
 		}
 		// ENOENT is also a folder removed since the open: only a link
 		// through /proc that works tells the descriptor was refused.
-		if perr := linkByProc(fd, path); perr != nil {
+		if perr := linkByProc(fd, at, name); perr != nil {
 			return perr
 		}
 		anonByProc.Store(true)
 		return nil
 	}
-	err := linkByProc(fd, path)
+	err := linkByProc(fd, at, name)
 	if errors.Is(err, unix.ENOENT) {
 		if _, serr := os.Stat("/proc/self/fd"); serr != nil {
 			anonOff.Store(true) // no /proc: no way to name an unnamed file
@@ -128,7 +157,8 @@ func linkAnon(fd int, path string) error {
 	return err
 }
 
-// linkByProc links fd's file to path through its /proc/self/fd entry.
-func linkByProc(fd int, path string) error {
-	return unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), unix.AT_FDCWD, path, unix.AT_SYMLINK_FOLLOW)
+// linkByProc links fd's file to name in at through its /proc/self/fd
+// entry.
+func linkByProc(fd, at int, name string) error {
+	return unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), at, name, unix.AT_SYMLINK_FOLLOW)
 }

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/agentpack/agentpack/internal/fsys"
+	fastjson "github.com/segmentio/encoding/json"
 )
 
 // recordChunk is how much of a record file is read at a time.
@@ -75,48 +76,72 @@ type errRecordRead struct{ err error }
 func (e errRecordRead) Error() string { return e.err.Error() }
 func (e errRecordRead) Unwrap() error { return e.err }
 
-// decodeRecord decodes a record from in: the files array element by
-// element, the other fields as json.Unmarshal would.
+// decodeRecord decodes a record from in as json.Unmarshal would: the files
+// array element by element, the other fields together at the end. The
+// record's structure (its object, its keys, its files array) is walked
+// here and each value is handed whole to a JSON decoder that checks it:
+// encoding/json's Decoder, token by token, spent four fifths of a 10,000
+// file rollback's 42 ms of decoding scanning each file twice.
 func decodeRecord(in io.Reader, nFiles int, each func(*FileChange, int) (bool, error)) (*Record, error) {
-	dec := json.NewDecoder(in)
-	if err := expectDelim(dec, '{'); err != nil {
+	s := &spans{r: in}
+	if err := s.expect('{'); err != nil {
 		return nil, err
 	}
 	var r Record
 	var rest bytes.Buffer // the other fields, decoded together at the end
 	rest.WriteByte('{')
-	for dec.More() {
-		tok, err := dec.Token()
+	for first := true; ; first = false {
+		c, err := s.peek()
 		if err != nil {
 			return nil, err
 		}
-		key, _ := tok.(string)
+		if c == '}' {
+			s.pos++
+			break
+		}
+		if !first {
+			if c != ',' {
+				return nil, fmt.Errorf("want , or } in the record, got %q", c)
+			}
+			s.pos++
+		}
+		raw, err := s.value()
+		if err != nil {
+			return nil, err
+		}
+		var key string
+		if len(raw) == 0 || raw[0] != '"' {
+			return nil, fmt.Errorf("want a key in the record, got %.20q", raw)
+		}
+		if err := json.Unmarshal(raw, &key); err != nil {
+			return nil, err
+		}
+		// What value cut out is s's until the next read: kept apart.
+		raw = bytes.Clone(raw)
+		if err := s.expect(':'); err != nil {
+			return nil, err
+		}
 		// encoding/json matches field names case-insensitively; a key
 		// given twice takes its last value.
 		if strings.EqualFold(key, "files") {
-			if r.Files, err = decodeFiles(dec, nFiles, each); err != nil {
+			if r.Files, err = decodeFiles(s, nFiles, each); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, err
-		}
 		if rest.Len() > 1 {
 			rest.WriteByte(',')
 		}
-		k, _ := json.Marshal(key)
-		rest.Write(k)
+		rest.Write(raw)
 		rest.WriteByte(':')
+		if raw, err = s.value(); err != nil {
+			return nil, err
+		}
 		rest.Write(raw)
 	}
-	if err := expectDelim(dec, '}'); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+	if c, err := s.next(); !errors.Is(err, io.EOF) {
 		if err == nil {
-			err = errors.New("invalid data after the record")
+			err = fmt.Errorf("invalid data after the record: %q", c)
 		}
 		return nil, err
 	}
@@ -129,15 +154,24 @@ func decodeRecord(in io.Reader, nFiles int, each func(*FileChange, int) (bool, e
 	return &r, nil
 }
 
-// decodeFiles decodes the value of a record's files: null or an array.
-func decodeFiles(dec *json.Decoder, n int, each func(*FileChange, int) (bool, error)) ([]FileChange, error) {
-	tok, err := dec.Token()
-	if err != nil || tok == nil {
+// decodeFiles decodes the value of a record's files: null or an array,
+// each file unmarshalled on its own.
+func decodeFiles(s *spans, n int, each func(*FileChange, int) (bool, error)) ([]FileChange, error) {
+	c, err := s.peek()
+	if err != nil {
 		return nil, err
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '[' {
-		return nil, fmt.Errorf("files is %v, not an array", tok)
+	if c != '[' {
+		raw, err := s.value()
+		if err == nil && string(raw) == "null" {
+			return nil, nil
+		}
+		if err == nil {
+			err = fmt.Errorf("files is %.20q, not an array", raw)
+		}
+		return nil, err
 	}
+	s.pos++
 	var files []FileChange
 	if each == nil {
 		files = make([]FileChange, 0, n)
@@ -151,9 +185,27 @@ func decodeFiles(dec *json.Decoder, n int, each func(*FileChange, int) (bool, er
 		}
 	}
 	var f FileChange // decoded into, then copied: one allocation, not one a file
-	for dec.More() {
+	for first := true; ; first = false {
+		c, err := s.peek()
+		if err != nil {
+			return nil, err
+		}
+		if c == ']' {
+			s.pos++
+			break
+		}
+		if !first {
+			if c != ',' {
+				return nil, fmt.Errorf("want , or ] in files, got %q", c)
+			}
+			s.pos++
+		}
+		raw, err := s.value()
+		if err != nil {
+			return nil, err
+		}
 		f = FileChange{}
-		if err := dec.Decode(&f); err != nil {
+		if err := fastjson.Unmarshal(raw, &f); err != nil {
 			return nil, err
 		}
 		share(&f.Target)
@@ -172,18 +224,146 @@ func decodeFiles(dec *json.Decoder, n int, each func(*FileChange, int) (bool, er
 	if files == nil {
 		files = []FileChange{}
 	}
-	return files, expectDelim(dec, ']')
+	return files, nil
 }
 
-func expectDelim(dec *json.Decoder, want json.Delim) error {
-	tok, err := dec.Token()
+// spans walks the JSON text r gives, a chunk at a time, and cuts out
+// whole values: the bytes of the value last cut are held until the next
+// is asked for. It checks only what it walks (brackets, strings, the
+// separators the caller expects); each value it cuts is checked by the
+// decoder it is handed to.
+type spans struct {
+	r   io.Reader
+	buf []byte
+	pos int
+	eof bool
+}
+
+// more reads the next chunk, dropping the bytes before keep.
+func (s *spans) more(keep int) error {
+	if s.eof {
+		return io.ErrUnexpectedEOF
+	}
+	if keep > 0 {
+		n := copy(s.buf, s.buf[keep:])
+		s.buf = s.buf[:n]
+		s.pos -= keep
+	}
+	if cap(s.buf)-len(s.buf) < recordChunk/2 {
+		s.buf = append(make([]byte, 0, 2*cap(s.buf)+recordChunk), s.buf...)
+	}
+	n, err := s.r.Read(s.buf[len(s.buf):cap(s.buf)])
+	s.buf = s.buf[:len(s.buf)+n]
+	if errors.Is(err, io.EOF) {
+		s.eof = true
+		if n == 0 {
+			return io.ErrUnexpectedEOF
+		}
+		return nil
+	}
+	return err
+}
+
+// next skips white space and returns the byte after it, not consumed;
+// io.EOF when the text ends there.
+func (s *spans) next() (byte, error) {
+	for {
+		for s.pos < len(s.buf) {
+			switch c := s.buf[s.pos]; c {
+			case ' ', '\t', '\n', '\r':
+				s.pos++
+			default:
+				return c, nil
+			}
+		}
+		if err := s.more(s.pos); err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) && s.eof {
+				return 0, io.EOF
+			}
+			return 0, err
+		}
+	}
+}
+
+// peek is next where the text must go on: its end is
+// io.ErrUnexpectedEOF.
+func (s *spans) peek() (byte, error) {
+	c, err := s.next()
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return c, err
+}
+
+// expect consumes c, after white space.
+func (s *spans) expect(c byte) error {
+	got, err := s.peek()
 	if err != nil {
 		return err
 	}
-	if d, ok := tok.(json.Delim); !ok || d != want {
-		return fmt.Errorf("want %v, got %v", want, tok)
+	if got != c {
+		return fmt.Errorf("want %q in the record, got %q", c, got)
 	}
+	s.pos++
 	return nil
+}
+
+// value cuts out the next value, after white space: an object or array to
+// its matching bracket, a string to its closing quote, anything else to
+// the next separator.
+func (s *spans) value() ([]byte, error) {
+	if _, err := s.peek(); err != nil {
+		return nil, err
+	}
+	start, i := s.pos, s.pos
+	depth, inString, escaped := 0, false, false
+	for {
+		for ; i < len(s.buf); i++ {
+			c := s.buf[i]
+			switch {
+			case inString:
+				switch {
+				case escaped:
+					escaped = false
+				case c == '\\':
+					escaped = true
+				case c == '"':
+					inString = false
+					if depth == 0 {
+						s.pos = i + 1
+						return s.buf[start:s.pos], nil
+					}
+				}
+			case c == '"':
+				inString = true
+			case c == '{' || c == '[':
+				depth++
+			case c == '}' || c == ']':
+				if depth == 0 {
+					s.pos = i
+					return s.buf[start:i], nil // a scalar ends where its container does
+				}
+				depth--
+				if depth == 0 {
+					s.pos = i + 1
+					return s.buf[start:s.pos], nil
+				}
+			case depth == 0 && (c == ',' || c == ':' || c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+				s.pos = i
+				return s.buf[start:i], nil
+			}
+		}
+		if s.eof && depth == 0 && !inString && i > start {
+			s.pos = i
+			return s.buf[start:i], nil // a scalar at the end of the text
+		}
+		i -= start
+		if err := s.more(start); err != nil {
+			return nil, err
+		}
+		start = 0
+		i += start
+	}
 }
 
 // openChunked returns a reader of path that reads it [recordChunk] at a

@@ -2,10 +2,12 @@ package snapshots
 
 import (
 	"encoding/json"
+	"io"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 	"unsafe"
 
@@ -32,17 +34,54 @@ func TestDecodeRecordMatchesUnmarshal(t *testing.T) {
 		if err := json.Unmarshal([]byte(in), &want); err != nil {
 			t.Fatal(err)
 		}
-		got, err := decodeRecord(strings.NewReader(in), 0, nil)
-		if err != nil || !reflect.DeepEqual(*got, want) {
-			t.Errorf("decodeRecord(%s) = %+v, %v; want %+v", in, got, err, want)
+		for name, r := range readersOf(in) {
+			got, err := decodeRecord(r, 0, nil)
+			if err != nil || !reflect.DeepEqual(*got, want) {
+				t.Errorf("decodeRecord(%s) read %s = %+v, %v; want %+v", in, name, got, err, want)
+			}
 		}
 	}
-	bad := []string{``, `null`, `[]`, `{"files":{}}`, `{"files":[1]}`, `{"id":"x"} {}`, `{"id":"x"`, `{"files":[` + file("a")}
+	bad := []string{``, `null`, `[]`, `{"files":{}}`, `{"files":[1]}`, `{"id":"x"} {}`, `{"id":"x"`, `{"files":[` + file("a"),
+		`{"files":[` + file("a") + `,]}`, `{"id":"x",}`, `{,"id":"x"}`, `{"id" "x"}`, `{"files":[` + file("a") + file("b") + `]}`,
+		`{"id":"x""kind":"y"}`, `{"files":[{"target":"a"]}`, `{"id":1 2}`, `{"id":tru}`, `{"files":nul}`, `{"targets":["a",]}`}
 	for _, in := range bad {
-		if _, err := decodeRecord(strings.NewReader(in), 0, nil); err == nil {
-			t.Errorf("decodeRecord(%q) accepted it", in)
+		for name, r := range readersOf(in) {
+			if _, err := decodeRecord(r, 0, nil); err == nil {
+				t.Errorf("decodeRecord(%q) read %s accepted it", in, name)
+			}
 		}
 	}
+}
+
+// readersOf gives in whole and a byte at a time, so that every value
+// crosses the end of what was read.
+func readersOf(in string) map[string]io.Reader {
+	return map[string]io.Reader{"whole": strings.NewReader(in), "a byte at a time": iotest.OneByteReader(strings.NewReader(in))}
+}
+
+// FuzzDecodeRecord: whatever the bytes, decodeRecord accepts what
+// json.Unmarshal accepts, with the same record, and refuses what it
+// refuses.
+func FuzzDecodeRecord(f *testing.F) {
+	sha := strings.Repeat("ab", 32)
+	f.Add(`{"id":"x","kind":"deploy","files":[{"target":"codex","root":"/r","path":"/r/a","op":"create","before":null,"after":{"sha256":"` + sha + `","mode":420,"size":3,"delta":{"base":"` + sha + `","sha256":"` + sha + `"}},"manifest":true}],"targets":["codex"]}`)
+	f.Add(`{"Files":[{"TARGET":"c","path":"/a\u00e9\"b"}],"files":null,"created_at":"2026-01-02T03:04:05Z","created_dirs":["/d"],"rolled_back_to":"y"}`)
+	f.Add(`{"files":[{},{"before":{"size":-1,"mode":0}}] , "schema_version" : 2 }`)
+	f.Fuzz(func(t *testing.T, in string) {
+		var want Record
+		werr := json.Unmarshal([]byte(in), &want)
+		for name, r := range readersOf(in) {
+			got, err := decodeRecord(r, 0, nil)
+			switch {
+			case werr == nil && err != nil:
+				t.Fatalf("decodeRecord(%q) read %s refused it: %v", in, name, err)
+			case werr != nil && err == nil:
+				t.Fatalf("decodeRecord(%q) read %s accepted what json.Unmarshal refuses: %v", in, name, werr)
+			case werr == nil && !reflect.DeepEqual(*got, want):
+				t.Fatalf("decodeRecord(%q) read %s = %+v; want %+v", in, name, *got, want)
+			}
+		}
+	})
 }
 
 // TestLoadSharesRepeatedStrings: the files of a loaded record share one

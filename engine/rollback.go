@@ -176,13 +176,7 @@ func (e *Engine) Snapshots(ctx context.Context) ([]SnapshotSummary, []string, er
 	}
 	out := []SnapshotSummary{}
 	for _, r := range records {
-		n := 0
-		for _, f := range r.Files {
-			if !f.Manifest {
-				n++
-			}
-		}
-		out = append(out, SnapshotSummary{ID: r.ID, Kind: r.Kind, CreatedAt: r.CreatedAt, Targets: nonNil(r.Targets), Files: n})
+		out = append(out, SnapshotSummary{ID: r.ID, Kind: r.Kind, CreatedAt: r.CreatedAt, Targets: nonNil(r.Targets), Files: r.TargetFiles})
 	}
 	return out, warnings, nil
 }

@@ -20,11 +20,12 @@ const recordChunk = 256 << 10
 // without holding the file's bytes (38 MB for 100,000 files): it reads
 // the file a chunk at a time and decodes its files one by one, and the
 // target, root and op strings they repeat are shared, not copied per
-// file. each, when not nil, is given every file with the number expected,
-// and says whether to keep it.
-func readRecord(sys fsys.System, path fsys.AbsPath, each func(*FileChange, int) (bool, error)) (*Record, error) {
+// file. each, when not nil, is given every file with the number expected
+// (when sized; else 0, and the file is not read twice to count them), and
+// says whether to keep it.
+func readRecord(sys fsys.System, path fsys.AbsPath, each func(*FileChange, int) (bool, error), sized bool) (*Record, error) {
 	files := 0
-	if each != nil {
+	if each != nil && sized {
 		// Counted first, for a caller that sizes what it makes of the
 		// files; a record loaded whole grows its slice as json.Unmarshal
 		// does, rather than read its file twice.

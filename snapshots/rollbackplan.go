@@ -111,7 +111,7 @@ func (s *Store) PlanRollback(to string, last bool, targets []string) (*RollbackP
 // loadForRollback loads id, refusing a damaged record in the words of a
 // rollback.
 func (s *Store) loadForRollback(id string, each func(*FileChange, int, int) bool) (*Record, error) {
-	r, err := s.loadEach(id, each)
+	r, err := s.loadEach(id, each, true)
 	if err != nil {
 		ae := apperr.As(err)
 		if ae.Code != apperr.SnapshotCorrupted {

@@ -173,7 +173,7 @@ func CompareFiles(targetA, pathA, targetB, pathB string) int {
 // Load reads the record with the given id. An unknown id is
 // E_SNAPSHOT_NOT_FOUND, an unreadable or invalid record E_SNAPSHOT_CORRUPTED,
 // and an id that could escape the snapshots folder E_INVALID_ARGUMENT.
-func (s *Store) Load(id string) (*Record, error) { return s.loadEach(id, nil) }
+func (s *Store) Load(id string) (*Record, error) { return s.loadEach(id, nil, false) }
 
 // loadEach is [Store.Load] that, when each is not nil, hands each file
 // of the record, once checked, to each (with its index i and how many
@@ -182,7 +182,9 @@ func (s *Store) Load(id string) (*Record, error) { return s.loadEach(id, nil) }
 // holds them all. A file is handed over before the whole record is
 // checked; if the record turns out damaged, loadEach fails. The files are
 // handed over again from i == 0 when a record's files are out of order.
-func (s *Store) loadEach(id string, each func(f *FileChange, i, files int) bool) (*Record, error) {
+// Unless sized, files is 0 until then: the record is not read first to
+// count them.
+func (s *Store) loadEach(id string, each func(f *FileChange, i, files int) bool, sized bool) (*Record, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
@@ -191,10 +193,10 @@ func (s *Store) loadEach(id string, each func(f *FileChange, i, files int) bool)
 	if each != nil {
 		check = checkedFiles(each)
 	}
-	r, err := readRecord(s.sys, path, check)
+	r, err := readRecord(s.sys, path, check, sized)
 	if errors.Is(err, errUnsorted) {
 		// Not as Save writes records: checked whole, then handed over.
-		if r, err = s.loadEach(id, nil); err != nil {
+		if r, err = s.loadEach(id, nil, false); err != nil {
 			return nil, err
 		}
 		kept := r.Files[:0]
@@ -262,21 +264,40 @@ func corrupted(id string, path fsys.AbsPath, err error) *apperr.Error {
 // List returns every readable record, oldest first. A record that cannot be
 // read is skipped and named in warnings ("snapshot <id> skipped: <why>"); err
 // is only for a snapshots folder that cannot be listed.
-func (s *Store) List() (records []*Record, warnings []string, err error) {
+func (s *Store) List() (records []Listed, warnings []string, err error) {
 	ids, err := s.recordIDs()
 	if err != nil {
 		return nil, nil, err
 	}
-	records = make([]*Record, 0, len(ids))
+	records = make([]Listed, 0, len(ids))
 	for _, id := range ids {
-		r, err := s.Load(id)
+		n := 0
+		r, err := s.loadEach(id, func(f *FileChange, i, _ int) bool {
+			if i == 0 {
+				n = 0 // handed over again from the start
+			}
+			if !f.Manifest {
+				n++
+			}
+			return false
+		}, false)
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf("snapshot %s skipped: %v", id, err))
 			continue
 		}
-		records = append(records, r)
+		records = append(records, Listed{Record: r, TargetFiles: n})
 	}
 	return records, warnings, nil
+}
+
+// Listed is a record as [Store.List] gives it: without its files, which
+// it counts. A list of twenty deploys of 10,000 files held 200,000 of
+// them to count them.
+type Listed struct {
+	*Record
+	// TargetFiles is how many of its files are target files: not
+	// manifests or agentpack's state files.
+	TargetFiles int
 }
 
 // Latest returns the newest readable record, or nil, nil when there is none.

@@ -74,6 +74,10 @@ func TestSaveLoadListRoundTrip(t *testing.T) {
 	var listed []string
 	for _, r := range list {
 		listed = append(listed, r.ID)
+		// Counted, not held: the three target files of sampleRecord.
+		if r.TargetFiles != 3 || len(r.Files) != 0 || r.Kind != KindDeploy {
+			t.Errorf("List gave %s with %d target files and %d held, kind %q; want 3 counted, none held", r.ID, r.TargetFiles, len(r.Files), r.Kind)
+		}
 	}
 	if want := slices.Sorted(slices.Values(ids)); !slices.Equal(listed, want) {
 		t.Fatalf("List order = %v, want %v", listed, want)
@@ -252,5 +256,25 @@ func TestLoadReadsEveryRecordVersion(t *testing.T) {
 		if (err == nil) != ok {
 			t.Errorf("Load of a record with %q: err = %v, want ok %v", version, err, ok)
 		}
+	}
+}
+
+// List counts a record's target files, not its manifests or state files,
+// and holds none of them.
+func TestListCountsTargetFiles(t *testing.T) {
+	s := NewStore(t.TempDir())
+	r := sampleRecord("20260101T000000.000000001Z")
+	r.Files = append(r.Files,
+		FileChange{Target: "codex", Root: "/r", Path: "/r/.agentpack.manifest.codex.json", Op: OpCreate, After: content("5"), Manifest: true},
+		FileChange{Target: StateTarget, Root: "/s", Path: "/s/roots.json", Op: OpCreate, After: content("6"), Manifest: true})
+	if err := s.Save(r); err != nil {
+		t.Fatal(err)
+	}
+	list, warnings, err := s.List()
+	if err != nil || len(warnings) != 0 || len(list) != 1 {
+		t.Fatalf("List = %v, %v, %v", list, warnings, err)
+	}
+	if got := list[0]; got.TargetFiles != 3 || len(got.Files) != 0 {
+		t.Fatalf("List counted %d target files and held %d; want 3 and none", got.TargetFiles, len(got.Files))
 	}
 }

@@ -119,17 +119,31 @@ func (wr *Writer) PreviewRestore(restores []snapshots.Restore, contents *snapsho
 // (the first status after a rollback of 9,000 updates at 10k took 151-194
 // ms reading them).
 // A file already as restored (no write) is left as the caches had it.
+//
+// The files each cache covers are counted first: a cache covering them
+// all (the project's, most often) takes done as it is, and one covering
+// some a slice of their number, instead of a copy of done grown by
+// doubling for each cache (18 ms of a 10,000-file rollback).
 func (wr *Writer) cacheRestored(done []written, recent bool) {
 	for _, c := range plan.LoadScopedStatCaches(wr.Sys, fsys.AbsPath(wr.Store.Dir())) {
-		var in []written
-		for _, w := range done {
-			if c.Covers(w.path) {
-				in = append(in, w)
+		n := 0
+		for i := range done {
+			if c.Covers(done[i].path) {
+				n++
 			}
 		}
-		if len(in) > 0 {
-			wr.cacheWritten(c, nil, nil, in, recent)
+		in := done
+		if n == 0 {
+			continue
+		} else if n < len(done) {
+			in = make([]written, 0, n)
+			for _, w := range done {
+				if c.Covers(w.path) {
+					in = append(in, w)
+				}
+			}
 		}
+		wr.cacheWritten(c, nil, nil, in, recent)
 	}
 }
 

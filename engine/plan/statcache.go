@@ -147,7 +147,7 @@ func scopeKey(roots []string) string {
 }
 
 // inScope reports whether path is below one of roots.
-func inScope(roots []string, path []byte) bool {
+func inScope[P string | []byte](roots []string, path P) bool {
 	for _, r := range roots {
 		if len(path) >= len(r) && string(path[:len(r)]) == r &&
 			(len(path) == len(r) || strings.HasSuffix(r, "/") || strings.HasSuffix(r, string(filepath.Separator)) ||

@@ -387,28 +387,25 @@ func openChunked(sys fsys.System, path fsys.AbsPath) (io.Reader, error) {
 	return &chunkReader{sys: sys, path: path, size: fi.Size()}, nil
 }
 
-// chunkReader reads a file of a known size a chunk at a time.
+// chunkReader reads a file of a known size up to a chunk at a time,
+// straight into the caller's buffer: no buffer of its own is made for each
+// chunk (a rollback read its 3.5 MB record twice in fresh 256 KB chunks,
+// and the pages they took cost more than the reads).
 type chunkReader struct {
 	sys  fsys.System
 	path fsys.AbsPath
 	size int64
 	off  int64
-	buf  []byte
 }
 
 func (c *chunkReader) Read(p []byte) (int, error) {
-	if len(c.buf) == 0 {
-		if c.off >= c.size {
-			return 0, io.EOF
-		}
-		n := min(recordChunk, c.size-c.off)
-		data, err := fsys.ReadRange(c.sys, c.path, c.off, n)
-		if err != nil {
-			return 0, errRecordRead{err}
-		}
-		c.buf, c.off = data, c.off+n
+	if c.off >= c.size {
+		return 0, io.EOF
 	}
-	n := copy(p, c.buf)
-	c.buf = c.buf[n:]
-	return n, nil
+	n := min(int64(len(p)), recordChunk, c.size-c.off)
+	if err := fsys.ReadRangeInto(c.sys, c.path, c.off, p[:n]); err != nil {
+		return 0, errRecordRead{err}
+	}
+	c.off += n
+	return int(n), nil
 }

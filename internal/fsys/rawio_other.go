@@ -19,5 +19,11 @@ func readFile(path string) ([]byte, error) { return os.ReadFile(path) }
 // readRange is [readRangePortable] where raw system calls are not used.
 func readRange(path string, off, n int64) ([]byte, error) { return readRangePortable(path, off, n) }
 
+// readRangeInto is [readRangeIntoPortable] where raw system calls are not
+// used.
+func readRangeInto(path string, off int64, buf []byte) error {
+	return readRangeIntoPortable(path, off, buf)
+}
+
 // replaceFile renames the complete temp file tmp over path.
 func replaceFile(tmp, path string) error { return os.Rename(tmp, path) }

@@ -120,31 +120,47 @@ func openRegular(path string) (fd int, size int64, err error) {
 // os.File, and, like readFile, never waits on a FIFO planted where a pack
 // should be. Bytes missing at the end are io.EOF.
 func readRange(path string, off, n int64) ([]byte, error) {
+	data := make([]byte, n)
+	return data, readRangeInto(path, off, data)
+}
+
+// readRangeInto reads len(buf) bytes of path at off into buf, as
+// readRange reads them.
+func readRangeInto(path string, off int64, buf []byte) error {
 	fd, _, err := openRegular(path)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer unix.Close(fd)
-	return preadAll(fd, path, off, n)
+	return preadInto(fd, path, off, buf)
 }
 
 // preadAll reads the n bytes at off of the open file fd; bytes missing at
 // the end are io.EOF.
 func preadAll(fd int, path string, off, n int64) ([]byte, error) {
 	data := make([]byte, n)
-	for got := int64(0); got < n; {
-		k, err := unix.Pread(fd, data[got:], off+got)
+	if err := preadInto(fd, path, off, data); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// preadInto fills buf with the bytes at off of the open file fd; bytes
+// missing at the end are io.EOF.
+func preadInto(fd int, path string, off int64, buf []byte) error {
+	for got := 0; got < len(buf); {
+		k, err := unix.Pread(fd, buf[got:], off+int64(got))
 		switch {
 		case errors.Is(err, unix.EINTR):
 			continue
 		case err != nil:
-			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+			return &fs.PathError{Op: "read", Path: path, Err: err}
 		case k == 0:
-			return nil, io.EOF
+			return io.EOF
 		}
-		got += int64(k)
+		got += k
 	}
-	return data, nil
+	return nil
 }
 
 // OpenRange implements [RangeOpener]: one open for every range read, each

@@ -36,6 +36,16 @@ func TestReadRange(t *testing.T) {
 			for how, read := range map[string]func(off, n int64) ([]byte, error){
 				"ReadRange": func(off, n int64) ([]byte, error) { return ReadRange(sys, path, off, n) },
 				"OpenRange": open.ReadRange,
+				"ReadRangeInto": func(off, n int64) ([]byte, error) {
+					buf := make([]byte, max(n, 0)+1)[:max(n, 0)] // room past the range, left alone
+					if err := ReadRangeInto(sys, path, off, buf); err != nil {
+						return nil, err
+					}
+					if buf[:len(buf)+1][len(buf)] != 0 {
+						t.Errorf("ReadRangeInto(%d, %d) wrote past its buffer", off, n)
+					}
+					return buf, nil
+				},
 			} {
 				for _, c := range []struct {
 					off, n int64

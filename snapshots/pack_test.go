@@ -156,3 +156,30 @@ func TestBlobSetFindsEveryBlob(t *testing.T) {
 		}
 	}
 }
+
+// A blob set told how many blobs are coming makes its lists and slots
+// once: adding them grows nothing, and blobs added before it, and after,
+// are all found.
+func TestBlobSetExpect(t *testing.T) {
+	var b blobSet
+	sum := func(i int) [32]byte { return sha256.Sum256([]byte{byte(i), byte(i >> 8)}) }
+	b.add(sum(0), [2]int64{0, 1})
+	b.expect(1000)
+	sums, slots := cap(b.sums), len(b.slots)
+	for i := 1; i < 1000; i++ {
+		if !b.add(sum(i), [2]int64{int64(i), 1}) {
+			t.Fatalf("blob %d not added", i)
+		}
+	}
+	if cap(b.sums) != sums || len(b.slots) != slots || slots < 2000 {
+		t.Errorf("adding the blobs expected grew the set: %d -> %d sums, %d -> %d slots", sums, cap(b.sums), slots, len(b.slots))
+	}
+	for i := range 1000 {
+		if at, ok := b.lookup(sum(i)); !ok || at[0] != int64(i) {
+			t.Fatalf("blob %d: %v, %v", i, at, ok)
+		}
+	}
+	if b.add(sum(7), [2]int64{9, 9}) {
+		t.Error("a blob held already was added again")
+	}
+}

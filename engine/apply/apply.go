@@ -95,6 +95,7 @@ func (wr *Writer) Apply(d Deployment) (string, bool, error) {
 	if _, err := begin(); err != nil {
 		return "", false, err
 	}
+	pack.Expect(len(writes)) // a blob a file written; the bytes an update replaces grow it once
 	if err := wr.commit(rec, pack, writes, manifests, nil); err != nil {
 		return "", false, err
 	}

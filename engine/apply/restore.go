@@ -49,6 +49,7 @@ func (wr *Writer) Restore(restores []snapshots.Restore, contents *snapshots.Cont
 	if err != nil {
 		return nil, err
 	}
+	pack.Expect(len(restores)) // at most the bytes each file replaces
 	rec := &snapshots.Record{ID: id, Kind: snapshots.KindRollback, CreatedAt: now.UTC(), Command: "rollback", Targets: targetsOf(restores, targets)}
 	if to != "" {
 		rec.RolledBackTo = &to

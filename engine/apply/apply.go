@@ -341,8 +341,8 @@ func (wr *Writer) cacheWritten(cache *plan.StatCache, changes []plan.Change, pla
 // perform executes one write or removal of a transaction on sys, after
 // checking that no folder below its root is a link, and hands the bytes
 // written to wrote (when set). A create goes into in, the folder of its
-// run, when that is held open (in may be nil). The folders a removal empties are left to
-// [emptiedDirs].
+// run, when that is held open (in may be nil). The folders a removal
+// empties are left to [emptiedDirs].
 func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w *write, wrote func(*write, []byte) error, in *runFolder) error {
 	if w.noop {
 		return nil

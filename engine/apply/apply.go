@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/agentpack/agentpack/engine/desired"
@@ -379,19 +378,20 @@ func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w *write, wrot
 		}
 		return nil
 	}
-	buf := sourceBufs.Get().(*[]byte)
-	defer putSourceBuf(buf)
+	buf := fsys.GetReadBuf()
 	data, err := w.bytes(wr.Sys, *buf)
 	if err != nil {
+		fsys.PutReadBuf(buf, nil)
 		return err
 	}
+	// Read from the source, data is held by nothing else. Every System
+	// copies what it is handed to write (or writes it out) and the pack
+	// copies what it saves: nothing keeps data once wrote returns.
+	var read []byte
 	if w.checked {
-		// Read from the source, data is held by nothing else. Every
-		// System copies what it is handed to write (or writes it out)
-		// and the pack copies what it saves: nothing keeps data once
-		// wrote returns, so its memory is the next source's buffer.
-		*buf = data
+		read = data
 	}
+	defer fsys.PutReadBuf(buf, read)
 	// A create (missing when planned) never replaces a file another
 	// program made since, in the same step as the write.
 	var placed fsys.Placed
@@ -410,21 +410,6 @@ func (wr *Writer) perform(sys fsys.System, guard *plan.LinkGuard, w *write, wrot
 		return wrote(w, data)
 	}
 	return nil
-}
-
-// sourceBufs are the buffers [Writer.perform] reads sources into, one
-// per file being written at a time.
-var sourceBufs = sync.Pool{New: func() any { return new([]byte) }}
-
-// maxSourceBuf is the largest buffer kept for the next source: a rare
-// large file's is let go of.
-const maxSourceBuf = 1 << 20
-
-func putSourceBuf(buf *[]byte) {
-	if cap(*buf) <= maxSourceBuf {
-		*buf = (*buf)[:0]
-		sourceBufs.Put(buf)
-	}
 }
 
 // appearedSincePlan is the error of a create whose path another program

@@ -82,8 +82,8 @@ func readActual(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path 
 	// Most files read hold the wanted bytes (a home that knows none of
 	// 10,000 deployed files): they are read into a reused buffer, and
 	// only a file that differs keeps its bytes.
-	buf := readBufs.Get().(*[]byte)
-	defer readBufs.Put(buf)
+	buf := fsys.GetReadBuf()
+	defer fsys.PutReadBuf(buf, nil)
 	data, rfi, err := fsys.ReadRegular(sys, path, *buf)
 	if err == nil && (rfi == nil || !rfi.Mode().IsRegular()) {
 		data, err = sys.ReadFile(path) // replaced since the look: as ReadFile finds it
@@ -129,8 +129,6 @@ func readWhole(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path f
 	return Actual{Exists: true, Data: data, SHA256: sha, Mode: fi.Mode().Perm()}, seen, true
 }
 
-// readBufs are the buffers ReadActual reads a file it may drop into.
-var readBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
 // Compute compares the desired state d of profile with what sys shows and
 // with what the target manifests say was last applied (three-way). project

@@ -2,6 +2,7 @@ package fsys
 
 import (
 	"io/fs"
+	"sync"
 	"syscall"
 )
 
@@ -17,6 +18,33 @@ type RegularReader interface {
 	// caller that only hashes them reuses one buffer), else into a new
 	// slice; buf may be nil.
 	ReadRegular(path AbsPath, buf []byte) (data []byte, fi fs.FileInfo, err error)
+}
+
+// readBufs are the buffers of [GetReadBuf].
+var readBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+// maxReadBuf is the largest buffer [PutReadBuf] keeps: a rare large
+// file's is let go of.
+const maxReadBuf = 1 << 20
+
+// GetReadBuf returns a buffer, from a pool, for reading a file whose bytes
+// are let go of once used (hashed, written elsewhere, saved): pass it to
+// [ReadRegular], then back to [PutReadBuf]. A plan hashing 10,000 files,
+// or a deploy writing them, reads them all into a few buffers instead of
+// a slice each.
+func GetReadBuf() *[]byte { return readBufs.Get().(*[]byte) }
+
+// PutReadBuf gives buf back. read, when not nil, is bytes that were read
+// instead of into buf (the file did not fit) and that nothing holds any
+// more: they become the buffer, when not too large.
+func PutReadBuf(buf *[]byte, read []byte) {
+	if cap(read) > cap(*buf) {
+		*buf = read
+	}
+	if cap(*buf) <= maxReadBuf {
+		*buf = (*buf)[:0]
+		readBufs.Put(buf)
+	}
 }
 
 // ReadRegular is [RegularReader.ReadRegular] through sys's own when it has

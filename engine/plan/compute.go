@@ -129,7 +129,6 @@ func readWhole(sys fsys.System, guard *LinkGuard, cache *StatCache, root, path f
 	return Actual{Exists: true, Data: data, SHA256: sha, Mode: fi.Mode().Perm()}, seen, true
 }
 
-
 // Compute compares the desired state d of profile with what sys shows and
 // with what the target manifests say was last applied (three-way). project
 // is the folder whose git index marks manifests that came with a clone;

@@ -92,19 +92,11 @@ func decodeRecord(in io.Reader, nFiles int, each func(*FileChange, int) (bool, e
 	var rest bytes.Buffer // the other fields, decoded together at the end
 	rest.WriteByte('{')
 	for first := true; ; first = false {
-		c, err := s.peek()
-		if err != nil {
-			return nil, err
-		}
-		if c == '}' {
-			s.pos++
-			break
-		}
-		if !first {
-			if c != ',' {
-				return nil, fmt.Errorf("want , or } in the record, got %q", c)
+		if done, err := s.item('}', first); done || err != nil {
+			if err != nil {
+				return nil, err
 			}
-			s.pos++
+			break
 		}
 		raw, err := s.value()
 		if err != nil {
@@ -187,19 +179,11 @@ func decodeFiles(s *spans, n int, each func(*FileChange, int) (bool, error)) ([]
 	}
 	var f FileChange // decoded into, then copied: one allocation, not one a file
 	for first := true; ; first = false {
-		c, err := s.peek()
-		if err != nil {
-			return nil, err
-		}
-		if c == ']' {
-			s.pos++
-			break
-		}
-		if !first {
-			if c != ',' {
-				return nil, fmt.Errorf("want , or ] in files, got %q", c)
+		if done, err := s.item(']', first); done || err != nil {
+			if err != nil {
+				return nil, err
 			}
-			s.pos++
+			break
 		}
 		raw, err := s.value()
 		if err != nil {
@@ -309,6 +293,26 @@ func (s *spans) expect(c byte) error {
 	return nil
 }
 
+// item steps to the next item of the object or array that end closes:
+// past the comma before every item but the first, or past end (done)
+// when there are no more.
+func (s *spans) item(end byte, first bool) (done bool, err error) {
+	c, err := s.peek()
+	switch {
+	case err != nil:
+		return false, err
+	case c == end:
+		s.pos++
+		return true, nil
+	case first:
+		return false, nil
+	case c != ',':
+		return false, fmt.Errorf("want , or %c in the record, got %q", end, c)
+	}
+	s.pos++
+	return false, nil
+}
+
 // value cuts out the next value, after white space: an object or array to
 // its matching bracket, a string to its closing quote, anything else to
 // the next separator.
@@ -358,12 +362,11 @@ func (s *spans) value() ([]byte, error) {
 			s.pos = i
 			return s.buf[start:i], nil // a scalar at the end of the text
 		}
-		i -= start
+		// The value so far moves to the buffer's start.
 		if err := s.more(start); err != nil {
 			return nil, err
 		}
-		start = 0
-		i += start
+		i, start = i-start, 0
 	}
 }
 

@@ -46,8 +46,8 @@ func TestFileBytesReadsAndChecksTheSource(t *testing.T) {
 
 // ReadSourceInto reads a source into the buffer it is given when the
 // buffer has room, follows a link that now stands where the source was
-// (checked against the hash as any source is) and refuses what is not a
-// file, on the disk.
+// (checked against the hash as any source is) and refuses bytes other
+// than the ones hashed and what is not a file, on the disk.
 func TestReadSourceIntoReusesTheBufferAndFollowsALink(t *testing.T) {
 	dir := t.TempDir()
 	sys := fsys.NewRealSystem(fsys.RealSystemOptions{})
@@ -75,8 +75,29 @@ func TestReadSourceIntoReusesTheBufferAndFollowsALink(t *testing.T) {
 	if err := os.Symlink("copy.md", src.String()); err != nil {
 		t.Skip("no symlinks here:", err)
 	}
-	if data, err := desired.ReadSourceInto(sys, src, sum, nil); err != nil || string(data) != "compiled\n" {
-		t.Fatalf("ReadSourceInto through a link = %q, %v", data, err)
+	for _, b := range [][]byte{nil, buf} {
+		if data, err := desired.ReadSourceInto(sys, src, sum, b); err != nil || string(data) != "compiled\n" {
+			t.Fatalf("ReadSourceInto through a link (buffer of %d) = %q, %v", cap(b), data, err)
+		}
+	}
+	// The copy edited since: bytes that fit the buffer but are not the
+	// ones hashed are refused, whichever way they were read.
+	if err := os.WriteFile(filepath.Join(dir, "copy.md"), []byte("Compiled\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range [][]byte{nil, buf} {
+		if data, err := desired.ReadSourceInto(sys, src, sum, b); err == nil {
+			t.Fatalf("ReadSourceInto of edited bytes (buffer of %d) = %q, no error", cap(b), data)
+		}
+	}
+	if err := os.Remove(src.String()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(src.String(), []byte("Compiled\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := desired.ReadSourceInto(sys, src, sum, buf); err == nil {
+		t.Fatalf("ReadSourceInto of an edited file that fits = %q, no error", data)
 	}
 	if err := os.Remove(src.String()); err != nil {
 		t.Fatal(err)

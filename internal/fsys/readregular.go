@@ -126,3 +126,35 @@ func (s *DryRunSystem) ReadRegular(path AbsPath, buf []byte) ([]byte, fs.FileInf
 	data, err := s.ReadFile(path)
 	return data, fi, err
 }
+
+// FitReader is implemented by a [System] that can read a small file with
+// one open and one read, without looking at it first.
+type FitReader interface {
+	// ReadFit reads path into buf with one open (a final symlink refused)
+	// and one read, when it held between one byte and less than buf's
+	// capacity. ok is false for anything else (missing, a link, a folder,
+	// empty, too large, an error): the caller then reads path as it
+	// otherwise would. A short read is taken for the whole file without a
+	// look at its size, so only a caller that checks the bytes it got
+	// against a hash (a deploy's source reads) may use it.
+	ReadFit(path AbsPath, buf []byte) (data []byte, ok bool)
+}
+
+// ReadFit is [FitReader.ReadFit] through sys's own; ok is false when sys
+// has none.
+func ReadFit(sys System, path AbsPath, buf []byte) ([]byte, bool) {
+	if r, is := sys.(FitReader); is {
+		return r.ReadFit(path, buf)
+	}
+	return nil, false
+}
+
+// ReadFit implements [FitReader].
+func (s *RealSystem) ReadFit(path AbsPath, buf []byte) ([]byte, bool) {
+	return readFit(string(path), buf)
+}
+
+// ReadFit implements [FitReader] by asking base.
+func (s *ReadOnlySystem) ReadFit(path AbsPath, buf []byte) ([]byte, bool) {
+	return ReadFit(s.base, path, buf)
+}

@@ -50,6 +50,40 @@ func readRegular(path string, buf []byte) (data []byte, fi fs.FileInfo, err erro
 	return data, info, nil
 }
 
+// readFit is [FitReader.ReadFit]: open, read and close, no fstat (a
+// deploy of 10,000 sources makes 10,000 fewer calls). A read that leaves
+// room in buf ends the file; anything but a regular file fails the open
+// (a link, a socket), fails the read (a folder) or, for a FIFO opened
+// without blocking, reads nothing, and empty is not ok.
+func readFit(path string, buf []byte) ([]byte, bool) {
+	if cap(buf) < 2 {
+		return nil, false
+	}
+	var fd int
+	var err error
+	for {
+		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, false
+	}
+	defer syscall.Close(fd)
+	buf = buf[:cap(buf)]
+	for {
+		n, err := syscall.Read(fd, buf)
+		switch {
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case err != nil || n <= 0 || n == len(buf):
+			return nil, false
+		}
+		return buf[:n], true
+	}
+}
+
 // statInfo is the [fs.FileInfo] of an fstat, as os.Lstat describes the
 // same file: only what agentpack reads of it (a 10,000-file load keeps
 // one per file until its fingerprint is taken). Sys builds the

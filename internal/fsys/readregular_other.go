@@ -21,3 +21,7 @@ func readRegular(path string, _ []byte) ([]byte, fs.FileInfo, error) {
 
 // compactExtra has nothing to add where readRegular uses os.Lstat.
 func compactExtra(fs.FileInfo) (ctime int64, ino uint64, ok bool) { return 0, 0, false }
+
+// readFit reads nothing where readRegular has no raw path: the caller
+// reads as it otherwise would.
+func readFit(string, []byte) ([]byte, bool) { return nil, false }

@@ -163,3 +163,66 @@ func TestDryRunReadRegular(t *testing.T) {
 		t.Errorf("removed in the dry run: %q, %v", data, err)
 	}
 }
+
+// TestReadFitReadsOnlySmallRegularFiles checks that ReadFit reads a
+// regular file that fits the buffer into it, and declines everything its
+// one read without a look could mistake: a link, a folder, a FIFO, an
+// empty file, a file that fills the buffer, a missing path.
+func TestReadFitReadsOnlySmallRegularFiles(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("ReadFit reads only where readRegular has its raw path")
+	}
+	root := tempRoot(t)
+	sys := NewRealSystem(RealSystemOptions{})
+	file := root.JoinName("file.md")
+	mustWriteOS(t, file, "0123456789", 0o644)
+	buf := make([]byte, 0, 64)
+	data, ok := ReadFit(sys, file, buf)
+	if !ok || string(data) != "0123456789" || &data[0] != &buf[:1][0] {
+		t.Fatalf("a small file: %q, %v (in the buffer: want it)", data, ok)
+	}
+	if data, ok := ReadFit(NewReadOnlySystem(sys), file, buf); !ok || string(data) != "0123456789" {
+		t.Errorf("through a read-only System: %q, %v", data, ok)
+	}
+	full := root.JoinName("full")
+	mustWriteOS(t, full, "0123", 0o644)
+	empty := root.JoinName("empty")
+	mustWriteOS(t, empty, "", 0o644)
+	link := root.JoinName("link")
+	if err := os.Symlink("file.md", link.String()); err != nil {
+		t.Fatal(err)
+	}
+	dir := root.JoinName("dir")
+	if err := os.Mkdir(dir.String(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fifo := root.JoinName("fifo")
+	if err := syscall.Mkfifo(fifo.String(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		path AbsPath
+		buf  []byte
+	}{
+		{full, make([]byte, 4)}, // fills the buffer: may be longer
+		{empty, buf}, {link, buf}, {dir, buf}, {fifo, buf}, {root.JoinName("missing"), buf},
+		{file, nil},
+	}
+	for _, c := range cases {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if data, ok := ReadFit(sys, c.path, c.buf); ok {
+				t.Errorf("%s: read %q, want declined", c.path.Base(), data)
+			}
+		}()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: ReadFit blocked", c.path.Base())
+		}
+	}
+	if _, ok := ReadFit(NewMemSystem(), file, buf); ok {
+		t.Error("a System without ReadFit read")
+	}
+}

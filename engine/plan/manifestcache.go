@@ -12,6 +12,7 @@ import (
 	"github.com/agentpack/agentpack/engine/desired"
 	"github.com/agentpack/agentpack/internal/arena"
 	"github.com/agentpack/agentpack/internal/bincodec"
+	"github.com/agentpack/agentpack/internal/checksum"
 	"github.com/agentpack/agentpack/internal/fsys"
 )
 
@@ -326,8 +327,7 @@ func (in *interner) strings(r *bincodec.Reader) []string {
 // writeHash writes a lowercase hex sha256 as its 32 bytes, anything else
 // (a hand-edited manifest's) as it is.
 func writeHash(w *bincodec.Writer, h string) {
-	var raw [32]byte
-	if n, err := hex.Decode(raw[:], []byte(h)); err == nil && n == 32 && hex.EncodeToString(raw[:]) == h {
+	if raw, ok := checksum.ParseSHA256Hex(h); ok {
 		w.Bool(true)
 		w.B = append(w.B, raw[:]...)
 		return

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -178,11 +179,49 @@ func keptElse[T any](ctx context.Context, e *Engine, what string, compute func(c
 	}
 	key := e.answerKey(what)
 	path := e.answerPath(key)
-	if st, out, ok := keptAnswer[T](e, key, path); ok {
+	st, out, found := keptAnswer[T](e, key, path)
+	switch found {
+	case answerKept:
 		return st, out, nil
+	case answerTooLarge:
+		return computeUntracked(ctx, e, path, compute)
 	}
 	return miss(key, path)
 }
+
+// computeUntracked computes an answer whose last one was too large to
+// keep (a status of thousands of drifted files) without tracking what it
+// reads: tracking 24,000 looks at paths for a fingerprint no answer will
+// use cost a status of 9,000 pending updates 11% of its time and 2 MiB.
+// Once the answer is small enough to keep again, the mark goes and the
+// next computation is tracked and kept.
+func computeUntracked[T any](ctx context.Context, e *Engine, path fsys.AbsPath, compute func(ctx context.Context) (*State, T, error)) (*State, T, error) {
+	st, out, err := compute(ctx)
+	if err == nil && st != nil && !tooLargeToKeep(out) {
+		_ = e.Sys.Remove(path)
+	}
+	return st, out, err
+}
+
+// tooLargeToKeep reports an answer sure to be too large to keep, by the
+// size its JSON is at least.
+func tooLargeToKeep(out any) bool {
+	s, ok := out.(sizedAnswer)
+	return ok && s.minJSONSize() > maxKeptAnswer
+}
+
+// tooLargeMark is what an answer's file holds instead of the answer when
+// the last one was too large to keep.
+var tooLargeMark = []byte("agentpack: the last answer was too large to keep\n")
+
+// answerFound is what the file of a kept answer held.
+type answerFound int
+
+const (
+	answerMissed   answerFound = iota // nothing current: compute and keep
+	answerKept                        // a current answer
+	answerTooLarge                    // the mark of one too large to keep
+)
 
 // keptInSync is the kept plan of req when it is current and has no
 // changes: a deploy with nothing to do needs neither the lock nor a plan.
@@ -191,8 +230,8 @@ func (e *Engine) keptInSync(req Request) (*State, *plan.Plan, bool) {
 		return nil, nil, false
 	}
 	key := e.answerKey(planKey(req))
-	st, p, ok := keptAnswer[*plan.Plan](e, key, e.answerPath(key))
-	return st, p, ok && inSync(p)
+	st, p, found := keptAnswer[*plan.Plan](e, key, e.answerPath(key))
+	return st, p, found == answerKept && inSync(p)
 }
 
 // planKeepingInSync is Plan for a deploy under the lock, keeping a plan
@@ -225,19 +264,23 @@ func (e *Engine) planKeepingInSync(ctx context.Context, req Request) (*State, *p
 }
 
 // keptAnswer is the answer of key kept at path, when it decodes and
-// nothing it was computed from changed. The State holds what renderers
-// read (repo, project, profile, targets, warnings), no desired state.
-func keptAnswer[T any](e *Engine, key string, path fsys.AbsPath) (*State, T, bool) {
+// nothing it was computed from changed (answerKept), or the mark that the
+// last one was too large to keep. The State holds what renderers read
+// (repo, project, profile, targets, warnings), no desired state.
+func keptAnswer[T any](e *Engine, key string, path fsys.AbsPath) (*State, T, answerFound) {
 	var out T
 	data, err := e.Sys.ReadFile(path)
 	if err != nil {
-		return nil, out, false
+		return nil, out, answerMissed
+	}
+	if bytes.Equal(data, tooLargeMark) {
+		return nil, out, answerTooLarge
 	}
 	a, err := sourcecache.DecodeAnswer(data)
 	if err != nil || a.Key != key || !a.Stamp.Unchanged(e.Sys) || json.Unmarshal(a.Data, &out) != nil {
-		return nil, out, false
+		return nil, out, answerMissed
 	}
-	return answerState(Request{}, a.Repo, a.Project, a.Profile, a.Targets, a.Warnings), out, true
+	return answerState(Request{}, a.Repo, a.Project, a.Profile, a.Targets, a.Warnings), out, answerKept
 }
 
 // answerState is the State an answer comes with: what a kept answer
@@ -265,7 +308,8 @@ func (e *Engine) keepAnswers(tracker *fsys.TrackingSystem, answers []answerToKee
 	data := make([][]byte, len(answers))
 	keep := false
 	for i, a := range answers {
-		if s, ok := a.out.(sizedAnswer); ok && s.minJSONSize() > maxKeptAnswer {
+		if tooLargeToKeep(a.out) {
+			e.writeCacheFile(a.path, func(w io.Writer) error { _, err := w.Write(tooLargeMark); return err })
 			continue
 		}
 		if d, err := json.Marshal(a.out); err == nil && len(d) <= maxKeptAnswer {

@@ -454,3 +454,52 @@ func TestKeptStatusWithDriftAnswersTheSame(t *testing.T) {
 		t.Fatalf("kept status\n%s\nfresh status\n%s", got, want)
 	}
 }
+
+// A status too large to keep leaves a mark instead of an answer: the
+// statuses after it are computed without tracking every path for a
+// fingerprint no answer would use, and answer the same as one with no
+// cache; once the drift is small again the mark goes, and the status
+// after that is kept.
+func TestStatusTooLargeToKeepIsMarkedUntilSmallAgain(t *testing.T) {
+	w := &cacheWorld{t: t, env: testEnv(t), repo: benchRepo(t, 300, 10)}
+	w.req = engine.Request{Repo: w.repo}
+	w.deploy(w.engine(true))
+	deployed := filepath.Join(w.env.Cwd, ".agents")
+	if err := os.RemoveAll(deployed); err != nil {
+		t.Fatal(err)
+	}
+	marked := func() bool {
+		t.Helper()
+		files, _ := filepath.Glob(filepath.Join(w.env.CacheDir(), "answers", "*"))
+		for _, f := range files {
+			if data, err := os.ReadFile(f); err == nil && strings.HasPrefix(string(data), "agentpack: the last answer was too large") {
+				return true
+			}
+		}
+		return false
+	}
+	want := w.freshStatus()
+	if !strings.Contains(want, `"pending":3000`) {
+		t.Fatalf("fresh status after removing the deployed files: %s", want[len(want)-600:])
+	}
+	for i := range 3 {
+		time.Sleep(150 * time.Millisecond) // past the racy window of the removal
+		got, kept := w.keptStatus()
+		if got != want || kept {
+			t.Fatalf("status %d of 3,000 pending files (kept %v) differs from one with no cache", i, kept)
+		}
+		if !marked() {
+			t.Fatalf("status %d of 3,000 pending files left no mark that its answer was too large to keep", i)
+		}
+	}
+	w.deploy(w.engine(true))
+	if !w.warmStatus() {
+		t.Fatal("the status in sync again was never kept")
+	}
+	if marked() {
+		t.Error("the mark of a too large answer stayed once the status was kept again")
+	}
+	if got, want := func() string { s, _ := w.keptStatus(); return s }(), w.freshStatus(); got != want {
+		t.Fatalf("kept status in sync\n%s\nfresh\n%s", got, want)
+	}
+}

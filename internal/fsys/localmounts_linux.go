@@ -6,7 +6,8 @@ import (
 	"bytes"
 	"os"
 	"strings"
-	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // A stat is made as a raw system call (no word to Go's scheduler that the
@@ -19,11 +20,29 @@ import (
 // collector and the signal handler with it; so stats are raw only on a
 // machine whose every mount, but the kernel's own under /proc, /sys and
 // /dev, is a local file system: no path, whatever links it goes through,
-// reaches one that could block.
-var rawStats = sync.OnceValue(func() bool {
+// reaches one that could block. The mount table is read again at most
+// once a second, so that a process that runs for days (the MCP server)
+// sees a network share mounted after it started.
+var rawStats = func() bool {
+	now := time.Now().UnixNano()
+	if d := mounts.Load(); d != nil && now < d.until {
+		return d.local
+	}
 	data, err := os.ReadFile("/proc/self/mountinfo")
-	return err == nil && onlyLocalMounts(data)
-})
+	d := &mountLook{local: err == nil && onlyLocalMounts(data), until: now + int64(time.Second)}
+	mounts.Store(d)
+	return d.local
+}
+
+// mounts is the last look at the mount table.
+var mounts atomic.Pointer[mountLook]
+
+// mountLook is what a look at the mount table found: whether every mount
+// is local, and until when that is taken as still true.
+type mountLook struct {
+	local bool
+	until int64
+}
 
 // localTypes are the file systems whose stats never wait on a network or
 // another process: disks, memory and the kernel's own.

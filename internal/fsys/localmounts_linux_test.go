@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -75,5 +76,28 @@ func TestFstatatRawOrNot(t *testing.T) {
 				t.Errorf("raw %v, %s: %+v, want %+v", raw, c.path, got, want)
 			}
 		}
+	}
+}
+
+// The mount table is looked at again once the last look is a second
+// old, and not before.
+func TestRawStatsLooksAgainAfterASecond(t *testing.T) {
+	was := mounts.Load()
+	t.Cleanup(func() { mounts.Store(was) })
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Skip("no mount table here:", err)
+	}
+	now := onlyLocalMounts(data)
+	mounts.Store(&mountLook{local: !now, until: time.Now().Add(time.Minute).UnixNano()})
+	if got := rawStats(); got != !now {
+		t.Errorf("within the second: %v, want the last look's %v", got, !now)
+	}
+	mounts.Store(&mountLook{local: !now, until: time.Now().Add(-time.Millisecond).UnixNano()})
+	if got := rawStats(); got != now {
+		t.Errorf("after the second: %v, want the table's %v", got, now)
+	}
+	if d := mounts.Load(); d == nil || d.local != now || d.until <= time.Now().UnixNano() {
+		t.Errorf("the new look was not kept: %+v", d)
 	}
 }

@@ -197,6 +197,7 @@ func keptElse[T any](ctx context.Context, e *Engine, what string, compute func(c
 // next computation is tracked and kept.
 func computeUntracked[T any](ctx context.Context, e *Engine, path fsys.AbsPath, compute func(ctx context.Context) (*State, T, error)) (*State, T, error) {
 	st, out, err := compute(ctx)
+	e.alongside = nil // answers a status in sync keeps beside its own: none here
 	if err == nil && st != nil && !tooLargeToKeep(out) {
 		_ = e.Sys.Remove(path)
 	}

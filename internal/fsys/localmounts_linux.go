@@ -15,7 +15,7 @@ import (
 // disk. Go's monitor thread otherwise wakes every 20 µs while stats are
 // under way and hands a processor off when one seems slow: a status of
 // 10,000 deployed files makes 24,000 stats, and on a 2-CPU VM those wakes
-// and hand-offs took 10% of its time. A raw call that blocked (a network
+// and hand-offs took 5-10% of its time. A raw call that blocked (a network
 // file system whose server is gone) would hold its processor, and the
 // collector and the signal handler with it; so stats are raw only on a
 // machine whose every mount, but the kernel's own under /proc, /sys and

@@ -52,9 +52,11 @@ func readRegular(path string, buf []byte) (data []byte, fi fs.FileInfo, err erro
 
 // readFit is [FitReader.ReadFit]: open, read and close, no fstat (a
 // deploy of 10,000 sources makes 10,000 fewer calls). A read that leaves
-// room in buf ends the file; anything but a regular file fails the open
-// (a link, a socket), fails the read (a folder) or, for a FIFO opened
-// without blocking, reads nothing, and empty is not ok.
+// room in buf ends the file. What is not a regular file fails the open
+// (a link, a socket) or the read (a folder), or reads what is waiting
+// without blocking (a FIFO: nothing, or bytes its writer left; a device,
+// which only root can make), which the caller's hash then refuses; empty
+// is not ok.
 func readFit(path string, buf []byte) ([]byte, bool) {
 	if cap(buf) < 2 {
 		return nil, false

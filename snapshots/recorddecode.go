@@ -92,15 +92,12 @@ func decodeRecord(in io.Reader, nFiles int, each func(*FileChange, int) (bool, e
 	var rest bytes.Buffer // the other fields, decoded together at the end
 	rest.WriteByte('{')
 	for first := true; ; first = false {
-		if done, err := s.item('}', first); done || err != nil {
-			if err != nil {
-				return nil, err
-			}
-			break
-		}
-		raw, err := s.value()
+		raw, done, err := s.itemValue('}', first)
 		if err != nil {
 			return nil, err
+		}
+		if done {
+			break
 		}
 		var key string
 		if len(raw) == 0 || raw[0] != '"' {
@@ -179,15 +176,12 @@ func decodeFiles(s *spans, n int, each func(*FileChange, int) (bool, error)) ([]
 	}
 	var f FileChange // decoded into, then copied: one allocation, not one a file
 	for first := true; ; first = false {
-		if done, err := s.item(']', first); done || err != nil {
-			if err != nil {
-				return nil, err
-			}
-			break
-		}
-		raw, err := s.value()
+		raw, done, err := s.itemValue(']', first)
 		if err != nil {
 			return nil, err
+		}
+		if done {
+			break
 		}
 		f = FileChange{}
 		if err := fastjson.Unmarshal(raw, &f); err != nil {
@@ -311,6 +305,15 @@ func (s *spans) item(end byte, first bool) (done bool, err error) {
 	}
 	s.pos++
 	return false, nil
+}
+
+// itemValue is [spans.item] and, when an item follows, its [spans.value].
+func (s *spans) itemValue(end byte, first bool) (raw []byte, done bool, err error) {
+	if done, err = s.item(end, first); done || err != nil {
+		return nil, done, err
+	}
+	raw, err = s.value()
+	return raw, false, err
 }
 
 // value cuts out the next value, after white space: an object or array to

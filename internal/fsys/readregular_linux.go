@@ -15,13 +15,7 @@ import (
 // buf when it has room. fi is nil when the
 // error is about finding path, set when it is about reading it.
 func readRegular(path string, buf []byte) (data []byte, fi fs.FileInfo, err error) {
-	var fd int
-	for {
-		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
+	fd, err := openToRead(path)
 	if err != nil {
 		// A symlink (ELOOP), a socket (ENXIO), an unreadable file: lstat
 		// says which, and only a regular file keeps the open's error.
@@ -61,14 +55,7 @@ func readFit(path string, buf []byte) ([]byte, bool) {
 	if cap(buf) < 2 {
 		return nil, false
 	}
-	var fd int
-	var err error
-	for {
-		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
+	fd, err := openToRead(path)
 	if err != nil {
 		return nil, false
 	}
@@ -83,6 +70,18 @@ func readFit(path string, buf []byte) ([]byte, bool) {
 			return nil, false
 		}
 		return buf[:n], true
+	}
+}
+
+// openToRead opens path to read it as readRegular and readFit do: a final
+// symlink refused (O_NOFOLLOW), a FIFO not waited for (O_NONBLOCK), the
+// open made again when a signal interrupts it.
+func openToRead(path string) (int, error) {
+	for {
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		if !errors.Is(err, syscall.EINTR) {
+			return fd, err
+		}
 	}
 }
 

@@ -128,17 +128,6 @@ func (g *LinkGuard) goneAbove(root, path fsys.AbsPath) bool {
 	if !g.anyGone.Load() || !root.Contains(path) {
 		return false
 	}
-	if filepath.Separator == '/' && len(root) > 1 && cleanAbs(root.String()) && cleanAbs(path.String()) {
-		// Clean paths (every plan's): each parent is path cut at a '/',
-		// with no Clean each step (10,000 files in new folders: 1-2% of
-		// a plan's CPU).
-		for i := strings.LastIndexByte(string(path), '/'); i >= len(root); i = strings.LastIndexByte(string(path[:i]), '/') {
-			if _, ok := g.gone.Load(path[:i]); ok {
-				return true
-			}
-		}
-		return false
-	}
 	for p := path.Dir(); len(p) >= len(root); p = p.Dir() {
 		if _, ok := g.gone.Load(p); ok {
 			return true
@@ -171,7 +160,7 @@ func (g *LinkGuard) Dir(dir fsys.AbsPath) (d fsys.StatData, ok bool) {
 // walk without error: the Lstat of path then says it does not exist.
 func (g *LinkGuard) parents(root, path fsys.AbsPath) (fsys.AbsPath, error) {
 	r, p := root.String(), path.String()
-	if filepath.Separator != '/' || !cleanAbs(r) || !cleanAbs(p) || len(p) <= len(r)+1 || p[:len(r)] != r || (p[len(r)] != '/' && r != "/") {
+	if filepath.Separator != '/' || !fsys.CleanAbs(r) || !fsys.CleanAbs(p) || len(p) <= len(r)+1 || p[:len(r)] != r || (p[len(r)] != '/' && r != "/") {
 		return g.parentsSlow(root, path)
 	}
 	start := len(r) + 1
@@ -254,31 +243,6 @@ func (g *LinkGuard) look(e *guardDir, dir fsys.AbsPath) {
 func (g *LinkGuard) markGone(dir fsys.AbsPath) {
 	g.gone.Store(dir, struct{}{})
 	g.anyGone.Store(true)
-}
-
-// cleanAbs reports whether p is an absolute '/' path that filepath.Clean
-// leaves as it is.
-func cleanAbs(p string) bool {
-	return p == "/" || (len(p) > 1 && p[0] == '/' && cleanElems(p[1:]))
-}
-
-// cleanElems reports whether p is one or more '/'-separated elements, none
-// of them empty, "." or "..": a relative path Clean leaves as it is.
-func cleanElems(p string) bool {
-	for {
-		i := strings.IndexByte(p, '/')
-		elem := p
-		if i >= 0 {
-			elem = p[:i]
-		}
-		if elem == "" || elem == "." || elem == ".." {
-			return false
-		}
-		if i < 0 {
-			return true
-		}
-		p = p[i+1:]
-	}
 }
 
 func linkError(root, path, link fsys.AbsPath) error {

@@ -110,15 +110,6 @@ func TestLinkGuardStatsEachFolderOnce(t *testing.T) {
 	}
 }
 
-func TestCleanAbs(t *testing.T) {
-	for p, want := range map[string]bool{"/": true, "/a": true, "/a/b.c/..d": true, "": false, "a": false, "/a/": false,
-		"//a": false, "/a//b": false, "/a/./b": false, "/a/.": false, "/a/..": false, "/../a": false, "/.a/b..": true} {
-		if got := cleanAbs(p); got != want || (got && filepath.Clean(p) != p) {
-			t.Errorf("cleanAbs(%q) = %v, want %v", p, got, want)
-		}
-	}
-}
-
 // A read (ReadActual) asks once about a missing folder, or a missing root,
 // for all the paths below it; Check, which decides writes, looks again and
 // still refuses a link made there since.

@@ -25,7 +25,7 @@ type sharer struct {
 // newSharer returns a sharer for root's manifest, nil (sharing nothing)
 // when d is nil or root's entries do not lie at root + "/" + their path.
 func newSharer(d *desired.State, root fsys.AbsPath) *sharer {
-	if d == nil || filepath.Separator != '/' || root == "/" || !cleanAbs(root.String()) {
+	if d == nil || filepath.Separator != '/' || root == "/" || !fsys.CleanAbs(root.String()) {
 		return nil
 	}
 	return &sharer{files: d.Cursor(), root: root}
@@ -43,7 +43,7 @@ func sharedFile[T ~string | ~[]byte](s *sharer, rel T) *desired.File {
 // abs is the path of the manifest entry at rel below the root, the desired
 // file's when it has one there.
 func (s *sharer) abs(rel string) (fsys.AbsPath, bool) {
-	if s == nil || !cleanElems(rel) {
+	if s == nil || !fsys.CleanElems(rel) {
 		return "", false
 	}
 	if f := sharedFile(s, rel); f != nil {

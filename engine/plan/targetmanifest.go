@@ -93,7 +93,7 @@ func (f ManagedFile) In(root fsys.AbsPath) fsys.AbsPath { return f.in(root, nil)
 
 // in is [ManagedFile.In] made in strs (nil: an allocation of its own).
 func (f ManagedFile) in(root fsys.AbsPath, strs *arena.Arena) fsys.AbsPath {
-	if filepath.Separator == '/' && root != "/" && cleanAbs(root.String()) && cleanElems(f.Path) {
+	if filepath.Separator == '/' && root != "/" && fsys.CleanAbs(root.String()) && fsys.CleanElems(f.Path) {
 		// What Join gives, without cleaning clean paths.
 		if strs != nil {
 			return fsys.AbsPath(strs.Concat(string(root), "/", f.Path))

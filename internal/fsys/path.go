@@ -68,8 +68,45 @@ func (p AbsPath) JoinName(name string) AbsPath {
 	return AbsPath(filepath.Join(string(p), name))
 }
 
-// Dir returns p's parent folder; the parent of a root is the root.
-func (p AbsPath) Dir() AbsPath { return AbsPath(filepath.Dir(string(p))) }
+// Dir returns p's parent folder; the parent of a root is the root. A
+// clean '/' path (as every path agentpack builds is) is cut at its last
+// '/', without the Clean filepath.Dir makes of it: a plan into new folders
+// asks for the parents of 10,000 paths, a deploy for the folder of each
+// file it writes.
+func (p AbsPath) Dir() AbsPath {
+	if filepath.Separator == '/' && CleanAbs(string(p)) {
+		if i := strings.LastIndexByte(string(p), '/'); i > 0 {
+			return p[:i]
+		}
+		return "/"
+	}
+	return AbsPath(filepath.Dir(string(p)))
+}
+
+// CleanAbs reports whether p is an absolute '/' path that filepath.Clean
+// leaves as it is.
+func CleanAbs(p string) bool {
+	return p == "/" || (len(p) > 1 && p[0] == '/' && CleanElems(p[1:]))
+}
+
+// CleanElems reports whether p is one or more '/'-separated elements, none
+// of them empty, "." or "..": a relative path Clean leaves as it is.
+func CleanElems(p string) bool {
+	for {
+		i := strings.IndexByte(p, '/')
+		elem := p
+		if i >= 0 {
+			elem = p[:i]
+		}
+		if elem == "" || elem == "." || elem == ".." {
+			return false
+		}
+		if i < 0 {
+			return true
+		}
+		p = p[i+1:]
+	}
+}
 
 // Base returns p's last element.
 func (p AbsPath) Base() string { return filepath.Base(string(p)) }

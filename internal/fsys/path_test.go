@@ -124,3 +124,22 @@ func TestAbsPathMethods(t *testing.T) {
 		}()
 	}
 }
+
+func TestCleanAbs(t *testing.T) {
+	for p, want := range map[string]bool{"/": true, "/a": true, "/a/b.c/..d": true, "": false, "a": false, "/a/": false,
+		"//a": false, "/a//b": false, "/a/./b": false, "/a/.": false, "/a/..": false, "/../a": false, "/.a/b..": true} {
+		if got := CleanAbs(p); got != want || (got && filepath.Clean(p) != p) {
+			t.Errorf("CleanAbs(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
+
+// Dir of a clean path, cut at its last '/', is what filepath.Dir gives,
+// as it is for any other path.
+func TestDirIsFilepathDir(t *testing.T) {
+	for _, p := range []string{"/", "/a", "/a/b", "/a/b.c/..d", "/.a/b..", "/a/", "//a", "/a//b", "/a/./b", "/a/..", "/../a", "a/b", ""} {
+		if got, want := AbsPath(p).Dir(), AbsPath(filepath.Dir(p)); got != want {
+			t.Errorf("Dir(%q) = %q, want %q", p, got, want)
+		}
+	}
+}

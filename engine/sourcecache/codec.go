@@ -170,8 +170,9 @@ type Stamp struct {
 	b []byte // the encoded entries, a part of the file's data
 }
 
-// stampChunk is how many entries [Stamp.Unchanged] decodes at a time.
-const stampChunk = 8192
+// stampChunk is how many entries [Stamp.Unchanged] decodes at a time:
+// each part is stat'ed while the next is decoded ([fsys.ChangesAmong]).
+const stampChunk = fsys.FingerprintPart
 
 // stamp reads what [writer.fingerprint] wrote without decoding it: the
 // entries are only stepped over. ok is false when they cannot be right.
@@ -218,22 +219,21 @@ func (s Stamp) Changes(sys fsys.System, limit int, accept func(was, now fsys.Fin
 // the folder to (none when from is ""): an entry at or below from is
 // checked at the same place below to, or not at all when skip says so.
 func (s Stamp) ChangesMoved(sys fsys.System, from, to fsys.AbsPath, skip func(fsys.AbsPath) bool, limit int, accept func(was, now fsys.FingerprintEntry) bool) (changed []fsys.FingerprintEntry, ok bool) {
-	ok = s.each(func(chunk []fsys.FingerprintEntry) bool {
-		kept := chunk[:0]
-		for _, e := range chunk {
-			if from != "" && from.Contains(e.Path) {
-				if skip(e.Path) {
-					continue
+	return fsys.ChangesAmong(sys, s.n, func(fn func([]fsys.FingerprintEntry) bool) bool {
+		return s.each(func(chunk []fsys.FingerprintEntry) bool {
+			kept := chunk[:0]
+			for _, e := range chunk {
+				if from != "" && from.Contains(e.Path) {
+					if skip(e.Path) {
+						continue
+					}
+					e.Path = to + e.Path[len(from):]
 				}
-				e.Path = to + e.Path[len(from):]
+				kept = append(kept, e)
 			}
-			kept = append(kept, e)
-		}
-		more, ok := fsys.NewFingerprint(kept).Changes(sys, limit-len(changed), accept)
-		changed = append(changed, more...)
-		return ok
-	})
-	return changed, ok
+			return fn(kept)
+		})
+	}, limit, accept)
 }
 
 // Entries are all of s's entries decoded.

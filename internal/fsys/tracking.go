@@ -3,7 +3,6 @@ package fsys
 import (
 	"cmp"
 	"io/fs"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -463,36 +462,14 @@ func (fp *Fingerprint) Unchanged(sys System) bool {
 // accept refuses (it is given the entry as fp has it and as it is now;
 // with limit 0 it is never called).
 func (fp *Fingerprint) Changes(sys System, limit int, accept func(was, now FingerprintEntry) bool) (changed []FingerprintEntry, ok bool) {
-	var mu sync.Mutex
-	var refused atomic.Bool
-	at := make(map[int]FingerprintEntry)
-	workers.Chunks(len(fp.entries), func(i int) bool {
-		e := fp.entries[i]
-		if e.Listed {
-			// A folder whose listing fp vouches for: a System tracking
-			// this check must keep its times too.
-			NoteListed(sys, e.Path)
-		}
-		now := statOf(sys, e.Path, e.Follow, e.Listed)
-		if now == e {
-			return true
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		at[i] = now
-		if len(at) > limit || !accept(e, now) {
-			refused.Store(true)
-			return false
+	return ChangesAmong(sys, len(fp.entries), func(fn func([]FingerprintEntry) bool) bool {
+		for lo := 0; lo < len(fp.entries); lo += FingerprintPart {
+			if !fn(fp.entries[lo:min(lo+FingerprintPart, len(fp.entries))]) {
+				return false
+			}
 		}
 		return true
-	})
-	if refused.Load() {
-		return nil, false
-	}
-	for _, i := range slices.Sorted(maps.Keys(at)) {
-		changed = append(changed, at[i])
-	}
-	return changed, true
+	}, limit, accept)
 }
 
 // Settled reports whether e's times are old enough, against a look that

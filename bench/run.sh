@@ -26,7 +26,8 @@ sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(1000 10000)
 work=$(mktemp -d)
 trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
-go build -o "$work/agentpack" ./cmd/agentpack
+# Static, as `just build` and the README's install make it.
+CGO_ENABLED=0 go build -o "$work/agentpack" ./cmd/agentpack
 ap=$work/agentpack
 chezmoi=${CHEZMOI:-$(command -v chezmoi || true)}
 repeat=${REPEAT:-3}

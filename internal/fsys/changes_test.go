@@ -31,8 +31,7 @@ func TestChangesAmongFindsEveryMoveInOrder(t *testing.T) {
 		p := string(entries[i].Path)
 		switch i % 3 {
 		case 0: // edited: another size
-			err := os.WriteFile(p, []byte("longer"), 0o644)
-			must(t, err)
+			must(t, os.WriteFile(p, []byte("longer"), 0o644))
 		case 1: // removed
 			must(t, os.Remove(p))
 		case 2: // replaced by another file: another inode

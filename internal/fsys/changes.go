@@ -52,7 +52,7 @@ func ChangesAmong(sys System, n int, each func(fn func([]FingerprintEntry) bool)
 		return !refused.Load()
 	}
 	finish := func() {}
-	if w := runtime.GOMAXPROCS(0); w > 1 && n >= minPartsInParallel {
+	if w := runtime.GOMAXPROCS(0); w > 1 && n >= FingerprintPart {
 		type numbered struct {
 			at   int
 			part []FingerprintEntry
@@ -85,12 +85,8 @@ func ChangesAmong(sys System, n int, each func(fn func([]FingerprintEntry) bool)
 	return changed, true
 }
 
-// minPartsInParallel is the number of entries from which [ChangesAmong]
-// stats on more than one goroutine: below it, starting them costs about
-// what the stats do.
-const minPartsInParallel = 512
-
 // FingerprintPart is how many entries of a fingerprint [ChangesAmong] is
 // handed at a time: a few milliseconds of stats, so the goroutines finish
-// together.
+// together. A fingerprint of fewer is checked on the caller's goroutine:
+// starting others would cost about what its stats do.
 const FingerprintPart = 512

@@ -45,38 +45,39 @@ func ChangesAmong(sys System, n int, each func(fn func([]FingerprintEntry) bool)
 			mu.Unlock()
 		}
 	}
-	seen := 0
-	hand := func(part []FingerprintEntry) bool {
-		look(seen, part)
-		seen += len(part)
-		return !refused.Load()
+	type numbered struct {
+		at   int
+		part []FingerprintEntry
 	}
-	finish := func() {}
+	var (
+		parts chan numbered // nil: each part is stat'ed where it is handed over
+		wg    sync.WaitGroup
+	)
 	if w := runtime.GOMAXPROCS(0); w > 1 && n >= FingerprintPart {
-		type numbered struct {
-			at   int
-			part []FingerprintEntry
-		}
-		parts := make(chan numbered, 2*w)
-		var wg sync.WaitGroup
+		parts = make(chan numbered, 2*w)
 		for range w {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				for p := range parts {
 					look(p.at, p.part)
 				}
-			}()
+			})
 		}
-		hand = func(part []FingerprintEntry) bool {
-			parts <- numbered{seen, part}
-			seen += len(part)
-			return !refused.Load()
-		}
-		finish = func() { close(parts); wg.Wait() }
 	}
-	complete := each(hand)
-	if finish(); !complete || refused.Load() {
+	seen := 0
+	complete := each(func(part []FingerprintEntry) bool {
+		if parts != nil {
+			parts <- numbered{seen, part}
+		} else {
+			look(seen, part)
+		}
+		seen += len(part)
+		return !refused.Load()
+	})
+	if parts != nil {
+		close(parts)
+		wg.Wait()
+	}
+	if !complete || refused.Load() {
 		return nil, false
 	}
 	for _, i := range slices.Sorted(maps.Keys(moved)) {

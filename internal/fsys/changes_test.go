@@ -21,9 +21,7 @@ func TestChangesAmongFindsEveryMoveInOrder(t *testing.T) {
 	entries := make([]FingerprintEntry, n)
 	for i := range entries {
 		p := filepath.Join(dir, fmt.Sprintf("f%04d", i))
-		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		must(t, os.WriteFile(p, []byte("x"), 0o644))
 		entries[i] = statOf(sys, AbsPath(p), false, false)
 	}
 	moved := []int{0, 511, 512, 1777, 2999}
